@@ -1,0 +1,68 @@
+// Validation helpers shared by the entry points: current context, handles,
+// and the special stream handles. Each returns a CUresult the entry point
+// passes through unchanged.
+#pragma once
+
+#include "api/entry.h"
+#include "core/context.h"
+#include "core/runtime.h"
+#include "core/stream.h"
+
+namespace cucpu::api {
+
+// What a NULL stream handle means for the entry point being called: the
+// legacy default stream, or (for _ptsz/_ptds variants) the per-thread one.
+enum class NullStream { kLegacy, kPerThread };
+
+// The current context, checked live and free of a sticky error.
+inline CUresult current_ctx(Context** out) {
+  Context* c = current_context();
+  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+  HandleState st = rt().contexts.state(c);
+  if (st == HandleState::kDead) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (st != HandleState::kLive) return CUDA_ERROR_INVALID_CONTEXT;
+  *out = c;
+  return c->sticky_error();
+}
+
+// A context handle passed explicitly (NULL is not accepted here).
+inline CUresult ctx_handle(CUcontext h, Context** out) {
+  if (!h) return CUDA_ERROR_INVALID_CONTEXT;
+  HandleState st = rt().contexts.state(h);
+  if (st == HandleState::kDead) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (st != HandleState::kLive) return CUDA_ERROR_INVALID_CONTEXT;
+  *out = reinterpret_cast<Context*>(h);
+  return CUDA_SUCCESS;
+}
+
+inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
+  if (h == nullptr || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+    Context* c;
+    if (CUresult r = current_ctx(&c)) return r;
+    bool per_thread = h == CU_STREAM_PER_THREAD || (h == nullptr && null_means == NullStream::kPerThread);
+    *out = per_thread ? c->per_thread_stream() : c->legacy_stream();
+    return CUDA_SUCCESS;
+  }
+  Stream* s = rt().streams.live(h);
+  if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
+  if (rt().contexts.state(s->ctx) != HandleState::kLive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  *out = s;
+  return s->ctx->sticky_error();
+}
+
+}  // namespace cucpu::api
+
+// Defines an entry point and its per-thread-default-stream twin (SUFFIX is
+// _ptsz or _ptds). IMPL(NullStream, args...) does the work; the two differ
+// only in what a NULL stream handle means.
+#define CUCPU_STREAM_ENTRY(NAME, SUFFIX, IMPL, PARAMS, ...)                                     \
+  extern "C" CUresult NAME PARAMS {                                                             \
+    return ::cucpu::api::call(                                                                  \
+        #NAME, ::cucpu::api::kDefault,                                                          \
+        [&] { return IMPL(::cucpu::api::NullStream::kLegacy, __VA_ARGS__); }, __VA_ARGS__);     \
+  }                                                                                             \
+  extern "C" CUresult NAME##SUFFIX PARAMS {                                                     \
+    return ::cucpu::api::call(                                                                  \
+        #NAME #SUFFIX, ::cucpu::api::kDefault,                                                  \
+        [&] { return IMPL(::cucpu::api::NullStream::kPerThread, __VA_ARGS__); }, __VA_ARGS__);  \
+  }

@@ -1,0 +1,348 @@
+// Contexts: creation, the per-thread current-context stack, primary contexts.
+#include <algorithm>
+
+#include "api/common.h"
+#include "core/allocation.h"
+#include "core/context.h"
+
+using namespace cucpu;
+
+namespace {
+
+bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
+
+bool flags_ok(unsigned flags) {
+  if (flags & ~static_cast<unsigned>(CU_CTX_FLAGS_MASK)) return false;
+  unsigned sched = flags & CU_CTX_SCHED_MASK;
+  return sched == 0 || sched == CU_CTX_SCHED_SPIN || sched == CU_CTX_SCHED_YIELD ||
+         sched == CU_CTX_SCHED_BLOCKING_SYNC;
+}
+
+CUresult create(CUcontext* pctx, unsigned flags, CUdevice dev) {
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!flags_ok(flags)) return CUDA_ERROR_INVALID_VALUE;
+  Context* c = rt().contexts.create(&rt().devices[static_cast<size_t>(dev)], flags, false);
+  context_stack().push_back(c);
+  *pctx = reinterpret_cast<CUcontext>(c);
+  return CUDA_SUCCESS;
+}
+
+// Frees what a context owns and destroys it (user contexts), or empties it
+// (primary contexts on reset / last release).
+void tear_down(Context* c) {
+  c->shut_down();
+  for (const Allocation& a : Registry::instance().remove_context(c)) std::free(reinterpret_cast<void*>(a.base));
+}
+
+CUresult destroy(CUcontext h) {
+  Context* c;
+  if (CUresult r = api::ctx_handle(h, &c)) return r;
+  if (c->primary) return CUDA_ERROR_INVALID_CONTEXT;
+  auto& st = context_stack();
+  if (!st.empty() && st.back() == c) st.pop_back();
+  rt().contexts.kill(c);
+  tear_down(c);
+  rt().contexts.release(c);
+  return CUDA_SUCCESS;
+}
+
+CUresult push(CUcontext h) {
+  Context* c;
+  if (CUresult r = api::ctx_handle(h, &c)) return r;
+  context_stack().push_back(c);
+  return CUDA_SUCCESS;
+}
+
+CUresult pop(CUcontext* pctx) {
+  auto& st = context_stack();
+  if (st.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  Context* c = st.back();
+  st.pop_back();
+  if (pctx) *pctx = reinterpret_cast<CUcontext>(c);
+  return CUDA_SUCCESS;
+}
+
+Context* primary_of(CUdevice dev) {
+  Device& d = rt().devices[static_cast<size_t>(dev)];
+  if (!d.primary) d.primary = rt().contexts.create(&d, 0u, true);
+  return d.primary;
+}
+
+CUresult primary_release(CUdevice dev) {
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  Device& d = rt().devices[static_cast<size_t>(dev)];
+  Context* empty_it = nullptr;
+  {
+    std::lock_guard<std::mutex> g(rt().primary_mu);
+    if (d.primary_refs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (--d.primary_refs == 0) {
+      d.primary_active = false;
+      empty_it = d.primary;
+    }
+  }
+  if (empty_it) tear_down(empty_it);
+  return CUDA_SUCCESS;
+}
+
+CUresult primary_reset(CUdevice dev) {
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  Device& d = rt().devices[static_cast<size_t>(dev)];
+  Context* c;
+  {
+    std::lock_guard<std::mutex> g(rt().primary_mu);
+    c = d.primary;
+    d.primary_refs = 0;
+    d.primary_active = false;
+    d.primary_flags = 0;
+  }
+  if (c) tear_down(c);
+  return CUDA_SUCCESS;
+}
+
+CUresult primary_set_flags(CUdevice dev, unsigned flags) {
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!flags_ok(flags)) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> g(rt().primary_mu);
+  Device& d = rt().devices[static_cast<size_t>(dev)];
+  d.primary_flags = flags;
+  if (d.primary) d.primary->flags.store(flags);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuCtxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  return api::call("cuCtxCreate", api::kDefault, [&] { return create(pctx, flags, dev); }, pctx, flags, dev);
+}
+CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  return api::call("cuCtxCreate_v2", api::kDefault, [&] { return create(pctx, flags, dev); }, pctx, flags, dev);
+}
+CUresult cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* params, int numParams, unsigned int flags,
+                        CUdevice dev) {
+  return api::call("cuCtxCreate_v3", api::kDefault, [&] {
+    if (numParams < 0 || (numParams > 0 && !params)) return CUDA_ERROR_INVALID_VALUE;
+    if (numParams > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+    return create(pctx, flags, dev);
+  }, pctx, params, numParams, flags, dev);
+}
+CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* p, unsigned int flags, CUdevice dev) {
+  return api::call("cuCtxCreate_v4", api::kDefault, [&] {
+    if (p && (p->numExecAffinityParams > 0 || p->cigParams)) return CUDA_ERROR_NOT_SUPPORTED;
+    return create(pctx, flags, dev);
+  }, pctx, p, flags, dev);
+}
+
+CUresult cuCtxDestroy(CUcontext ctx) {
+  return api::call("cuCtxDestroy", api::kDefault, [&] { return destroy(ctx); }, ctx);
+}
+CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  return api::call("cuCtxDestroy_v2", api::kDefault, [&] { return destroy(ctx); }, ctx);
+}
+CUresult cuCtxPushCurrent(CUcontext ctx) {
+  return api::call("cuCtxPushCurrent", api::kDefault, [&] { return push(ctx); }, ctx);
+}
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  return api::call("cuCtxPushCurrent_v2", api::kDefault, [&] { return push(ctx); }, ctx);
+}
+CUresult cuCtxPopCurrent(CUcontext* pctx) {
+  return api::call("cuCtxPopCurrent", api::kDefault, [&] { return pop(pctx); }, pctx);
+}
+CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
+  return api::call("cuCtxPopCurrent_v2", api::kDefault, [&] { return pop(pctx); }, pctx);
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  return api::call("cuCtxSetCurrent", api::kDefault, [&] {
+    auto& st = context_stack();
+    if (!ctx) {
+      if (!st.empty()) st.pop_back();
+      return CUDA_SUCCESS;
+    }
+    Context* c;
+    if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+    if (st.empty()) st.push_back(c);
+    else st.back() = c;
+    return CUDA_SUCCESS;
+  }, ctx);
+}
+
+CUresult cuCtxGetCurrent(CUcontext* pctx) {
+  return api::call("cuCtxGetCurrent", api::kDefault, [&] {
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = reinterpret_cast<CUcontext>(current_context());
+    return CUDA_SUCCESS;
+  }, pctx);
+}
+
+CUresult cuCtxGetDevice(CUdevice* device) {
+  return api::call("cuCtxGetDevice", api::kDefault, [&] {
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    *device = c->device->ordinal;
+    return CUDA_SUCCESS;
+  }, device);
+}
+
+CUresult cuCtxGetFlags(unsigned int* flags) {
+  return api::call("cuCtxGetFlags", api::kDefault, [&] {
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    *flags = c->flags.load();
+    return CUDA_SUCCESS;
+  }, flags);
+}
+
+CUresult cuCtxSetFlags(unsigned int flags) {
+  return api::call("cuCtxSetFlags", api::kDefault, [&] {
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    if (!flags_ok(flags)) return CUDA_ERROR_INVALID_VALUE;
+    c->flags.store(flags);
+    return CUDA_SUCCESS;
+  }, flags);
+}
+
+CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
+  return api::call("cuCtxGetId", api::kDefault, [&] {
+    if (!ctxId) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (ctx) {
+      if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+    } else if (CUresult r = api::current_ctx(&c)) {
+      return r;
+    }
+    *ctxId = c->id;
+    return CUDA_SUCCESS;
+  }, ctx, ctxId);
+}
+
+CUresult cuCtxSynchronize(void) {
+  return api::call("cuCtxSynchronize", api::kDefault, [&] {
+    Context* c = current_context();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
+    return c->synchronize();
+  });
+}
+
+CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  return api::call("cuCtxGetStreamPriorityRange", api::kDefault, [&] {
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    if (leastPriority) *leastPriority = 0;
+    if (greatestPriority) *greatestPriority = -5;
+    return CUDA_SUCCESS;
+  }, leastPriority, greatestPriority);
+}
+
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
+  return api::call("cuCtxGetApiVersion", api::kDefault, [&] {
+    if (!version) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (ctx) {
+      if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+    } else if (CUresult r = api::current_ctx(&c)) {
+      return r;
+    }
+    *version = 3020;  // what driver 580 reports for every context
+    return CUDA_SUCCESS;
+  }, ctx, version);
+}
+
+CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
+  return api::call("cuCtxGetLimit", api::kDefault, [&] {
+    if (!pvalue) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    if (limit < 0 || limit >= CU_LIMIT_MAX) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    *pvalue = c->limits[limit].load();
+    return CUDA_SUCCESS;
+  }, pvalue, limit);
+}
+
+CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  return api::call("cuCtxSetLimit", api::kDefault, [&] {
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    if (limit < 0 || limit >= CU_LIMIT_MAX) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    c->limits[limit].store(value);
+    return CUDA_SUCCESS;
+  }, limit, value);
+}
+
+CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
+  return api::call("cuCtxGetCacheConfig", api::kDefault, [&] {
+    if (!pconfig) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    *pconfig = static_cast<CUfunc_cache>(c->cache_config.load());
+    return CUDA_SUCCESS;
+  }, pconfig);
+}
+
+CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
+  return api::call("cuCtxSetCacheConfig", api::kDefault, [&] {
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
+    c->cache_config.store(config);
+    return CUDA_SUCCESS;
+  }, config);
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  return api::call("cuDevicePrimaryCtxRetain", api::kDefault, [&] {
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    std::lock_guard<std::mutex> g(rt().primary_mu);
+    Context* c = primary_of(dev);
+    Device& d = rt().devices[static_cast<size_t>(dev)];
+    if (d.primary_refs++ == 0) {
+      d.primary_active = true;
+      c->flags.store(d.primary_flags);
+      c->sticky.store(CUDA_SUCCESS);
+    }
+    *pctx = reinterpret_cast<CUcontext>(c);
+    return CUDA_SUCCESS;
+  }, pctx, dev);
+}
+
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+  return api::call("cuDevicePrimaryCtxRelease", api::kDefault, [&] { return primary_release(dev); }, dev);
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  return api::call("cuDevicePrimaryCtxRelease_v2", api::kDefault, [&] { return primary_release(dev); }, dev);
+}
+CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
+  return api::call("cuDevicePrimaryCtxReset", api::kDefault, [&] { return primary_reset(dev); }, dev);
+}
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  return api::call("cuDevicePrimaryCtxReset_v2", api::kDefault, [&] { return primary_reset(dev); }, dev);
+}
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
+  return api::call("cuDevicePrimaryCtxSetFlags", api::kDefault, [&] { return primary_set_flags(dev, flags); },
+                   dev, flags);
+}
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  return api::call("cuDevicePrimaryCtxSetFlags_v2", api::kDefault,
+                   [&] { return primary_set_flags(dev, flags); }, dev, flags);
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  return api::call("cuDevicePrimaryCtxGetState", api::kDefault, [&] {
+    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    std::lock_guard<std::mutex> g(rt().primary_mu);
+    Device& d = rt().devices[static_cast<size_t>(dev)];
+    *flags = d.primary_flags;
+    *active = d.primary_active ? 1 : 0;
+    return CUDA_SUCCESS;
+  }, dev, flags, active);
+}
+
+}  // extern "C"

@@ -1,0 +1,115 @@
+// Devices: enumeration and attributes.
+#include <cstring>
+
+#include "api/common.h"
+#include "exec/scheduler.h"
+
+using namespace cucpu;
+
+namespace {
+constexpr int kAttributes[] = {
+    0,  // 0: not an attribute
+#include "api/device_attributes.inc"
+};
+
+bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
+
+CUresult attribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  if (!pi) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  int a = static_cast<int>(attrib);
+  if (a <= 0 || a >= static_cast<int>(sizeof(kAttributes) / sizeof(kAttributes[0]))) return CUDA_ERROR_INVALID_VALUE;
+  int v = kAttributes[a];
+  if (attrib == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) v = static_cast<int>(Scheduler::instance().worker_count());
+  if (attrib == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) v = dev;
+  *pi = v;
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  return api::call("cuDeviceGet", api::kDefault, [&] {
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+  }, device, ordinal);
+}
+
+extern "C" CUresult cuDeviceGetCount(int* count) {
+  return api::call("cuDeviceGetCount", api::kDefault, [&] {
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    *count = static_cast<int>(rt().devices.size());
+    return CUDA_SUCCESS;
+  }, count);
+}
+
+extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  return api::call("cuDeviceGetName", api::kDefault, [&] {
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    const std::string& n = rt().devices[static_cast<size_t>(dev)].name;
+    size_t k = std::min(n.size(), static_cast<size_t>(len) - 1);
+    std::memcpy(name, n.data(), k);
+    name[k] = 0;
+    return CUDA_SUCCESS;
+  }, name, len, dev);
+}
+
+static CUresult get_uuid(CUuuid* uuid, CUdevice dev) {
+  if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  *uuid = rt().devices[static_cast<size_t>(dev)].uuid;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+  return api::call("cuDeviceGetUuid", api::kDefault, [&] { return get_uuid(uuid, dev); }, uuid, dev);
+}
+extern "C" CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  return api::call("cuDeviceGetUuid_v2", api::kDefault, [&] { return get_uuid(uuid, dev); }, uuid, dev);
+}
+
+extern "C" CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  return api::call("cuDeviceTotalMem_v2", api::kDefault, [&] {
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = rt().devices[static_cast<size_t>(dev)].total_mem;
+    return CUDA_SUCCESS;
+  }, bytes, dev);
+}
+
+extern "C" CUresult cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
+  return api::call("cuDeviceTotalMem", api::kDefault, [&] {
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    size_t t = rt().devices[static_cast<size_t>(dev)].total_mem;
+    *bytes = t > 0xffffffffu ? 0xffffffffu : static_cast<unsigned>(t);
+    return CUDA_SUCCESS;
+  }, bytes, dev);
+}
+
+extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  return api::call("cuDeviceGetAttribute", api::kDefault, [&] { return attribute(pi, attrib, dev); },
+                   pi, attrib, dev);
+}
+
+extern "C" CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
+  return api::call("cuDeviceComputeCapability", api::kDefault, [&] {
+    if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *major = 9;
+    *minor = 0;
+    return CUDA_SUCCESS;
+  }, major, minor, dev);
+}
+
+extern "C" CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
+  return api::call("cuDeviceCanAccessPeer", api::kDefault, [&] {
+    if (!canAccessPeer) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(dev) || !device_ok(peerDev)) return CUDA_ERROR_INVALID_DEVICE;
+    // Every virtual device shares the host's memory; a device is not its own peer.
+    *canAccessPeer = dev != peerDev ? 1 : 0;
+    return CUDA_SUCCESS;
+  }, canAccessPeer, dev, peerDev);
+}

@@ -1,0 +1,82 @@
+// The C boundary. Every exported cuXxx is a thin function of the form
+//
+//   CUresult cuXxx(args) { return api::call("cuXxx", gate, [&] { ...impl... }, args...); }
+//
+// call() (1) checks library state (not initialized / torn down), (2) refuses
+// calls made from inside a host function unless the gate allows them,
+// (3) runs the body, mapping any escaping exception to a CUresult, and
+// (4) traces name, arguments and result when CUCPU_LOG=api.
+// Nothing here takes a lock; the fast path is two loads and a branch.
+#pragma once
+
+#include <cstdio>
+#include <new>
+#include <type_traits>
+
+#include "cuda.h"
+#include "core/runtime.h"
+
+namespace cucpu::api {
+
+enum Gate : unsigned {
+  kDefault = 0,          // needs cuInit; refused inside host functions
+  kNoInit = 1u << 0,     // works before cuInit (cuInit, version, error strings)
+  kInHostFn = 1u << 1,   // permitted inside a host function
+};
+
+template <class T>
+void trace_arg(char*& p, char* end, const T& v) {
+  int n;
+  if constexpr (std::is_pointer_v<T> || std::is_null_pointer_v<T>) {
+    n = std::snprintf(p, static_cast<size_t>(end - p), "%p", reinterpret_cast<const void*>(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    n = std::snprintf(p, static_cast<size_t>(end - p), "%g", static_cast<double>(v));
+  } else if constexpr (std::is_enum_v<T> || std::is_integral_v<T>) {
+    n = std::snprintf(p, static_cast<size_t>(end - p), "%lld", static_cast<long long>(v));
+  } else {
+    n = std::snprintf(p, static_cast<size_t>(end - p), "{...}");
+  }
+  if (n > 0) p += n < end - p ? n : end - p - 1;
+}
+
+template <class... A>
+void trace_call(const char* name, CUresult r, const A&... args) {
+  char buf[512];
+  char* p = buf;
+  char* end = buf + sizeof buf;
+  bool first = true;
+  [[maybe_unused]] auto one = [&](const auto& a) {
+    if (!first && p < end - 2) { *p++ = ','; *p++ = ' '; }
+    first = false;
+    trace_arg(p, end, a);
+  };
+  (one(args), ...);
+  *p = 0;
+  const char* rn = nullptr;
+  cuGetErrorName(r, &rn);
+  log_line("%s(%s) = %s", name, buf, rn ? rn : "?");
+}
+
+CUresult state_error();  // NOT_INITIALIZED or DEINITIALIZED
+
+template <class F, class... A>
+inline CUresult call(const char* name, unsigned gate, F&& body, const A&... args) noexcept {
+  CUresult r;
+  if (!(gate & kNoInit) && lib_state() != LibState::kReady) [[unlikely]] {
+    r = state_error();
+  } else if (!(gate & kInHostFn) && in_host_function()) [[unlikely]] {
+    r = CUDA_ERROR_NOT_PERMITTED;
+  } else {
+    try {
+      r = body();
+    } catch (const std::bad_alloc&) {
+      r = CUDA_ERROR_OUT_OF_MEMORY;
+    } catch (...) {
+      r = CUDA_ERROR_UNKNOWN;
+    }
+  }
+  if (trace_enabled()) [[unlikely]] trace_call(name, r, args...);
+  return r;
+}
+
+}  // namespace cucpu::api

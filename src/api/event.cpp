@@ -1,0 +1,106 @@
+// Events: record, query, synchronize, elapsed time.
+#include "api/common.h"
+#include "core/event.h"
+#include "exec/ops.h"
+
+using namespace cucpu;
+using api::NullStream;
+
+namespace {
+
+CUresult create(CUevent* out, unsigned flags) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+  if (flags & ~known) return CUDA_ERROR_INVALID_VALUE;
+  if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  *out = reinterpret_cast<CUevent>(rt().events.create(c, flags));
+  return CUDA_SUCCESS;
+}
+
+CUresult destroy(CUevent h) {
+  Event* e = rt().events.live(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  // Waits already enqueued hold their own reference to the marker op.
+  rt().events.kill(e);
+  rt().events.release(e);
+  return CUDA_SUCCESS;
+}
+
+CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
+  Event* e = rt().events.live(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  if (flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(hs, ns, &s)) return r;
+  if (s->ctx != e->ctx) return CUDA_ERROR_INVALID_HANDLE;
+  auto* op = new MarkerOp();
+  OpRef keep = OpRef::share(op);
+  e->set_snapshot(std::move(keep));
+  s->enqueue(op);
+  return CUDA_SUCCESS;
+}
+
+CUresult query(CUevent h) {
+  Event* e = rt().events.live(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  OpRef op = e->snapshot();
+  if (op && !op->done()) return CUDA_ERROR_NOT_READY;
+  return e->ctx->sticky_error();
+}
+
+CUresult synchronize(CUevent h) {
+  Event* e = rt().events.live(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  OpRef op = e->snapshot();
+  if (op) op->wait_done();
+  return e->ctx->sticky_error();
+}
+
+CUresult elapsed(float* ms, CUevent hs, CUevent he) {
+  if (!ms) return CUDA_ERROR_INVALID_VALUE;
+  Event* a = rt().events.live(hs);
+  Event* b = rt().events.live(he);
+  if (!a || !b) return CUDA_ERROR_INVALID_HANDLE;
+  if (!a->timing() || !b->timing()) return CUDA_ERROR_INVALID_HANDLE;
+  OpRef oa = a->snapshot();
+  OpRef ob = b->snapshot();
+  if (!oa || !ob) return CUDA_ERROR_INVALID_HANDLE;
+  if (!oa->done() || !ob->done()) return CUDA_ERROR_NOT_READY;
+  *ms = static_cast<float>((static_cast<double>(ob->done_ns) - static_cast<double>(oa->done_ns)) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
+  return api::call("cuEventCreate", api::kDefault, [&] { return create(phEvent, Flags); }, phEvent, Flags);
+}
+CUresult cuEventDestroy(CUevent hEvent) {
+  return api::call("cuEventDestroy", api::kDefault, [&] { return destroy(hEvent); }, hEvent);
+}
+CUresult cuEventDestroy_v2(CUevent hEvent) {
+  return api::call("cuEventDestroy_v2", api::kDefault, [&] { return destroy(hEvent); }, hEvent);
+}
+CUresult cuEventQuery(CUevent hEvent) {
+  return api::call("cuEventQuery", api::kDefault, [&] { return query(hEvent); }, hEvent);
+}
+CUresult cuEventSynchronize(CUevent hEvent) {
+  return api::call("cuEventSynchronize", api::kDefault, [&] { return synchronize(hEvent); }, hEvent);
+}
+CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
+  return api::call("cuEventElapsedTime", api::kDefault, [&] { return elapsed(pMilliseconds, hStart, hEnd); },
+                   pMilliseconds, hStart, hEnd);
+}
+CUresult cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
+  return api::call("cuEventElapsedTime_v2", api::kDefault, [&] { return elapsed(pMilliseconds, hStart, hEnd); },
+                   pMilliseconds, hStart, hEnd);
+}
+}
+
+static CUresult record_default(NullStream ns, CUevent e, CUstream s) { return record(ns, e, s, 0); }
+CUCPU_STREAM_ENTRY(cuEventRecord, _ptsz, record_default, (CUevent hEvent, CUstream hStream), hEvent, hStream)
+CUCPU_STREAM_ENTRY(cuEventRecordWithFlags, _ptsz, record, (CUevent hEvent, CUstream hStream, unsigned int flags),
+                   hEvent, hStream, flags)

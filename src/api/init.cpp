@@ -1,0 +1,68 @@
+// cuInit, versions and error strings.
+#include <cstring>
+
+#include "api/entry.h"
+
+using namespace cucpu;
+
+namespace {
+struct ErrorName {
+  CUresult code;
+  const char* name;
+  const char* text;
+};
+constexpr ErrorName kErrors[] = {
+#include "api/error_names.inc"
+};
+const ErrorName* find_error(CUresult e) {
+  for (const auto& x : kErrors)
+    if (x.code == e) return &x;
+  return nullptr;
+}
+}  // namespace
+
+CUresult cucpu::api::state_error() {
+  return lib_state() == LibState::kTornDown ? CUDA_ERROR_DEINITIALIZED : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+extern "C" CUresult cuInit(unsigned int Flags) {
+  return api::call("cuInit", api::kNoInit, [&] {
+    if (lib_state() == LibState::kTornDown) return CUDA_ERROR_DEINITIALIZED;
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (rt().devices.empty()) return CUDA_ERROR_NO_DEVICE;
+    int expected = static_cast<int>(LibState::kUninitialized);
+    rt().state.compare_exchange_strong(expected, static_cast<int>(LibState::kReady));
+    return CUDA_SUCCESS;
+  }, Flags);
+}
+
+extern "C" CUresult cuDriverGetVersion(int* driverVersion) {
+  return api::call("cuDriverGetVersion", api::kNoInit | api::kInHostFn, [&] {
+    if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = CUDA_VERSION;
+    return CUDA_SUCCESS;
+  }, driverVersion);
+}
+
+extern "C" CUresult cuGetErrorName(CUresult error, const char** pStr) {
+  // Not traced: the tracer itself uses it.
+  if (!pStr) return CUDA_ERROR_INVALID_VALUE;
+  const ErrorName* e = find_error(error);
+  if (!e) {
+    *pStr = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *pStr = e->name;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuGetErrorString(CUresult error, const char** pStr) {
+  if (!pStr) return CUDA_ERROR_INVALID_VALUE;
+  const ErrorName* e = find_error(error);
+  if (!e) {
+    *pStr = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *pStr = e->text;
+  return CUDA_SUCCESS;
+}

@@ -1,0 +1,160 @@
+// Copies and sets, synchronous and stream-ordered. Both kinds enqueue an op
+// on a stream; the synchronous forms use the default stream (legacy, or the
+// per-thread one for _ptds) and wait for their op.
+#include "api/common.h"
+#include "copy/copy3d.h"
+#include "exec/ops.h"
+
+using namespace cucpu;
+using api::NullStream;
+
+namespace {
+
+// Enqueues `op` on `h` (sync: on the default stream, then waits for it).
+CUresult submit(NullStream ns, CUstream h, bool sync, Op* op_raw) {
+  std::unique_ptr<Op> op(op_raw);
+  Stream* s;
+  if (CUresult r = api::stream_handle(sync ? nullptr : h, ns, &s)) return r;
+  if (sync && in_host_function()) return CUDA_ERROR_NOT_PERMITTED;
+  Op* o = op.release();
+  if (!sync) {
+    s->enqueue(o);
+    return CUDA_SUCCESS;
+  }
+  OpRef keep = OpRef::share(o);
+  s->enqueue(o);
+  keep->wait_done();
+  return s->ctx->sticky_error();
+}
+
+CUresult copy3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  Copy3D walk;
+  MemCheck checks[2];
+  if (CUresult r = resolve_copy3d(*p, &walk, checks)) return r;
+  return submit(ns, h, sync, new CopyOp(walk, checks));
+}
+
+CUresult copy2d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY2D* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_MEMCPY3D q = widen(*p);
+  return copy3d(ns, h, sync, &q);
+}
+
+CUresult copy1d(NullStream ns, CUstream h, bool sync, CUmemorytype dt, uintptr_t dst, CUmemorytype st,
+                uintptr_t src, size_t n) {
+  if (n == 0) return CUDA_SUCCESS;
+  if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_MEMCPY3D q{};
+  q.srcMemoryType = st;
+  q.dstMemoryType = dt;
+  if (st == CU_MEMORYTYPE_HOST) q.srcHost = reinterpret_cast<const void*>(src);
+  else q.srcDevice = static_cast<CUdeviceptr>(src);
+  if (dt == CU_MEMORYTYPE_HOST) q.dstHost = reinterpret_cast<void*>(dst);
+  else q.dstDevice = static_cast<CUdeviceptr>(dst);
+  q.WidthInBytes = n;
+  q.Height = 1;
+  q.Depth = 1;
+  return copy3d(ns, h, sync, &q);
+}
+
+CUresult memset2d(NullStream ns, CUstream h, bool sync, CUdeviceptr dst, size_t pitch, uint32_t value,
+                  unsigned elem, size_t width, size_t height) {
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  if (width == 0 || height == 0) return CUDA_SUCCESS;
+  if (dst % elem != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (height > 1 && (pitch < width * elem || pitch % elem != 0)) return CUDA_ERROR_INVALID_VALUE;
+  if (height == 1) pitch = width * elem;
+  MemCheck check;
+  if (CUresult r = check_device_range(dst, (height - 1) * pitch + width * elem, &check)) return r;
+  Memset2D m{reinterpret_cast<unsigned char*>(dst), pitch, elem, value, width, height};
+  return submit(ns, h, sync, new MemsetOp(m, check));
+}
+
+// The entry-point bodies, by shape.
+CUresult memcpy_sync(NullStream ns, CUdeviceptr d, CUdeviceptr s, size_t n) {
+  return copy1d(ns, nullptr, true, CU_MEMORYTYPE_UNIFIED, d, CU_MEMORYTYPE_UNIFIED, s, n);
+}
+CUresult memcpy_async(NullStream ns, CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) {
+  return copy1d(ns, h, false, CU_MEMORYTYPE_UNIFIED, d, CU_MEMORYTYPE_UNIFIED, s, n);
+}
+CUresult htod(NullStream ns, CUdeviceptr d, const void* s, size_t n) {
+  return copy1d(ns, nullptr, true, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_HOST, reinterpret_cast<uintptr_t>(s), n);
+}
+CUresult dtoh(NullStream ns, void* d, CUdeviceptr s, size_t n) {
+  return copy1d(ns, nullptr, true, CU_MEMORYTYPE_HOST, reinterpret_cast<uintptr_t>(d), CU_MEMORYTYPE_DEVICE, s, n);
+}
+CUresult dtod(NullStream ns, CUdeviceptr d, CUdeviceptr s, size_t n) {
+  return copy1d(ns, nullptr, true, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_DEVICE, s, n);
+}
+CUresult htod_async(NullStream ns, CUdeviceptr d, const void* s, size_t n, CUstream h) {
+  return copy1d(ns, h, false, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_HOST, reinterpret_cast<uintptr_t>(s), n);
+}
+CUresult dtoh_async(NullStream ns, void* d, CUdeviceptr s, size_t n, CUstream h) {
+  return copy1d(ns, h, false, CU_MEMORYTYPE_HOST, reinterpret_cast<uintptr_t>(d), CU_MEMORYTYPE_DEVICE, s, n);
+}
+CUresult dtod_async(NullStream ns, CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) {
+  return copy1d(ns, h, false, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_DEVICE, s, n);
+}
+CUresult copy2d_sync(NullStream ns, const CUDA_MEMCPY2D* p) { return copy2d(ns, nullptr, true, p); }
+CUresult copy3d_sync(NullStream ns, const CUDA_MEMCPY3D* p) { return copy3d(ns, nullptr, true, p); }
+CUresult copy2d_async(NullStream ns, const CUDA_MEMCPY2D* p, CUstream h) { return copy2d(ns, h, false, p); }
+CUresult copy3d_async(NullStream ns, const CUDA_MEMCPY3D* p, CUstream h) { return copy3d(ns, h, false, p); }
+CUresult peer_async(NullStream ns, CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream h) {
+  Context* tmp;
+  if (CUresult r = api::ctx_handle(dc, &tmp)) return r;
+  if (CUresult r = api::ctx_handle(sc, &tmp)) return r;
+  return copy1d(ns, h, false, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_DEVICE, s, n);
+}
+CUresult peer_sync(NullStream ns, CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
+  Context* tmp;
+  if (CUresult r = api::ctx_handle(dc, &tmp)) return r;
+  if (CUresult r = api::ctx_handle(sc, &tmp)) return r;
+  return copy1d(ns, nullptr, true, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_DEVICE, s, n);
+}
+
+CUresult d8(NullStream ns, CUdeviceptr d, unsigned char v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 1, n, 1); }
+CUresult d16(NullStream ns, CUdeviceptr d, unsigned short v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 2, n, 1); }
+CUresult d32(NullStream ns, CUdeviceptr d, unsigned int v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 4, n, 1); }
+CUresult d2d8(NullStream ns, CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h) { return memset2d(ns, nullptr, true, d, p, v, 1, w, h); }
+CUresult d2d16(NullStream ns, CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h) { return memset2d(ns, nullptr, true, d, p, v, 2, w, h); }
+CUresult d2d32(NullStream ns, CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h) { return memset2d(ns, nullptr, true, d, p, v, 4, w, h); }
+CUresult d8a(NullStream ns, CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return memset2d(ns, s, false, d, 0, v, 1, n, 1); }
+CUresult d16a(NullStream ns, CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return memset2d(ns, s, false, d, 0, v, 2, n, 1); }
+CUresult d32a(NullStream ns, CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return memset2d(ns, s, false, d, 0, v, 4, n, 1); }
+CUresult d2d8a(NullStream ns, CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s) { return memset2d(ns, s, false, d, p, v, 1, w, h); }
+CUresult d2d16a(NullStream ns, CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s) { return memset2d(ns, s, false, d, p, v, 2, w, h); }
+CUresult d2d32a(NullStream ns, CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h, CUstream s) { return memset2d(ns, s, false, d, p, v, 4, w, h); }
+
+}  // namespace
+
+CUCPU_STREAM_ENTRY(cuMemcpy, _ptds, memcpy_sync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), dst, src, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyHtoD_v2, _ptds, htod, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount), dstDevice, srcHost, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyDtoH_v2, _ptds, dtoh, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount), dstHost, srcDevice, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyDtoD_v2, _ptds, dtod, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount), dstDevice, srcDevice, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpy2D_v2, _ptds, copy2d_sync, (const CUDA_MEMCPY2D* pCopy), pCopy)
+CUCPU_STREAM_ENTRY(cuMemcpy2DUnaligned_v2, _ptds, copy2d_sync, (const CUDA_MEMCPY2D* pCopy), pCopy)
+CUCPU_STREAM_ENTRY(cuMemcpy3D_v2, _ptds, copy3d_sync, (const CUDA_MEMCPY3D* pCopy), pCopy)
+CUCPU_STREAM_ENTRY(cuMemcpyPeer, _ptds, peer_sync, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount), dstDevice, dstContext, srcDevice, srcContext, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyAsync, _ptsz, memcpy_async, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream), dst, src, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyHtoDAsync_v2, _ptsz, htod_async, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream), dstDevice, srcHost, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyDtoHAsync_v2, _ptsz, dtoh_async, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), dstHost, srcDevice, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyDtoDAsync_v2, _ptsz, dtod_async, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), dstDevice, srcDevice, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpy2DAsync_v2, _ptsz, copy2d_async, (const CUDA_MEMCPY2D* pCopy, CUstream hStream), pCopy, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpy3DAsync_v2, _ptsz, copy3d_async, (const CUDA_MEMCPY3D* pCopy, CUstream hStream), pCopy, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyPeerAsync, _ptsz, peer_async, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemsetD8_v2, _ptds, d8, (CUdeviceptr dstDevice, unsigned char uc, size_t N), dstDevice, uc, N)
+CUCPU_STREAM_ENTRY(cuMemsetD16_v2, _ptds, d16, (CUdeviceptr dstDevice, unsigned short us, size_t N), dstDevice, us, N)
+CUCPU_STREAM_ENTRY(cuMemsetD32_v2, _ptds, d32, (CUdeviceptr dstDevice, unsigned int ui, size_t N), dstDevice, ui, N)
+CUCPU_STREAM_ENTRY(cuMemsetD2D8_v2, _ptds, d2d8, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height), dstDevice, dstPitch, uc, Width, Height)
+CUCPU_STREAM_ENTRY(cuMemsetD2D16_v2, _ptds, d2d16, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height), dstDevice, dstPitch, us, Width, Height)
+CUCPU_STREAM_ENTRY(cuMemsetD2D32_v2, _ptds, d2d32, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height), dstDevice, dstPitch, ui, Width, Height)
+CUCPU_STREAM_ENTRY(cuMemsetD8Async, _ptsz, d8a, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream), dstDevice, uc, N, hStream)
+CUCPU_STREAM_ENTRY(cuMemsetD16Async, _ptsz, d16a, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream), dstDevice, us, N, hStream)
+CUCPU_STREAM_ENTRY(cuMemsetD32Async, _ptsz, d32a, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream), dstDevice, ui, N, hStream)
+CUCPU_STREAM_ENTRY(cuMemsetD2D8Async, _ptsz, d2d8a, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream), dstDevice, dstPitch, uc, Width, Height, hStream)
+CUCPU_STREAM_ENTRY(cuMemsetD2D16Async, _ptsz, d2d16a, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream), dstDevice, dstPitch, us, Width, Height, hStream)
+CUCPU_STREAM_ENTRY(cuMemsetD2D32Async, _ptsz, d2d32a, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream), dstDevice, dstPitch, ui, Width, Height, hStream)

@@ -1,0 +1,346 @@
+// Memory: allocation of device, host, registered and managed memory, CUDA
+// arrays, and pointer queries. Every address is host memory; the registry
+// (core/allocation.h) records what each range is.
+#include <cstdlib>
+#include <cstring>
+
+#include "api/common.h"
+#include "core/allocation.h"
+#include "core/array.h"
+
+using namespace cucpu;
+
+namespace {
+
+constexpr size_t kAlignment = 256;  // cuMemAlloc's documented minimum alignment
+
+CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out) {
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded < bytes || rounded > c->device->total_mem) return CUDA_ERROR_OUT_OF_MEMORY;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  Allocation a;
+  a.base = reinterpret_cast<uintptr_t>(p);
+  a.size = bytes;
+  a.kind = kind;
+  a.ctx = c;
+  a.flags = flags;
+  if (kind == MemKind::kManaged) a.attach_flags = flags;
+  Registry::instance().add(a);
+  *out = p;
+  return CUDA_SUCCESS;
+}
+
+CUresult mem_alloc(CUdeviceptr* dptr, size_t bytes) {
+  if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  void* p;
+  if (CUresult r = allocate(c, bytes, MemKind::kDevice, 0, &p)) return r;
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult mem_alloc_pitch(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height, unsigned elem) {
+  if (!dptr || !pitch) return CUDA_ERROR_INVALID_VALUE;
+  if (elem != 4 && elem != 8 && elem != 16) return CUDA_ERROR_INVALID_VALUE;
+  if (width == 0 || height == 0) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  size_t p = (width + 511) / 512 * 512;  // the driver pads rows to 512 bytes
+  void* mem;
+  if (CUresult r = allocate(c, p * height, MemKind::kDevice, 0, &mem)) return r;
+  *dptr = reinterpret_cast<CUdeviceptr>(mem);
+  *pitch = p;
+  return CUDA_SUCCESS;
+}
+
+CUresult mem_free(uintptr_t p, bool host) {
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  if (p == 0) return host ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  auto a = Registry::instance().find(p);
+  if (!a || a->base != p) return CUDA_ERROR_INVALID_VALUE;
+  bool is_host = a->kind == MemKind::kHost;
+  if (is_host != host || a->kind == MemKind::kRegistered) return CUDA_ERROR_INVALID_VALUE;
+  // cuMemFree synchronizes: the context's work finishes before memory goes.
+  a->ctx->synchronize();
+  Registry::instance().remove(p);
+  std::free(reinterpret_cast<void*>(p));
+  return CUDA_SUCCESS;
+}
+
+CUresult host_alloc(void** pp, size_t bytes, unsigned flags) {
+  if (!pp) return CUDA_ERROR_INVALID_VALUE;
+  if (flags & ~(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED))
+    return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  return allocate(c, bytes, MemKind::kHost, flags, pp);
+}
+
+CUresult managed_alloc(CUdeviceptr* dptr, size_t bytes, unsigned flags) {
+  if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  void* p;
+  if (CUresult r = allocate(c, bytes, MemKind::kManaged, flags, &p)) return r;
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult host_register(void* p, size_t bytes, unsigned flags) {
+  if (!p || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY |
+                         CU_MEMHOSTREGISTER_READ_ONLY;
+  if (flags & ~known) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  auto base = reinterpret_cast<uintptr_t>(p);
+  auto& reg = Registry::instance();
+  if (reg.find(base) || reg.find(base + bytes - 1)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  Allocation a;
+  a.base = base;
+  a.size = bytes;
+  a.kind = MemKind::kRegistered;
+  a.ctx = c;
+  a.flags = flags;
+  reg.add(a);
+  return CUDA_SUCCESS;
+}
+
+CUresult host_unregister(void* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  auto a = Registry::instance().find(reinterpret_cast<uintptr_t>(p));
+  if (!a || a->kind != MemKind::kRegistered || a->base != reinterpret_cast<uintptr_t>(p))
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  Registry::instance().remove(a->base);
+  return CUDA_SUCCESS;
+}
+
+CUresult host_device_pointer(CUdeviceptr* pdptr, void* p, unsigned flags) {
+  if (!pdptr || !p || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  auto a = Registry::instance().find(reinterpret_cast<uintptr_t>(p));
+  if (!a || (a->kind != MemKind::kHost && a->kind != MemKind::kRegistered)) return CUDA_ERROR_INVALID_VALUE;
+  *pdptr = reinterpret_cast<CUdeviceptr>(p);  // unified addressing: the same address
+  return CUDA_SUCCESS;
+}
+
+CUresult address_range(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  auto a = Registry::instance().find(static_cast<uintptr_t>(dptr));
+  if (!a || a->kind == MemKind::kHost || a->kind == MemKind::kRegistered) return CUDA_ERROR_NOT_FOUND;
+  if (pbase) *pbase = static_cast<CUdeviceptr>(a->base);
+  if (psize) *psize = a->size;
+  return CUDA_SUCCESS;
+}
+
+CUresult mem_info(size_t* free_bytes, size_t* total) {
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  size_t t = c->device->total_mem;
+  size_t used = Registry::instance().device_bytes();
+  if (free_bytes) *free_bytes = used < t ? t - used : 0;
+  if (total) *total = t;
+  return CUDA_SUCCESS;
+}
+
+CUresult pointer_attribute(void* data, CUpointer_attribute attr, CUdeviceptr ptr) {
+  if (!data) return CUDA_ERROR_INVALID_VALUE;
+  auto a = Registry::instance().find(static_cast<uintptr_t>(ptr));
+  auto put = [&](auto v) { std::memcpy(data, &v, sizeof v); };
+  if (!a) {
+    // Untracked memory: the driver answers a few attributes for any pointer.
+    switch (attr) {
+      case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: put(static_cast<unsigned>(0)); return CUDA_SUCCESS;
+      case CU_POINTER_ATTRIBUTE_IS_MANAGED: put(0u); return CUDA_SUCCESS;
+      case CU_POINTER_ATTRIBUTE_MAPPED: put(0u); return CUDA_SUCCESS;
+      case CU_POINTER_ATTRIBUTE_CONTEXT: put(static_cast<CUcontext>(nullptr)); return CUDA_SUCCESS;
+      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put(-2); return CUDA_SUCCESS;
+      default: return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  bool host = a->kind == MemKind::kHost || a->kind == MemKind::kRegistered;
+  switch (attr) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: put(reinterpret_cast<CUcontext>(a->ctx)); break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      put(static_cast<unsigned>(host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE));
+      break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put(static_cast<CUdeviceptr>(ptr)); break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      if (a->kind == MemKind::kDevice) return CUDA_ERROR_INVALID_VALUE;
+      put(reinterpret_cast<void*>(ptr));
+      break;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put(a->sync_memops); break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: put(static_cast<unsigned long long>(a->id)); break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: put(static_cast<unsigned>(a->kind == MemKind::kManaged)); break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put(a->ctx->device->ordinal); break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put(static_cast<CUdeviceptr>(a->base)); break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put(a->size); break;
+    case CU_POINTER_ATTRIBUTE_MAPPED: put(1u); break;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put(0u); break;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: put(static_cast<unsigned long long>(0)); break;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: put(static_cast<unsigned>(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE)); break;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put(static_cast<CUmemoryPool>(nullptr)); break;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put(0u); break;
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put(a->size); break;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(reinterpret_cast<void*>(a->base)); break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put(static_cast<unsigned long long>(a->id)); break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult array_create(CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR& d) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  size_t fb = format_bytes(d.Format);
+  if (fb == 0 || (d.NumChannels != 1 && d.NumChannels != 2 && d.NumChannels != 4)) return CUDA_ERROR_INVALID_VALUE;
+  if (d.Width == 0 || (d.Depth && !d.Height)) return CUDA_ERROR_INVALID_VALUE;
+  if (d.Flags & ~static_cast<unsigned>(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_CUBEMAP |
+                                       CUDA_ARRAY3D_TEXTURE_GATHER))
+    return CUDA_ERROR_INVALID_VALUE;
+  *out = reinterpret_cast<CUarray>(rt().arrays.create(c, d, fb * d.NumChannels));
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  return api::call("cuMemAlloc_v2", api::kDefault, [&] { return mem_alloc(dptr, bytesize); }, dptr, bytesize);
+}
+CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t w, size_t h, unsigned int elem) {
+  return api::call("cuMemAllocPitch_v2", api::kDefault, [&] { return mem_alloc_pitch(dptr, pPitch, w, h, elem); },
+                   dptr, pPitch, w, h, elem);
+}
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  return api::call("cuMemFree_v2", api::kDefault, [&] { return mem_free(static_cast<uintptr_t>(dptr), false); },
+                   dptr);
+}
+CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
+  return api::call("cuMemAllocHost_v2", api::kDefault, [&] { return host_alloc(pp, bytesize, 0); }, pp, bytesize);
+}
+CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
+  return api::call("cuMemHostAlloc", api::kDefault, [&] { return host_alloc(pp, bytesize, Flags); }, pp,
+                   bytesize, Flags);
+}
+CUresult cuMemFreeHost(void* p) {
+  return api::call("cuMemFreeHost", api::kDefault, [&] { return mem_free(reinterpret_cast<uintptr_t>(p), true); }, p);
+}
+CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
+  return api::call("cuMemAllocManaged", api::kDefault, [&] { return managed_alloc(dptr, bytesize, flags); }, dptr,
+                   bytesize, flags);
+}
+CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
+  return api::call("cuMemHostRegister_v2", api::kDefault, [&] { return host_register(p, bytesize, Flags); }, p,
+                   bytesize, Flags);
+}
+CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
+  return api::call("cuMemHostRegister", api::kDefault, [&] { return host_register(p, bytesize, Flags); }, p,
+                   bytesize, Flags);
+}
+CUresult cuMemHostUnregister(void* p) {
+  return api::call("cuMemHostUnregister", api::kDefault, [&] { return host_unregister(p); }, p);
+}
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flags) {
+  return api::call("cuMemHostGetDevicePointer_v2", api::kDefault, [&] { return host_device_pointer(pdptr, p, Flags); },
+                   pdptr, p, Flags);
+}
+CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) {
+  return api::call("cuMemHostGetFlags", api::kDefault, [&] {
+    if (!pFlags || !p) return CUDA_ERROR_INVALID_VALUE;
+    auto a = Registry::instance().find(reinterpret_cast<uintptr_t>(p));
+    if (!a || a->kind != MemKind::kHost) return CUDA_ERROR_INVALID_VALUE;
+    *pFlags = a->flags;
+    return CUDA_SUCCESS;
+  }, pFlags, p);
+}
+CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
+  return api::call("cuMemGetAddressRange_v2", api::kDefault, [&] { return address_range(pbase, psize, dptr); },
+                   pbase, psize, dptr);
+}
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  return api::call("cuMemGetInfo_v2", api::kDefault, [&] { return mem_info(free_bytes, total); }, free_bytes, total);
+}
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  return api::call("cuPointerGetAttribute", api::kDefault, [&] { return pointer_attribute(data, attribute, ptr); },
+                   data, attribute, ptr);
+}
+CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
+  return api::call("cuPointerGetAttributes", api::kDefault, [&] {
+    if (n == 0 || !attrs || !data) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < n; ++i) {
+      if (!data[i]) return CUDA_ERROR_INVALID_VALUE;
+      if (pointer_attribute(data[i], attrs[i], ptr) != CUDA_SUCCESS) {
+        // The plural form reports "not applicable" by leaving a zero value.
+        std::memset(data[i], 0, attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE ? sizeof(size_t) : sizeof(unsigned));
+      }
+    }
+    return CUDA_SUCCESS;
+  }, n, attrs, data, ptr);
+}
+CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  return api::call("cuPointerSetAttribute", api::kDefault, [&] {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
+    auto a = Registry::instance().find(static_cast<uintptr_t>(ptr));
+    if (!a) return CUDA_ERROR_INVALID_VALUE;
+    Registry::instance().set_sync_memops(a->base, *static_cast<const unsigned*>(value) != 0);
+    return CUDA_SUCCESS;
+  }, value, attribute, ptr);
+}
+
+CUresult cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d) {
+  return api::call("cuArrayCreate_v2", api::kDefault, [&] {
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_ARRAY3D_DESCRIPTOR d3{d->Width, d->Height, 0, d->Format, d->NumChannels, 0};
+    return array_create(pHandle, d3);
+  }, pHandle, d);
+}
+CUresult cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d) {
+  return api::call("cuArray3DCreate_v2", api::kDefault, [&] {
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    return array_create(pHandle, *d);
+  }, pHandle, d);
+}
+CUresult cuArrayDestroy(CUarray h) {
+  return api::call("cuArrayDestroy", api::kDefault, [&] {
+    Array* a = rt().arrays.live(h);
+    if (!a) return CUDA_ERROR_INVALID_HANDLE;
+    a->ctx->synchronize();
+    rt().arrays.kill(a);
+    rt().arrays.release(a);
+    return CUDA_SUCCESS;
+  }, h);
+}
+CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR* d, CUarray h) {
+  return api::call("cuArray3DGetDescriptor_v2", api::kDefault, [&] {
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    Array* a = rt().arrays.live(h);
+    if (!a) return CUDA_ERROR_INVALID_HANDLE;
+    *d = a->desc;
+    return CUDA_SUCCESS;
+  }, d, h);
+}
+CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR* d, CUarray h) {
+  return api::call("cuArrayGetDescriptor_v2", api::kDefault, [&] {
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    Array* a = rt().arrays.live(h);
+    if (!a) return CUDA_ERROR_INVALID_HANDLE;
+    if (a->desc.Depth) return CUDA_ERROR_INVALID_VALUE;
+    *d = {a->desc.Width, a->desc.Height, a->desc.Format, a->desc.NumChannels};
+    return CUDA_SUCCESS;
+  }, d, h);
+}
+
+}  // extern "C"

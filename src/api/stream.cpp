@@ -1,0 +1,268 @@
+// Streams: creation, queries, attributes, host functions, event waits and
+// managed-memory attachment.
+#include "api/common.h"
+#include "core/allocation.h"
+#include "core/event.h"
+#include "exec/ops.h"
+
+using namespace cucpu;
+using api::NullStream;
+
+namespace {
+
+constexpr int kLeastPriority = 0;
+constexpr int kGreatestPriority = -5;
+
+int clamp_priority(int p) { return p > kLeastPriority ? kLeastPriority : p < kGreatestPriority ? kGreatestPriority : p; }
+
+CUresult create(CUstream* out, unsigned flags, int priority) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  if (flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  Stream* s = rt().streams.create(c, StreamKind::kRegular, flags, clamp_priority(priority));
+  c->link_stream(s);
+  *out = reinterpret_cast<CUstream>(s);
+  return CUDA_SUCCESS;
+}
+
+CUresult destroy(CUstream h) {
+  Stream* s = rt().streams.live(h);
+  if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
+  // Pending work still runs: the ops hold references to the stream.
+  rt().streams.kill(s);
+  s->release();
+  return CUDA_SUCCESS;
+}
+
+CUresult query(NullStream ns, CUstream h) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  if (!s->idle()) return CUDA_ERROR_NOT_READY;
+  return s->ctx->sticky_error();
+}
+
+CUresult synchronize(NullStream ns, CUstream h) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  s->wait_idle();
+  return s->ctx->sticky_error();
+}
+
+CUresult get_flags(NullStream ns, CUstream h, unsigned* flags) {
+  if (!flags) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  *flags = s->flags;
+  return CUDA_SUCCESS;
+}
+
+CUresult get_priority(NullStream ns, CUstream h, int* priority) {
+  if (!priority) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  *priority = s->priority.load();
+  return CUDA_SUCCESS;
+}
+
+CUresult get_id(NullStream ns, CUstream h, unsigned long long* id) {
+  if (!id) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  *id = s->id;
+  return CUDA_SUCCESS;
+}
+
+CUresult get_device(NullStream ns, CUstream h, CUdevice* dev) {
+  if (!dev) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  *dev = s->ctx->device->ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult get_ctx(NullStream ns, CUstream h, CUcontext* pctx) {
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  *pctx = reinterpret_cast<CUcontext>(s->ctx);
+  return CUDA_SUCCESS;
+}
+
+CUresult get_ctx_v2(NullStream ns, CUstream h, CUcontext* pctx, CUgreenCtx* pgreen) {
+  if (!pctx || !pgreen) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  *pctx = reinterpret_cast<CUcontext>(s->ctx);
+  *pgreen = nullptr;  // cucpu has no green contexts
+  return CUDA_SUCCESS;
+}
+
+CUresult get_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, CUstreamAttrValue* out) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  std::lock_guard<std::mutex> g(s->attr_mu);
+  switch (attr) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: out->accessPolicyWindow = s->attrs.access_policy; break;
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: out->syncPolicy = s->attrs.sync_policy; break;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY: out->priority = s->priority.load(); break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: out->memSyncDomainMap = s->attrs.domain_map; break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: out->memSyncDomain = s->attrs.domain; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+bool access_policy_ok(const CUaccessPolicyWindow& w) {
+  auto prop_ok = [](CUaccessProperty p) {
+    return p == CU_ACCESS_PROPERTY_NORMAL || p == CU_ACCESS_PROPERTY_STREAMING || p == CU_ACCESS_PROPERTY_PERSISTING;
+  };
+  return w.hitRatio >= 0.0f && w.hitRatio <= 1.0f && prop_ok(w.hitProp) && prop_ok(w.missProp) &&
+         w.missProp != CU_ACCESS_PROPERTY_PERSISTING && w.num_bytes <= 134217728u;
+}
+
+CUresult set_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, const CUstreamAttrValue* v) {
+  if (!v) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  std::lock_guard<std::mutex> g(s->attr_mu);
+  switch (attr) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      if (!access_policy_ok(v->accessPolicyWindow)) return CUDA_ERROR_INVALID_VALUE;
+      s->attrs.access_policy = v->accessPolicyWindow;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      if (v->syncPolicy < CU_SYNC_POLICY_AUTO || v->syncPolicy > CU_SYNC_POLICY_BLOCKING_SYNC)
+        return CUDA_ERROR_INVALID_VALUE;
+      s->attrs.sync_policy = v->syncPolicy;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      s->priority.store(clamp_priority(v->priority));
+      break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+      if (v->memSyncDomainMap.default_ >= 4 || v->memSyncDomainMap.remote >= 4) return CUDA_ERROR_INVALID_VALUE;
+      s->attrs.domain_map = v->memSyncDomainMap;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      if (v->memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT && v->memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE)
+        return CUDA_ERROR_INVALID_VALUE;
+      s->attrs.domain = v->memSyncDomain;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult copy_attributes(NullStream ns, CUstream dst_h, CUstream src_h) {
+  Stream* dst;
+  Stream* src;
+  if (CUresult r = api::stream_handle(dst_h, ns, &dst)) return r;
+  if (CUresult r = api::stream_handle(src_h, ns, &src)) return r;
+  if (dst == src) return CUDA_SUCCESS;
+  StreamAttributes a;
+  {
+    std::lock_guard<std::mutex> g(src->attr_mu);
+    a = src->attrs;
+  }
+  std::lock_guard<std::mutex> g(dst->attr_mu);
+  dst->attrs = a;
+  dst->priority.store(src->priority.load());
+  return CUDA_SUCCESS;
+}
+
+CUresult wait_event(NullStream ns, CUstream h, CUevent ev, unsigned flags) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  Event* e = rt().events.live(ev);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  if (flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
+  OpRef dep = e->snapshot();
+  if (!dep || dep->done()) return CUDA_SUCCESS;  // never recorded, or already complete: nothing to wait for
+  s->enqueue(new MarkerOp(), dep.get());
+  return CUDA_SUCCESS;
+}
+
+CUresult launch_host_func(NullStream ns, CUstream h, CUhostFn fn, void* data) {
+  if (!fn) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  s->enqueue(new HostFuncOp(fn, data));
+  return CUDA_SUCCESS;
+}
+
+CUresult add_callback(NullStream ns, CUstream h, CUstreamCallback cb, void* data, unsigned flags) {
+  if (!cb || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  s->enqueue(new HostFuncOp(cb, h, data));
+  return CUDA_SUCCESS;
+}
+
+CUresult attach_mem(NullStream ns, CUstream h, CUdeviceptr dptr, size_t length, unsigned flags) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST && flags != CU_MEM_ATTACH_SINGLE)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (flags == CU_MEM_ATTACH_SINGLE && s->kind == StreamKind::kLegacy) return CUDA_ERROR_INVALID_VALUE;
+  auto a = Registry::instance().find(static_cast<uintptr_t>(dptr));
+  if (a && a->kind == MemKind::kManaged) {
+    if (a->base != static_cast<uintptr_t>(dptr)) return CUDA_ERROR_INVALID_VALUE;
+    if (length != 0 && length != a->size) return CUDA_ERROR_INVALID_VALUE;
+  } else if (a) {
+    return CUDA_ERROR_INVALID_VALUE;  // device or pinned memory cannot be attached
+  } else if (dptr == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  // Pageable host memory is accepted (the device reports pageable access)
+  // and has no association to record.
+  if (!a) return CUDA_SUCCESS;
+  uintptr_t base = a->base;
+  uint64_t sid = flags == CU_MEM_ATTACH_SINGLE ? s->id : 0;
+  s->enqueue(new FunctionOp([base, flags, sid] { Registry::instance().set_attachment(base, flags, sid); }));
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
+  return api::call("cuStreamCreate", api::kDefault, [&] { return create(phStream, Flags, 0); }, phStream, Flags);
+}
+
+extern "C" CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
+  return api::call("cuStreamCreateWithPriority", api::kDefault, [&] { return create(phStream, flags, priority); },
+                   phStream, flags, priority);
+}
+
+extern "C" CUresult cuStreamDestroy(CUstream hStream) {
+  return api::call("cuStreamDestroy", api::kDefault, [&] { return destroy(hStream); }, hStream);
+}
+extern "C" CUresult cuStreamDestroy_v2(CUstream hStream) {
+  return api::call("cuStreamDestroy_v2", api::kDefault, [&] { return destroy(hStream); }, hStream);
+}
+
+CUCPU_STREAM_ENTRY(cuStreamQuery, _ptsz, query, (CUstream hStream), hStream)
+CUCPU_STREAM_ENTRY(cuStreamSynchronize, _ptsz, synchronize, (CUstream hStream), hStream)
+CUCPU_STREAM_ENTRY(cuStreamGetFlags, _ptsz, get_flags, (CUstream hStream, unsigned int* flags), hStream, flags)
+CUCPU_STREAM_ENTRY(cuStreamGetPriority, _ptsz, get_priority, (CUstream hStream, int* priority), hStream, priority)
+CUCPU_STREAM_ENTRY(cuStreamGetId, _ptsz, get_id, (CUstream hStream, unsigned long long* streamId), hStream, streamId)
+CUCPU_STREAM_ENTRY(cuStreamGetDevice, _ptsz, get_device, (CUstream hStream, CUdevice* device), hStream, device)
+CUCPU_STREAM_ENTRY(cuStreamGetCtx, _ptsz, get_ctx, (CUstream hStream, CUcontext* pctx), hStream, pctx)
+CUCPU_STREAM_ENTRY(cuStreamGetCtx_v2, _ptsz, get_ctx_v2, (CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx),
+                   hStream, pCtx, pGreenCtx)
+CUCPU_STREAM_ENTRY(cuStreamGetAttribute, _ptsz, get_attribute,
+                   (CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out), hStream, attr, value_out)
+CUCPU_STREAM_ENTRY(cuStreamSetAttribute, _ptsz, set_attribute,
+                   (CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value), hStream, attr, value)
+CUCPU_STREAM_ENTRY(cuStreamCopyAttributes, _ptsz, copy_attributes, (CUstream dst, CUstream src), dst, src)
+CUCPU_STREAM_ENTRY(cuStreamWaitEvent, _ptsz, wait_event, (CUstream hStream, CUevent hEvent, unsigned int Flags),
+                   hStream, hEvent, Flags)
+CUCPU_STREAM_ENTRY(cuLaunchHostFunc, _ptsz, launch_host_func, (CUstream hStream, CUhostFn fn, void* userData),
+                   hStream, fn, userData)
+CUCPU_STREAM_ENTRY(cuStreamAddCallback, _ptsz, add_callback,
+                   (CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags), hStream,
+                   callback, userData, flags)
+CUCPU_STREAM_ENTRY(cuStreamAttachMemAsync, _ptsz, attach_mem,
+                   (CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags), hStream, dptr, length,
+                   flags)

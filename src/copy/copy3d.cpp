@@ -1,0 +1,158 @@
+#include "copy/copy3d.h"
+
+#include <cstring>
+
+#include "core/allocation.h"
+#include "core/array.h"
+#include "core/runtime.h"
+
+namespace cucpu {
+
+void run_copy(const Copy3D& c) {
+  if (c.width == 0 || c.height == 0 || c.depth == 0) return;
+  const bool rows_contiguous = c.src_pitch == c.width && c.dst_pitch == c.width;
+  for (size_t z = 0; z < c.depth; ++z) {
+    const unsigned char* s = c.src + z * c.src_slice;
+    unsigned char* d = c.dst + z * c.dst_slice;
+    if (rows_contiguous) {
+      std::memmove(d, s, c.width * c.height);
+      continue;
+    }
+    for (size_t y = 0; y < c.height; ++y) std::memmove(d + y * c.dst_pitch, s + y * c.src_pitch, c.width);
+  }
+}
+
+void run_memset(const Memset2D& m) {
+  for (size_t y = 0; y < m.height; ++y) {
+    unsigned char* row = m.dst + y * m.pitch;
+    switch (m.elem) {
+      case 1:
+        std::memset(row, static_cast<int>(m.value & 0xff), m.width);
+        break;
+      case 2: {
+        uint16_t v = static_cast<uint16_t>(m.value);
+        for (size_t x = 0; x < m.width; ++x) std::memcpy(row + 2 * x, &v, 2);
+        break;
+      }
+      default:
+        for (size_t x = 0; x < m.width; ++x) std::memcpy(row + 4 * x, &m.value, 4);
+    }
+  }
+}
+
+CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
+  if (p == 0) return CUDA_ERROR_INVALID_VALUE;
+  auto a = Registry::instance().find(static_cast<uintptr_t>(p));
+  if (!a || !a->contains(static_cast<uintptr_t>(p), n)) return CUDA_ERROR_INVALID_VALUE;
+  *check = {static_cast<uintptr_t>(p), n, a->id};
+  return CUDA_SUCCESS;
+}
+
+CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D& p) {
+  CUDA_MEMCPY3D q{};
+  q.srcXInBytes = p.srcXInBytes;
+  q.srcY = p.srcY;
+  q.srcMemoryType = p.srcMemoryType;
+  q.srcHost = p.srcHost;
+  q.srcDevice = p.srcDevice;
+  q.srcArray = p.srcArray;
+  q.srcPitch = p.srcPitch;
+  q.dstXInBytes = p.dstXInBytes;
+  q.dstY = p.dstY;
+  q.dstMemoryType = p.dstMemoryType;
+  q.dstHost = p.dstHost;
+  q.dstDevice = p.dstDevice;
+  q.dstArray = p.dstArray;
+  q.dstPitch = p.dstPitch;
+  q.WidthInBytes = p.WidthInBytes;
+  q.Height = p.Height;
+  q.Depth = 1;
+  return q;
+}
+
+namespace {
+
+struct Side {
+  CUmemorytype type;
+  const void* host;
+  CUdeviceptr dev;
+  CUarray array;
+  size_t x, y, z, pitch, height;
+};
+
+// Resolves one side of a copy to a base pointer, pitch and slice stride.
+CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** base, size_t* pitch,
+                      size_t* slice, MemCheck* check) {
+  const size_t rows = p.Height ? p.Height : 1;
+  const size_t layers = p.Depth ? p.Depth : 1;
+  size_t ptch = s.pitch, hgt = s.height;
+  uintptr_t origin = 0;
+  switch (s.type) {
+    case CU_MEMORYTYPE_ARRAY: {
+      Array* a = rt().arrays.live(s.array);
+      if (!a) return CUDA_ERROR_INVALID_VALUE;
+      ptch = a->row_bytes();
+      hgt = a->rows();
+      if (s.x + p.WidthInBytes > ptch || s.y + rows > a->rows() || s.z + layers > a->layers())
+        return CUDA_ERROR_INVALID_VALUE;
+      origin = reinterpret_cast<uintptr_t>(a->data.get());
+      break;
+    }
+    case CU_MEMORYTYPE_HOST:
+      if (!s.host) return CUDA_ERROR_INVALID_VALUE;
+      origin = reinterpret_cast<uintptr_t>(s.host);
+      break;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+      if (!s.dev) return CUDA_ERROR_INVALID_VALUE;
+      origin = static_cast<uintptr_t>(s.dev);
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (s.type != CU_MEMORYTYPE_ARRAY) {
+    if (ptch == 0) ptch = s.x + p.WidthInBytes;
+    if (rows > 1 && ptch < s.x + p.WidthInBytes) return CUDA_ERROR_INVALID_VALUE;
+    if (hgt == 0) hgt = s.y + rows;
+    if (layers > 1 && hgt < s.y + rows) return CUDA_ERROR_INVALID_VALUE;
+  }
+  uintptr_t first = origin + s.z * ptch * hgt + s.y * ptch + s.x;
+  size_t span = (layers - 1) * ptch * hgt + (rows - 1) * ptch + p.WidthInBytes;
+  if (s.type == CU_MEMORYTYPE_DEVICE) {
+    if (CUresult r = check_device_range(static_cast<CUdeviceptr>(first), span, check)) return r;
+  } else if (s.type == CU_MEMORYTYPE_UNIFIED) {
+    auto a = Registry::instance().find(first);
+    if (a) {
+      if (!a->contains(first, span)) return CUDA_ERROR_INVALID_VALUE;
+      *check = {first, span, a->id};
+    }
+  }
+  *base = reinterpret_cast<unsigned char*>(first);
+  *pitch = ptch;
+  *slice = ptch * hgt;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult resolve_copy3d(const CUDA_MEMCPY3D& p, Copy3D* out, MemCheck checks[2]) {
+  if (p.WidthInBytes == 0 || p.Height == 0 || p.Depth == 0) {
+    *out = Copy3D{};
+    out->width = 0;
+    return CUDA_SUCCESS;  // an empty copy is a no-op
+  }
+  Side src{p.srcMemoryType, p.srcHost, p.srcDevice, p.srcArray, p.srcXInBytes, p.srcY, p.srcZ, p.srcPitch, p.srcHeight};
+  Side dst{p.dstMemoryType, p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY, p.dstZ, p.dstPitch, p.dstHeight};
+  unsigned char* s;
+  unsigned char* d;
+  if (CUresult r = resolve_side(src, p, &s, &out->src_pitch, &out->src_slice, &checks[0])) return r;
+  if (CUresult r = resolve_side(dst, p, &d, &out->dst_pitch, &out->dst_slice, &checks[1])) return r;
+  out->src = s;
+  out->dst = d;
+  out->width = p.WidthInBytes;
+  out->height = p.Height;
+  out->depth = p.Depth;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace cucpu

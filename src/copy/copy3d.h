@@ -1,0 +1,50 @@
+// The copy engine's walker: 1D/2D/3D copies and 2D memsets over host
+// memory, plus resolution of the driver's copy descriptors into it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda.h"
+
+namespace cucpu {
+
+// A strided box: depth slices of height rows of width bytes.
+struct Copy3D {
+  const unsigned char* src = nullptr;
+  size_t src_pitch = 0, src_slice = 0;
+  unsigned char* dst = nullptr;
+  size_t dst_pitch = 0, dst_slice = 0;
+  size_t width = 0, height = 1, depth = 1;
+};
+
+// A byte range that must still belong to allocation `alloc_id` when an op
+// executes (alloc_id 0: host memory the runtime does not track).
+struct MemCheck {
+  uintptr_t p = 0;
+  size_t n = 0;
+  uint64_t alloc_id = 0;
+};
+
+struct Memset2D {
+  unsigned char* dst = nullptr;
+  size_t pitch = 0;
+  unsigned elem = 1;  // 1, 2 or 4 bytes
+  uint32_t value = 0;
+  size_t width = 0;   // elements per row
+  size_t height = 1;
+};
+
+void run_copy(const Copy3D& c);
+void run_memset(const Memset2D& m);
+
+// Resolves a CUDA_MEMCPY3D (2D descriptors are widened first) into a walk
+// and the ranges to re-check at execution. Returns the driver's error for a
+// malformed descriptor or memory outside a live allocation.
+CUresult resolve_copy3d(const CUDA_MEMCPY3D& p, Copy3D* out, MemCheck checks[2]);
+CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D& p);
+
+// Validates that [p, p+n) is device-accessible memory the runtime tracks.
+CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check);
+
+}  // namespace cucpu

@@ -1,0 +1,87 @@
+#include "core/allocation.h"
+
+#include <mutex>
+#include <vector>
+
+namespace cucpu {
+
+Registry& Registry::instance() {
+  static Registry* r = new Registry();  // outlives static destruction
+  return *r;
+}
+
+uint64_t Registry::add(Allocation a) {
+  std::unique_lock lock(mu_);
+  a.id = next_id_++;
+  if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ += a.size;
+  by_base_[a.base] = a;
+  return a.id;
+}
+
+std::optional<Allocation> Registry::remove(uintptr_t base) {
+  std::unique_lock lock(mu_);
+  auto it = by_base_.find(base);
+  if (it == by_base_.end()) return std::nullopt;
+  Allocation a = it->second;
+  if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ -= a.size;
+  by_base_.erase(it);
+  return a;
+}
+
+std::optional<Allocation> Registry::find(uintptr_t p) const {
+  std::shared_lock lock(mu_);
+  auto it = by_base_.upper_bound(p);
+  if (it == by_base_.begin()) return std::nullopt;
+  --it;
+  const Allocation& a = it->second;
+  if (p - a.base < (a.size ? a.size : 1)) return a;
+  return std::nullopt;
+}
+
+bool Registry::still_valid(uint64_t id, uintptr_t p, size_t n) const {
+  std::shared_lock lock(mu_);
+  auto it = by_base_.upper_bound(p);
+  if (it == by_base_.begin()) return false;
+  --it;
+  return it->second.id == id && it->second.contains(p, n);
+}
+
+bool Registry::set_attachment(uintptr_t base, unsigned flags, uint64_t stream_id) {
+  std::unique_lock lock(mu_);
+  auto it = by_base_.find(base);
+  if (it == by_base_.end()) return false;
+  it->second.attach_flags = flags;
+  it->second.attach_stream_id = stream_id;
+  return true;
+}
+
+bool Registry::set_sync_memops(uintptr_t base, bool on) {
+  std::unique_lock lock(mu_);
+  auto it = by_base_.find(base);
+  if (it == by_base_.end()) return false;
+  it->second.sync_memops = on;
+  return true;
+}
+
+size_t Registry::device_bytes() const {
+  std::shared_lock lock(mu_);
+  return device_bytes_;
+}
+
+std::vector<Allocation> Registry::remove_context(Context* ctx) {
+  std::unique_lock lock(mu_);
+  std::vector<Allocation> out;
+  for (auto it = by_base_.begin(); it != by_base_.end();) {
+    if (it->second.ctx == ctx && it->second.kind != MemKind::kRegistered) {
+      if (it->second.kind == MemKind::kDevice || it->second.kind == MemKind::kManaged)
+        device_bytes_ -= it->second.size;
+      out.push_back(it->second);
+      it = by_base_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+}  // namespace cucpu

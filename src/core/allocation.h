@@ -1,0 +1,65 @@
+// The allocation registry: every range of memory the runtime knows about
+// (device, pinned host, registered host, managed), keyed by base address.
+//
+// Contract: all methods are thread-safe. Lookups return copies, so a caller
+// never holds a reference into the registry; an op that needs "is this
+// memory still allocated" at execution time re-checks by allocation id.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <shared_mutex>
+#include <vector>
+
+#include "cuda.h"
+
+namespace cucpu {
+
+class Context;
+class Stream;
+
+enum class MemKind { kDevice, kHost, kRegistered, kManaged };
+
+struct Allocation {
+  uintptr_t base = 0;
+  size_t size = 0;
+  MemKind kind = MemKind::kDevice;
+  Context* ctx = nullptr;
+  unsigned flags = 0;      // allocation flags (host alloc / register / managed attach)
+  uint64_t id = 0;         // unique, never reused (CU_POINTER_ATTRIBUTE_BUFFER_ID)
+  // Stream association of managed memory (cuStreamAttachMemAsync).
+  unsigned attach_flags = 0;
+  uint64_t attach_stream_id = 0;  // 0: none
+  bool sync_memops = false;
+
+  bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
+};
+
+class Registry {
+ public:
+  static Registry& instance();
+
+  uint64_t add(Allocation a);
+  std::optional<Allocation> remove(uintptr_t base);
+  // The allocation that contains address p, if any.
+  std::optional<Allocation> find(uintptr_t p) const;
+  // Whether allocation `id` still exists and contains [p, p+n).
+  bool still_valid(uint64_t id, uintptr_t p, size_t n) const;
+  // Updates the stream association of the allocation based at `base`.
+  bool set_attachment(uintptr_t base, unsigned flags, uint64_t stream_id);
+  bool set_sync_memops(uintptr_t base, bool on);
+  // Total bytes of device and managed allocations (for cuMemGetInfo).
+  size_t device_bytes() const;
+  // Removes every allocation owned by ctx and returns them (for ctx destroy).
+  std::vector<Allocation> remove_context(Context* ctx);
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::map<uintptr_t, Allocation> by_base_;  // guarded by mu_
+  uint64_t next_id_ = 1;                     // guarded by mu_
+  size_t device_bytes_ = 0;                  // guarded by mu_
+};
+
+}  // namespace cucpu

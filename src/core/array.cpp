@@ -1,0 +1,32 @@
+#include "core/array.h"
+
+namespace cucpu {
+
+Array::Array(Context* ctx, const CUDA_ARRAY3D_DESCRIPTOR& d, size_t elem_size)
+    : ctx(ctx), desc(d), elem_size(elem_size) {
+  data.reset(new unsigned char[bytes() ? bytes() : 1]());
+}
+
+size_t format_bytes(CUarray_format f) {
+  switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+    case CU_AD_FORMAT_UNORM_INT8X1:
+    case CU_AD_FORMAT_SNORM_INT8X1:
+      return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+    case CU_AD_FORMAT_UNORM_INT16X1:
+    case CU_AD_FORMAT_SNORM_INT16X1:
+      return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace cucpu

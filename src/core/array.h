@@ -1,0 +1,30 @@
+// Array: a CUDA array, stored as a tightly packed host buffer
+// (width * height * depth elements of format x channels bytes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "cuda.h"
+
+namespace cucpu {
+
+class Context;
+
+struct Array {
+  Array(Context* ctx, const CUDA_ARRAY3D_DESCRIPTOR& d, size_t elem_size);
+  Context* const ctx;
+  const CUDA_ARRAY3D_DESCRIPTOR desc;
+  const size_t elem_size;
+  size_t row_bytes() const { return desc.Width * elem_size; }
+  size_t rows() const { return desc.Height ? desc.Height : 1; }
+  size_t layers() const { return desc.Depth ? desc.Depth : 1; }
+  size_t bytes() const { return row_bytes() * rows() * layers(); }
+  std::unique_ptr<unsigned char[]> data;
+};
+
+// Bytes per channel element of an array format; 0 for an unknown format.
+size_t format_bytes(CUarray_format f);
+
+}  // namespace cucpu

@@ -1,0 +1,118 @@
+#include "core/context.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/runtime.h"
+#include "core/stream.h"
+
+namespace cucpu {
+namespace {
+// A process-unique key per thread (thread ids can be reused; these are not).
+uint64_t thread_key() {
+  static std::atomic<uint64_t> next{1};
+  thread_local uint64_t key = next.fetch_add(1, std::memory_order_relaxed);
+  return key;
+}
+struct PerThreadCache {
+  uint64_t ctx_id = 0;
+  Stream* stream = nullptr;
+};
+thread_local PerThreadCache t_pts;
+}  // namespace
+
+Context::Context(Device* dev, unsigned flags, bool primary)
+    : device(dev), primary(primary),
+      id(rt().next_ctx_id.fetch_add(1, std::memory_order_relaxed)), flags(flags) {
+  legacy_ = rt().streams.create(this, StreamKind::kLegacy, 0u, 0);
+}
+
+Context::~Context() {
+  shut_down();
+  rt().streams.kill(legacy_);
+  legacy_->release();
+}
+
+void Context::link_stream(Stream* s) {
+  std::lock_guard<std::mutex> g(streams_mu);
+  streams_.push_back(s);
+}
+
+void Context::unlink_stream(Stream* s) {
+  std::lock_guard<std::mutex> g(streams_mu);
+  auto it = std::find(streams_.begin(), streams_.end(), s);
+  if (it != streams_.end()) {
+    *it = streams_.back();
+    streams_.pop_back();
+  }
+  per_thread_.erase(std::remove_if(per_thread_.begin(), per_thread_.end(),
+                                   [s](auto& e) { return e.second == s; }),
+                    per_thread_.end());
+}
+
+Stream* Context::per_thread_stream() {
+  if (t_pts.ctx_id == id) return t_pts.stream;
+  uint64_t key = thread_key();
+  Stream* found = nullptr;
+  {
+    std::lock_guard<std::mutex> g(streams_mu);
+    for (auto& e : per_thread_)
+      if (e.first == key) found = e.second;
+  }
+  if (!found) {
+    found = rt().streams.create(this, StreamKind::kPerThread, 0u, 0);
+    std::lock_guard<std::mutex> g(streams_mu);
+    streams_.push_back(found);
+    per_thread_.emplace_back(key, found);
+  }
+  t_pts = {id, found};
+  return found;
+}
+
+CUresult Context::synchronize() {
+  std::vector<std::pair<Stream*, uint64_t>> targets;
+  {
+    std::lock_guard<std::mutex> g(streams_mu);
+    targets.reserve(streams_.size() + 1);
+    for (Stream* s : streams_) {
+      s->retain();
+      targets.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
+    }
+  }
+  legacy_->retain();
+  targets.emplace_back(legacy_, legacy_->enqueued.load(std::memory_order_acquire));
+  for (auto& [s, seq] : targets) {
+    s->wait_for(seq);
+    s->release();
+  }
+  return sticky_error();
+}
+
+void Context::shut_down() {
+  synchronize();
+  std::vector<Stream*> owned;
+  {
+    std::lock_guard<std::mutex> g(streams_mu);
+    for (Stream* s : streams_)
+      if (rt().streams.state(s) == HandleState::kLive || s->kind == StreamKind::kPerThread) owned.push_back(s);
+    per_thread_.clear();
+  }
+  // Each live handle's reference is dropped once; draining streams already
+  // dropped theirs when the user destroyed them.
+  for (Stream* s : owned) {
+    rt().streams.kill(s);
+    s->release();
+  }
+}
+
+std::vector<Context*>& context_stack() {
+  thread_local std::vector<Context*> stack;
+  return stack;
+}
+
+Context* current_context() {
+  auto& st = context_stack();
+  return st.empty() ? nullptr : st.back();
+}
+
+}  // namespace cucpu

@@ -1,0 +1,79 @@
+// Context: a device's address space and the streams, events and memory
+// created in it.
+//
+// Ordering contract for the legacy (NULL) stream:
+//  - `order_mu` is taken exclusively by legacy-stream enqueues and shared by
+//    enqueues on blocking streams, so that "legacy op waits for every
+//    blocking stream" and "blocking op waits for the last legacy op" see a
+//    consistent cut. Non-blocking streams never take it.
+//  - Lock order: order_mu -> streams_mu -> Stream::mu.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "cuda.h"
+
+namespace cucpu {
+
+struct Device;
+class Stream;
+
+class Context {
+ public:
+  Context(Device* dev, unsigned flags, bool primary);
+  ~Context();
+
+  Device* const device;
+  const bool primary;
+  const uint64_t id;
+  std::atomic<unsigned> flags;
+
+  // Sticky error: set by a fault during asynchronous work, returned by every
+  // later call that uses the context. CUDA_SUCCESS when none.
+  std::atomic<int> sticky{CUDA_SUCCESS};
+  CUresult sticky_error() const { return static_cast<CUresult>(sticky.load(std::memory_order_acquire)); }
+  void set_sticky(CUresult e) {
+    int expected = CUDA_SUCCESS;
+    sticky.compare_exchange_strong(expected, e, std::memory_order_acq_rel);
+  }
+
+  Stream* legacy_stream() const { return legacy_; }
+  // The calling thread's per-thread default stream, created on first use.
+  Stream* per_thread_stream();
+
+  // Every non-legacy stream of the context, live or draining after destroy.
+  void link_stream(Stream* s);
+  void unlink_stream(Stream* s);
+  template <class F>
+  void for_each_stream(F&& f) {
+    std::lock_guard<std::mutex> g(streams_mu);
+    for (Stream* s : streams_) f(s);
+  }
+
+  // Waits until every op enqueued in this context before the call is done.
+  CUresult synchronize();
+  // Destroys the context's streams (their handles die) after draining them.
+  void shut_down();
+
+  std::shared_mutex order_mu;
+  std::mutex streams_mu;
+
+  // cuCtxSetLimit / cuCtxSetCacheConfig / cuCtxSetSharedMemConfig state.
+  std::atomic<int> cache_config{CU_FUNC_CACHE_PREFER_NONE};
+  std::atomic<size_t> limits[0x10]{};
+
+ private:
+  Stream* legacy_ = nullptr;
+  std::vector<Stream*> streams_;  // guarded by streams_mu
+  std::vector<std::pair<uint64_t, Stream*>> per_thread_;  // thread key -> stream; guarded by streams_mu
+};
+
+// The calling thread's context stack (cuCtxPush/Pop/Set/GetCurrent).
+std::vector<Context*>& context_stack();
+Context* current_context();
+
+}  // namespace cucpu

@@ -1,0 +1,120 @@
+// HandlePool<T>: stable storage for objects that the C API hands out as
+// opaque handles, so that any pointer a caller passes can be checked without
+// touching memory it may not own.
+//
+// Contract:
+//  - Slots live in one reserved virtual range that is never unmapped. Reading
+//    a slot's cookie is therefore always safe, even for a destroyed object or
+//    a forged pointer that happens to fall inside the range; pointers outside
+//    it are rejected by address alone.
+//  - A slot's cookie is kLive while the object is usable through its handle,
+//    kDead after the user destroyed it (the object itself may live on while
+//    the engine still references it), and 0 when the slot was never used.
+//  - Freed slots are reused first-in first-out, which keeps a stale handle
+//    recognisably dead for as long as possible.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <new>
+#include <utility>
+
+namespace cucpu {
+
+enum class HandleState { kInvalid, kDead, kLive };
+
+template <class T>
+class HandlePool {
+ public:
+  static constexpr uint32_t kLive = 0x4c495645;  // "LIVE"
+  static constexpr uint32_t kDead = 0x44454144;  // "DEAD"
+
+  explicit HandlePool(size_t capacity) : capacity_(capacity) {
+    void* p = mmap(nullptr, capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    slots_ = static_cast<Slot*>(p);
+  }
+  HandlePool(const HandlePool&) = delete;
+  HandlePool& operator=(const HandlePool&) = delete;
+  // The range stays mapped for the life of the process: handles may be
+  // checked by threads that outlive static destruction.
+
+  template <class... A>
+  T* create(A&&... args) {
+    Slot* s = take_slot();
+    T* obj;
+    try {
+      obj = new (s->storage) T(std::forward<A>(args)...);
+    } catch (...) {
+      give_back(s);
+      throw;
+    }
+    s->cookie.store(kLive, std::memory_order_release);
+    return obj;
+  }
+
+  // Marks the handle dead; the object stays constructed until release().
+  void kill(T* obj) { slot_of(obj)->cookie.store(kDead, std::memory_order_release); }
+
+  // Destroys the object and recycles its slot. Call once, after kill().
+  void release(T* obj) {
+    Slot* s = slot_of(obj);
+    s->cookie.store(kDead, std::memory_order_release);
+    obj->~T();
+    give_back(s);
+  }
+
+  HandleState state(const void* handle) const {
+    auto addr = reinterpret_cast<uintptr_t>(handle);
+    auto base = reinterpret_cast<uintptr_t>(slots_);
+    if (addr < base + offsetof(Slot, storage)) return HandleState::kInvalid;
+    uintptr_t off = addr - base - offsetof(Slot, storage);
+    if (off % sizeof(Slot) != 0 || off / sizeof(Slot) >= capacity_) return HandleState::kInvalid;
+    uint32_t c = slots_[off / sizeof(Slot)].cookie.load(std::memory_order_acquire);
+    return c == kLive ? HandleState::kLive : c == kDead ? HandleState::kDead : HandleState::kInvalid;
+  }
+
+  // The object behind a live handle, or nullptr.
+  T* live(const void* handle) const {
+    return state(handle) == HandleState::kLive ? static_cast<T*>(const_cast<void*>(handle)) : nullptr;
+  }
+
+ private:
+  struct Slot {
+    std::atomic<uint32_t> cookie;
+    alignas(alignof(T) > 16 ? alignof(T) : 16) unsigned char storage[sizeof(T)];
+  };
+
+  static Slot* slot_of(T* obj) {
+    return reinterpret_cast<Slot*>(reinterpret_cast<unsigned char*>(obj) - offsetof(Slot, storage));
+  }
+
+  Slot* take_slot() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      Slot* s = free_.front();
+      free_.pop_front();
+      return s;
+    }
+    if (used_ == capacity_) throw std::bad_alloc();
+    return &slots_[used_++];
+  }
+  void give_back(Slot* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(s);
+  }
+
+  Slot* slots_ = nullptr;
+  size_t capacity_;
+  std::mutex mu_;
+  size_t used_ = 0;        // slots ever handed out; guarded by mu_
+  std::deque<Slot*> free_;  // guarded by mu_
+};
+
+}  // namespace cucpu

@@ -1,0 +1,66 @@
+// Process-wide runtime state: initialization, teardown, devices and the
+// handle pools of every object type.
+//
+// Contract: rt() may be called from any thread at any time, also after
+// static destruction began (the runtime object is never destroyed; a static
+// sentinel flips `state` to kTornDown when the library unloads).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda.h"
+#include "core/handle_pool.h"
+
+namespace cucpu {
+
+class Context;
+class Stream;
+class Event;
+struct Array;
+
+enum class LibState : int { kUninitialized, kReady, kTornDown };
+
+struct Device {
+  int ordinal = 0;
+  std::string name;
+  CUuuid uuid{};
+  size_t total_mem = 0;
+  // Primary context: created on first retain, kept for the device's life so
+  // that its handle stays stable across release/retain (as the driver's does).
+  Context* primary = nullptr;
+  int primary_refs = 0;          // guarded by Runtime::primary_mu
+  unsigned primary_flags = 0;    // guarded by Runtime::primary_mu
+  bool primary_active = false;   // guarded by Runtime::primary_mu
+};
+
+struct Runtime {
+  Runtime();
+  std::atomic<int> state{static_cast<int>(LibState::kUninitialized)};
+  std::vector<Device> devices;
+  std::mutex primary_mu;
+  std::atomic<uint64_t> next_ctx_id{1};
+  std::atomic<uint64_t> next_stream_id{1};
+  HandlePool<Context> contexts;
+  HandlePool<Stream> streams;
+  HandlePool<Event> events;
+  HandlePool<Array> arrays;
+};
+
+Runtime& rt();
+
+inline LibState lib_state() {
+  return static_cast<LibState>(rt().state.load(std::memory_order_acquire));
+}
+
+// CUCPU_LOG=api traces calls; CUCPU_LOG is read once at load.
+bool trace_enabled();
+void log_line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Whether the calling thread is running a host function or callback.
+bool in_host_function();
+void set_in_host_function(bool on);
+
+}  // namespace cucpu

@@ -1,0 +1,102 @@
+#include "core/stream.h"
+
+#include <thread>
+
+#include "core/context.h"
+#include "core/runtime.h"
+#include "exec/scheduler.h"
+#include "exec/spin_lock.h"
+
+namespace cucpu {
+
+Stream::Stream(Context* ctx, StreamKind kind, unsigned flags, int priority)
+    : ctx(ctx), kind(kind), flags(flags),
+      id(rt().next_stream_id.fetch_add(1, std::memory_order_relaxed)), priority(priority) {}
+
+Stream::~Stream() = default;
+
+void Stream::release() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (kind != StreamKind::kLegacy) ctx->unlink_stream(this);
+  rt().streams.release(this);
+}
+
+OpRef Stream::last_pending_op() {
+  std::lock_guard<std::mutex> g(mu);
+  if (!last_ || last_->done()) return OpRef();
+  return OpRef::share(last_.get());
+}
+
+void Stream::enqueue(Op* op, Op* extra_dep) {
+  op->stream = this;
+  op->priority = priority.load(std::memory_order_relaxed);
+  retain();  // released in op_after_finish
+  OpRef prev;
+  std::vector<OpRef> legacy_deps;
+
+  auto link_in_stream = [&] {
+    std::lock_guard<std::mutex> g(mu);
+    prev = std::move(last_);
+    op->retain();
+    last_ = OpRef(op);
+    op->seq = enqueued.load(std::memory_order_relaxed) + 1;
+    enqueued.store(op->seq, std::memory_order_release);
+  };
+
+  if (kind == StreamKind::kLegacy) {
+    std::unique_lock<std::shared_mutex> order(ctx->order_mu);
+    link_in_stream();
+    ctx->for_each_stream([&](Stream* s) {
+      if (s->blocking()) {
+        OpRef dep = s->last_pending_op();
+        if (dep) legacy_deps.push_back(std::move(dep));
+      }
+    });
+  } else if (blocking()) {
+    std::shared_lock<std::shared_mutex> order(ctx->order_mu);
+    link_in_stream();
+    OpRef dep = ctx->legacy_stream()->last_pending_op();
+    if (dep) legacy_deps.push_back(std::move(dep));
+  } else {
+    link_in_stream();
+  }
+
+  if (prev) prev->add_successor(op);
+  for (auto& d : legacy_deps) d->add_successor(op);
+  if (extra_dep) extra_dep->add_successor(op);
+  if (op->release_dependency()) Scheduler::instance().submit(op);
+}
+
+void Stream::on_op_done(uint64_t seq) {
+  completed.store(seq, std::memory_order_seq_cst);
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  if (waiters_.load(std::memory_order_seq_cst) > 0) epoch_.notify_all();
+}
+
+void Stream::wait_for(uint64_t seq) {
+  // Spin briefly (the common case: work finishing within microseconds),
+  // yielding the core, then sleep on the completion epoch.
+  for (int i = 0; i < 200; ++i) {
+    if (completed.load(std::memory_order_acquire) >= seq) return;
+    if (i % 8 == 7) std::this_thread::yield();
+    else cpu_relax();
+  }
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  for (;;) {
+    uint32_t e = epoch_.load(std::memory_order_seq_cst);
+    if (completed.load(std::memory_order_seq_cst) >= seq) break;
+    epoch_.wait(e, std::memory_order_seq_cst);
+  }
+  waiters_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+// Engine hooks (declared in exec/scheduler.h).
+int op_status_before_execute(Op* op) { return op->stream->ctx->sticky.load(std::memory_order_acquire); }
+
+void op_after_finish(Op* op) {
+  Stream* s = op->stream;
+  s->on_op_done(op->seq);
+  s->release();
+}
+
+}  // namespace cucpu

@@ -1,0 +1,82 @@
+// Stream: a timeline of ops that execute one after another.
+//
+// Contract:
+//  - enqueue() links a new op after the stream's last op (and, for blocking
+//    streams, after the context's legacy stream or vice versa), then hands
+//    it to the scheduler once its dependencies are done.
+//  - `enqueued` and `completed` are sequence numbers: an op with seq N is
+//    done when completed >= N. Ops of one stream finish in seq order, so
+//    query is two atomic loads.
+//  - The object is reference counted: the user's handle holds one reference
+//    and each op in flight holds one. Destroying the handle kills it at once;
+//    the object (and its pending work) lives on until the last op finishes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "cuda.h"
+#include "exec/op.h"
+
+namespace cucpu {
+
+class Context;
+
+enum class StreamKind { kRegular, kLegacy, kPerThread };
+
+// Stream attributes other than priority (which lives on the stream itself).
+struct StreamAttributes {
+  CUaccessPolicyWindow access_policy{};
+  CUsynchronizationPolicy sync_policy = CU_SYNC_POLICY_AUTO;
+  CUlaunchMemSyncDomainMap domain_map{0, 1};
+  CUlaunchMemSyncDomain domain = CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;
+};
+
+class Stream {
+ public:
+  Stream(Context* ctx, StreamKind kind, unsigned flags, int priority);
+  ~Stream();
+
+  Context* const ctx;
+  const StreamKind kind;
+  const unsigned flags;
+  const uint64_t id;
+  std::atomic<int> priority;
+
+  bool blocking() const { return (flags & CU_STREAM_NON_BLOCKING) == 0; }
+
+  // Links `op` into the stream (taking over the caller's reference) after
+  // the stream's last op and after `extra_dep` when it is not null.
+  void enqueue(Op* op, Op* extra_dep = nullptr);
+
+  bool idle() const {
+    return completed.load(std::memory_order_acquire) >= enqueued.load(std::memory_order_acquire);
+  }
+  // Waits until every op enqueued before the call is done.
+  void wait_idle() { wait_for(enqueued.load(std::memory_order_acquire)); }
+  void wait_for(uint64_t seq);
+  // The last op enqueued, with a reference (null when none is pending).
+  OpRef last_pending_op();
+
+  void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release();
+
+  // Called by the engine when the op with sequence `seq` is done.
+  void on_op_done(uint64_t seq);
+
+  std::mutex mu;
+  std::atomic<uint64_t> enqueued{0};
+  std::atomic<uint64_t> completed{0};
+
+  std::mutex attr_mu;
+  StreamAttributes attrs;  // guarded by attr_mu
+
+ private:
+  OpRef last_;  // guarded by mu
+  std::atomic<uint32_t> epoch_{0};
+  std::atomic<int> waiters_{0};
+  std::atomic<int> refs_{1};
+};
+
+}  // namespace cucpu

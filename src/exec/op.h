@@ -1,0 +1,124 @@
+// Op: one unit of stream work and a node of the engine's dependency graph.
+//
+// Life of an op:
+//  1. Built by an API call with `pending` = 1, a guard that keeps it from
+//     becoming ready while its dependencies are being linked.
+//  2. Linked: each predecessor that is not done yet adds it as a successor
+//     and increments `pending` (under the predecessor's lock, so a
+//     predecessor finishing concurrently either sees the link or reports
+//     itself done).
+//  3. The guard is dropped; whoever brings `pending` to zero
+//     (fetch_sub(acq_rel) == 1) hands it to the scheduler. acq_rel makes the
+//     predecessors' writes visible to the thread that runs the op.
+//  4. Executed on a worker (or inline when trivial()), then finished: marked
+//     done and its successors released.
+// Ops are reference counted: the stream's `last` pointer, events and the
+// scheduler each hold one reference.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "exec/spin_lock.h"
+
+namespace cucpu {
+
+class Stream;
+
+class Op {
+ public:
+  virtual ~Op() = default;
+
+  // The work. Runs with no runtime lock held. `status` is the context's
+  // sticky error when the op starts (CUDA_SUCCESS when there is none).
+  virtual void execute(int status) = 0;
+  // True for bookkeeping ops (event records, waits) that may run inline
+  // wherever they become ready, even on an API thread.
+  virtual bool trivial() const { return false; }
+
+  void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  // Registers `next` to run after this op. Returns false (and links
+  // nothing) when this op is already done.
+  bool add_successor(Op* next) {
+    SpinLockGuard g(lock_);
+    if (done_) return false;
+    next->pending_.fetch_add(1, std::memory_order_relaxed);
+    next->retain();
+    successors_.push_back(next);
+    return true;
+  }
+  bool done() const { return done_flag_.load(std::memory_order_acquire); }
+
+  // Drops one dependency (or the build guard). True when the op is ready.
+  bool release_dependency() { return pending_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+
+  // Marks the op done and moves its successors out; the caller releases them.
+  std::vector<Op*> mark_done() {
+    std::vector<Op*> out;
+    {
+      SpinLockGuard g(lock_);
+      done_ = true;
+      out.swap(successors_);
+    }
+    done_flag_.store(true, std::memory_order_release);
+    if (waiters_.load(std::memory_order_seq_cst) > 0) done_flag_.notify_all();
+    return out;
+  }
+
+  // Blocks until the op is done: a short spin, then a futex sleep.
+  void wait_done() {
+    for (int i = 0; i < 200; ++i) {
+      if (done()) return;
+      if (i % 8 == 7) std::this_thread::yield();
+      else cpu_relax();
+    }
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
+    while (!done_flag_.load(std::memory_order_seq_cst)) done_flag_.wait(false, std::memory_order_seq_cst);
+    waiters_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+  Stream* stream = nullptr;  // owning stream; the op holds a reference to it
+  uint64_t seq = 0;          // position in the stream, assigned at enqueue
+  int priority = 0;          // copy of the stream's priority (lower runs first)
+  uint64_t done_ns = 0;      // completion time, written before done
+
+ private:
+  std::atomic<int32_t> refs_{1};
+  std::atomic<int32_t> pending_{1};
+  SpinLock lock_;
+  bool done_ = false;                // guarded by lock_
+  std::atomic<bool> done_flag_{false};
+  std::atomic<int> waiters_{0};      // threads in wait_done()
+  std::vector<Op*> successors_;      // guarded by lock_; each holds a reference
+};
+
+// Holds one reference to an op and drops it on scope exit.
+class OpRef {
+ public:
+  OpRef() = default;
+  explicit OpRef(Op* op) : op_(op) {}
+  OpRef(const OpRef&) = delete;
+  OpRef& operator=(const OpRef&) = delete;
+  OpRef(OpRef&& o) noexcept : op_(o.op_) { o.op_ = nullptr; }
+  OpRef& operator=(OpRef&& o) noexcept {
+    if (this != &o) { reset(); op_ = o.op_; o.op_ = nullptr; }
+    return *this;
+  }
+  ~OpRef() { reset(); }
+  void reset() { if (op_) op_->release(); op_ = nullptr; }
+  Op* get() const { return op_; }
+  Op* operator->() const { return op_; }
+  explicit operator bool() const { return op_ != nullptr; }
+  static OpRef share(Op* op) { if (op) op->retain(); return OpRef(op); }
+
+ private:
+  Op* op_ = nullptr;
+};
+
+}  // namespace cucpu

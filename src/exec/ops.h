@@ -1,0 +1,97 @@
+// The concrete ops the API enqueues.
+#pragma once
+
+#include <functional>
+
+#include "copy/copy3d.h"
+#include "core/allocation.h"
+#include "core/context.h"
+#include "core/runtime.h"
+#include "core/stream.h"
+#include "exec/op.h"
+
+namespace cucpu {
+
+// Bookkeeping op: an event record or a wait. Completes as soon as it is ready.
+class MarkerOp final : public Op {
+ public:
+  void execute(int) override {}
+  bool trivial() const override { return true; }
+};
+
+// cuLaunchHostFunc / cuStreamAddCallback. The function runs on a worker with
+// no runtime lock held and the thread marked "inside a host function".
+class HostFuncOp final : public Op {
+ public:
+  HostFuncOp(CUhostFn fn, void* data) : fn_(fn), data_(data) {}
+  HostFuncOp(CUstreamCallback cb, CUstream handle, void* data) : cb_(cb), handle_(handle), data_(data) {}
+  void execute(int status) override {
+    set_in_host_function(true);
+    if (fn_) fn_(data_);
+    else cb_(handle_, static_cast<CUresult>(status), data_);
+    set_in_host_function(false);
+  }
+
+ private:
+  CUhostFn fn_ = nullptr;
+  CUstreamCallback cb_ = nullptr;
+  CUstream handle_ = nullptr;
+  void* data_;
+};
+
+// Copies and sets re-check, when they run, that device memory they touch is
+// still allocated; if not, the context gets a sticky CUDA_ERROR_ILLEGAL_ADDRESS
+// (what a device fault gives on the real driver) and the op does nothing.
+inline bool memory_still_valid(const MemCheck* checks, int n) {
+  for (int i = 0; i < n; ++i)
+    if (checks[i].alloc_id && !Registry::instance().still_valid(checks[i].alloc_id, checks[i].p, checks[i].n))
+      return false;
+  return true;
+}
+
+class CopyOp final : public Op {
+ public:
+  CopyOp(const Copy3D& c, const MemCheck checks[2]) : copy_(c), checks_{checks[0], checks[1]} {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;  // a faulted context runs no more device work
+    if (!memory_still_valid(checks_, 2)) {
+      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      return;
+    }
+    run_copy(copy_);
+  }
+
+ private:
+  Copy3D copy_;
+  MemCheck checks_[2];
+};
+
+class MemsetOp final : public Op {
+ public:
+  MemsetOp(const Memset2D& m, const MemCheck& check) : set_(m), check_(check) {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;
+    if (!memory_still_valid(&check_, 1)) {
+      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      return;
+    }
+    run_memset(set_);
+  }
+
+ private:
+  Memset2D set_;
+  MemCheck check_;
+};
+
+// A registry update that must happen in stream order (cuStreamAttachMemAsync).
+class FunctionOp final : public Op {
+ public:
+  explicit FunctionOp(std::function<void()> f) : f_(std::move(f)) {}
+  void execute(int) override { f_(); }
+  bool trivial() const override { return true; }
+
+ private:
+  std::function<void()> f_;
+};
+
+}  // namespace cucpu

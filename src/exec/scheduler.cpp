@@ -1,0 +1,158 @@
+#include "exec/scheduler.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "exec/spin_lock.h"
+
+namespace cucpu {
+namespace {
+thread_local bool t_is_worker = false;
+
+int level_of(int priority) {
+  int level = -priority;  // 0 (lowest) .. 7 (highest)
+  if (level < 0) level = 0;
+  if (level >= Scheduler::kPriorityLevels) level = Scheduler::kPriorityLevels - 1;
+  return Scheduler::kPriorityLevels - 1 - level;  // queue 0 is served first
+}
+
+size_t configured_workers() {
+  if (const char* s = std::getenv("CUCPU_WORKERS")) {
+    long n = std::strtol(s, nullptr, 10);
+    if (n >= 1 && n <= 256) return static_cast<size_t>(n);
+  }
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw < 2 ? 2 : hw;
+}
+}  // namespace
+
+Scheduler& Scheduler::instance() {
+  // Leaked on purpose: workers may still be finishing ops while static
+  // destructors of other translation units run.
+  static Scheduler* s = new Scheduler();
+  return *s;
+}
+
+bool Scheduler::on_worker_thread() { return t_is_worker; }
+
+Scheduler::Scheduler() {
+  size_t n = configured_workers();
+  workers_.reserve(n);
+  for (size_t i = 0; i < n; ++i) workers_.emplace_back([this] { worker_main(); });
+  for (auto& w : workers_) w.detach();
+}
+
+Scheduler::~Scheduler() {
+  std::lock_guard<std::mutex> g(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+}
+
+void Scheduler::push(Op* op) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    ready_[level_of(op->priority)].push_back(op);
+    ready_count_.fetch_add(1, std::memory_order_release);
+    wake = sleepers_ > 0 && spinners_.load(std::memory_order_acquire) == 0;
+  }
+  if (wake) cv_.notify_one();
+}
+
+void Scheduler::submit(Op* op) {
+  if (op->trivial()) {
+    run_chain(op);
+    return;
+  }
+  push(op);
+}
+
+Op* Scheduler::pop_locked() {
+  for (auto& q : ready_) {
+    if (!q.empty()) {
+      Op* op = q.front();
+      q.pop_front();
+      ready_count_.fetch_sub(1, std::memory_order_relaxed);
+      return op;
+    }
+  }
+  return nullptr;
+}
+
+void Scheduler::run_chain(Op* op) {
+  // Only workers take non-trivial successors inline: trivial ops finishing
+  // on an API thread must not run user code there.
+  const bool allow_inline = t_is_worker;
+  std::vector<Op*> more;  // further ops to run here; allocated only when needed
+  while (op) {
+    op->execute(op_status_before_execute(op));
+    finish(op, allow_inline, more);
+    if (more.empty()) {
+      op = nullptr;
+    } else {
+      op = more.back();
+      more.pop_back();
+    }
+  }
+}
+
+void Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
+  op->done_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch()).count());
+  std::vector<Op*> next = op->mark_done();
+  op_after_finish(op);
+  bool took_inline = false;
+  for (Op* s : next) {
+    if (!s->release_dependency()) {
+      s->release();  // the link's reference; others still hold theirs
+      continue;
+    }
+    // The link's reference becomes the reference of whoever runs it.
+    if (s->trivial()) {
+      run_here.push_back(s);
+    } else if (allow_inline && !took_inline) {
+      run_here.push_back(s);
+      took_inline = true;
+    } else {
+      push(s);
+    }
+  }
+  op->release();  // the runner's reference
+}
+
+void Scheduler::worker_main() {
+  t_is_worker = true;
+  for (;;) {
+    Op* op = nullptr;
+    if (ready_count_.load(std::memory_order_acquire) > 0) {
+      std::lock_guard<std::mutex> g(mu_);
+      op = pop_locked();
+    }
+    if (op) {
+      run_chain(op);
+      continue;
+    }
+    // Spin briefly, one worker at a time, yielding so that on a small
+    // machine the thread we wait for keeps its core.
+    if (spinners_.fetch_add(1, std::memory_order_acq_rel) == 0) {
+      for (int i = 0; i < 2000 && ready_count_.load(std::memory_order_acquire) == 0; ++i) {
+        if (i % 16 == 15) std::this_thread::yield();
+        else cpu_relax();
+      }
+    }
+    spinners_.fetch_sub(1, std::memory_order_acq_rel);
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!stopping_ && (op = pop_locked()) == nullptr) {
+      ++sleepers_;
+      cv_.wait(lk);
+      --sleepers_;
+    }
+    if (!op) return;
+    lk.unlock();
+    run_chain(op);
+  }
+}
+
+}  // namespace cucpu

@@ -1,0 +1,66 @@
+// Scheduler: the worker pool that runs ready ops.
+//
+// Contract:
+//  - submit() takes an op whose dependencies are all done, and one reference
+//    to it. Trivial ops run at once on the calling thread; others go to a
+//    ready queue ordered by stream priority (lower value first, FIFO within
+//    a priority).
+//  - A worker that finishes an op runs the first successor that became ready
+//    itself (the latency path) and queues the rest.
+//  - Idle workers spin briefly (one at a time, yielding the core) and then
+//    sleep on a condition variable; nothing polls while idle.
+//  - No runtime lock is held while an op executes.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "exec/op.h"
+
+namespace cucpu {
+
+// Hooks the engine calls around op execution; implemented by the stream
+// layer (core/stream.cpp), which knows contexts and sticky errors.
+int op_status_before_execute(Op* op);
+void op_after_finish(Op* op);
+
+class Scheduler {
+ public:
+  static constexpr int kPriorityLevels = 8;  // stream priorities 0 .. -7
+
+  static Scheduler& instance();
+
+  void submit(Op* op);
+  size_t worker_count() const { return workers_.size(); }
+  // True on a pool thread (used to refuse blocking calls from host functions).
+  static bool on_worker_thread();
+
+  ~Scheduler();
+
+ private:
+  Scheduler();
+  void worker_main();
+  Op* pop_locked();
+  // Runs `op` and any chain of successors handed back inline.
+  void run_chain(Op* op);
+  // Finishes `op`: completion hooks, then releases its successors. Ready
+  // trivial successors, and one other when allow_inline, go to run_here.
+  void finish(Op* op, bool allow_inline, std::vector<Op*>& run_here);
+  void push(Op* op);
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Op*> ready_[kPriorityLevels];  // guarded by mu_
+  std::atomic<int> ready_count_{0};
+  int sleepers_ = 0;                         // guarded by mu_
+  std::atomic<int> spinners_{0};
+  bool stopping_ = false;                    // guarded by mu_
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace cucpu
