@@ -55,7 +55,8 @@ void Scheduler::push(Op* op) {
     std::lock_guard<std::mutex> g(mu_);
     ready_[level_of(op->priority)].push_back(op);
     ready_count_.fetch_add(1, std::memory_order_release);
-    wake = sleepers_ > 0 && spinners_.load(std::memory_order_acquire) == 0;
+    // A spinning worker takes one queued op; wake a sleeper for any more.
+    wake = sleepers_ > 0 && ready_count_.load(std::memory_order_relaxed) > spinners_.load(std::memory_order_acquire);
   }
   if (wake) cv_.notify_one();
 }

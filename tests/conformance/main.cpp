@@ -1,0 +1,33 @@
+// Runs every conformance test against whichever libcuda.so.1 the loader
+// finds, and ends with "N passed, N failed, N skipped".
+#include <cstdlib>
+
+#include "harness.h"
+
+int main(int argc, char** argv) {
+  const char* filter = argc > 1 ? argv[1] : nullptr;
+  if (cuInit(0) != CUDA_SUCCESS) {
+    std::printf("cuInit failed\n");
+    return 1;
+  }
+  std::printf("INFO driver %s\n", conf::on_cucpu() ? "cucpu" : "nvidia");
+  int passed = 0, failed = 0, skipped = 0;
+  for (const auto& t : conf::registry()) {
+    if (filter && !std::strstr(t.name, filter)) continue;
+    cuCtxSetCurrent(conf::primary());
+    try {
+      t.fn();
+      std::printf("PASS %s\n", t.name);
+      ++passed;
+    } catch (const conf::Failure& f) {
+      std::printf("FAIL %s: %s\n", t.name, f.what.c_str());
+      ++failed;
+    } catch (const conf::Skip& s) {
+      std::printf("SKIP %s: %s\n", t.name, s.why.c_str());
+      ++skipped;
+    }
+    std::fflush(stdout);
+  }
+  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,180 @@
+// Memory: allocation, copies, sets, pointer queries, arrays.
+#include <vector>
+
+#include "harness.h"
+
+CONF_TEST(MemAllocFree) {
+  CUdeviceptr p = 0;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemAlloc(&p, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemAlloc(nullptr, 16));
+  ASSERT_CU(cuMemAlloc(&p, 1000));
+  EXPECT_TRUE(p % 256 == 0);
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  ASSERT_CU(cuMemGetAddressRange(&base, &size, p + 10));
+  EXPECT_TRUE(base == p && size == 1000);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemFree(p + 8));
+  ASSERT_CU(cuMemFree(p));
+  ASSERT_CU(cuMemFree(0));
+  size_t fr = 0, tot = 0;
+  ASSERT_CU(cuMemGetInfo(&fr, &tot));
+  EXPECT_TRUE(fr <= tot && tot > 0);
+}
+
+CONF_TEST(MemcpyRoundTrip) {
+  CUdeviceptr a, b;
+  ASSERT_CU(cuMemAlloc(&a, 4096));
+  ASSERT_CU(cuMemAlloc(&b, 4096));
+  std::vector<unsigned char> h(4096), o(4096, 0);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<unsigned char>(i * 7);
+  ASSERT_CU(cuMemcpyHtoD(a, h.data(), 4096));
+  ASSERT_CU(cuMemcpyDtoD(b, a, 4096));
+  ASSERT_CU(cuMemcpyDtoH(o.data(), b, 4096));
+  EXPECT_TRUE(o == h);
+  ASSERT_CU(cuMemcpy(a, b, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD(a, h.data(), 4097));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH(o.data(), b + 4000, 200));
+  ASSERT_CU(cuMemFree(a));
+  ASSERT_CU(cuMemFree(b));
+}
+
+CONF_TEST(MemsetValues) {
+  CUdeviceptr p;
+  ASSERT_CU(cuMemAlloc(&p, 64));
+  ASSERT_CU(cuMemsetD32(p, 0xdeadbeef, 16));
+  ASSERT_CU(cuMemsetD16(p, 0x1234, 2));
+  ASSERT_CU(cuMemsetD8(p + 60, 0x5a, 4));
+  unsigned char o[64];
+  ASSERT_CU(cuMemcpyDtoH(o, p, 64));
+  EXPECT_TRUE(o[0] == 0x34 && o[1] == 0x12 && o[4] == 0xef && o[7] == 0xde && o[63] == 0x5a);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemsetD32(p + 1, 0, 4));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemsetD8(p, 0, 65));
+  ASSERT_CU(cuMemsetD2D8(p, 16, 1, 8, 4));
+  ASSERT_CU(cuMemcpyDtoH(o, p, 64));
+  EXPECT_TRUE(o[0] == 1 && o[7] == 1 && o[8] == 0xef && o[16] == 1);
+  ASSERT_CU(cuMemFree(p));
+}
+
+CONF_TEST(Memcpy2DPitched) {
+  CUdeviceptr d;
+  size_t pitch = 0;
+  ASSERT_CU(cuMemAllocPitch(&d, &pitch, 100, 8, 4));
+  EXPECT_TRUE(pitch >= 100);
+  std::vector<unsigned char> h(100 * 8), o(100 * 8, 0);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<unsigned char>(i);
+  CUDA_MEMCPY2D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = h.data();
+  c.srcPitch = 100;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = d;
+  c.dstPitch = pitch;
+  c.WidthInBytes = 100;
+  c.Height = 8;
+  ASSERT_CU(cuMemcpy2D(&c));
+  CUDA_MEMCPY2D back{};
+  back.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  back.srcDevice = d;
+  back.srcPitch = pitch;
+  back.dstMemoryType = CU_MEMORYTYPE_HOST;
+  back.dstHost = o.data();
+  back.dstPitch = 100;
+  back.WidthInBytes = 100;
+  back.Height = 8;
+  ASSERT_CU(cuMemcpy2D(&back));
+  EXPECT_TRUE(o == h);
+  c.srcPitch = 50;  // pitch below width
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(&c));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(nullptr));
+  ASSERT_CU(cuMemFree(d));
+}
+
+CONF_TEST(HostMemory) {
+  void* h = nullptr;
+  ASSERT_CU(cuMemHostAlloc(&h, 256, CU_MEMHOSTALLOC_DEVICEMAP));
+  CUdeviceptr dp = 0;
+  ASSERT_CU(cuMemHostGetDevicePointer(&dp, h, 0));
+  EXPECT_TRUE(dp != 0);
+  unsigned flags = 0;
+  ASSERT_CU(cuMemHostGetFlags(&flags, h));
+  EXPECT_TRUE(flags & CU_MEMHOSTALLOC_DEVICEMAP);
+  unsigned type = 0;
+  ASSERT_CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(h)));
+  EXPECT_TRUE(type == CU_MEMORYTYPE_HOST);
+  ASSERT_CU(cuMemFreeHost(h));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemHostAlloc(&h, 256, 0x80));
+  std::vector<char> buf(8192);
+  ASSERT_CU(cuMemHostRegister(buf.data(), buf.size(), 0));
+  EXPECT_CU(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cuMemHostRegister(buf.data(), buf.size(), 0));
+  ASSERT_CU(cuMemHostUnregister(buf.data()));
+  EXPECT_CU(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cuMemHostUnregister(buf.data()));
+}
+
+CONF_TEST(PointerAttributes) {
+  CUdeviceptr p;
+  ASSERT_CU(cuMemAlloc(&p, 512));
+  unsigned type = 0;
+  ASSERT_CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p));
+  EXPECT_TRUE(type == CU_MEMORYTYPE_DEVICE);
+  CUcontext c = nullptr;
+  ASSERT_CU(cuPointerGetAttribute(&c, CU_POINTER_ATTRIBUTE_CONTEXT, p + 5));
+  EXPECT_TRUE(c == conf::primary());
+  size_t sz = 0;
+  ASSERT_CU(cuPointerGetAttribute(&sz, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p + 5));
+  EXPECT_TRUE(sz == 512);
+  unsigned managed = 9;
+  ASSERT_CU(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
+  EXPECT_TRUE(managed == 0);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute(nullptr, CU_POINTER_ATTRIBUTE_CONTEXT, p));
+  ASSERT_CU(cuMemFree(p));
+  CUdeviceptr m;
+  ASSERT_CU(cuMemAllocManaged(&m, 128, CU_MEM_ATTACH_GLOBAL));
+  ASSERT_CU(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, m));
+  EXPECT_TRUE(managed == 1);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemAllocManaged(&m, 128, 0));
+  ASSERT_CU(cuMemFree(m));
+}
+
+CONF_TEST(Arrays) {
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  d.Width = 16;
+  d.Height = 4;
+  d.Depth = 2;
+  d.Format = CU_AD_FORMAT_FLOAT;
+  d.NumChannels = 2;
+  CUarray a;
+  ASSERT_CU(cuArray3DCreate(&a, &d));
+  CUDA_ARRAY3D_DESCRIPTOR got{};
+  ASSERT_CU(cuArray3DGetDescriptor(&got, a));
+  EXPECT_TRUE(got.Width == 16 && got.Height == 4 && got.Depth == 2 && got.NumChannels == 2);
+  std::vector<float> h(16 * 4 * 2 * 2), o(h.size(), 0.f);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(i);
+  CUDA_MEMCPY3D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = h.data();
+  c.srcPitch = 16 * 8;
+  c.srcHeight = 4;
+  c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  c.dstArray = a;
+  c.WidthInBytes = 16 * 8;
+  c.Height = 4;
+  c.Depth = 2;
+  ASSERT_CU(cuMemcpy3D(&c));
+  CUDA_MEMCPY3D b{};
+  b.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  b.srcArray = a;
+  b.dstMemoryType = CU_MEMORYTYPE_HOST;
+  b.dstHost = o.data();
+  b.dstPitch = 16 * 8;
+  b.dstHeight = 4;
+  b.WidthInBytes = 16 * 8;
+  b.Height = 4;
+  b.Depth = 2;
+  ASSERT_CU(cuMemcpy3D(&b));
+  EXPECT_TRUE(o == h);
+  b.Depth = 3;  // beyond the array
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&b));
+  ASSERT_CU(cuArrayDestroy(a));
+  d.NumChannels = 3;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuArray3DCreate(&a, &d));
+}
