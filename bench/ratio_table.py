@@ -1,0 +1,27 @@
+#!/usr/bin/env python3
+"""Prints a Markdown table of median times from two Google Benchmark JSON files."""
+import json
+import sys
+
+
+def medians(path):
+    out = {}
+    for b in json.load(open(path))["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            name = b["run_name"]
+            ns = b["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6}[b["time_unit"]]
+            if "per_stream_ns" in b:
+                ns = b["per_stream_ns"]
+                name += " (per stream)"
+            out[name] = ns
+    return out
+
+
+nv, ours = medians(sys.argv[1]), medians(sys.argv[2])
+print("| benchmark (median) | NVIDIA driver | cucpu | speed-up |")
+print("|---|---|---|---|")
+for name in nv:
+    a, b = nv[name], ours.get(name)
+    if b is None:
+        continue
+    print(f"| {name} | {a:,.0f} ns | {b:,.1f} ns | {a / b:,.1f}x |")

@@ -1,0 +1,190 @@
+// Stream-engine benchmarks, one per row of the targets in docs/performance.md.
+// Built against any cuda.h and run against any libcuda.so.1, so the same
+// binary measures NVIDIA's driver and cucpu (bench/compare-on-gpu.sh).
+#include <benchmark/benchmark.h>
+#include <cuda.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void check(CUresult r) {
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "CUDA call failed: %d\n", r);
+    std::abort();
+  }
+}
+
+struct Env {
+  Env() {
+    check(cuInit(0));
+    CUdevice d;
+    check(cuDeviceGet(&d, 0));
+    check(cuDevicePrimaryCtxRetain(&ctx, d));
+    check(cuCtxSetCurrent(ctx));
+  }
+  CUcontext ctx;
+};
+Env& env() {
+  static Env e;
+  return e;
+}
+
+void CUDA_CB noop(void*) {}
+
+void BM_StreamCreateDestroy(benchmark::State& st) {
+  env();
+  for (auto _ : st) {
+    CUstream s;
+    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    check(cuStreamDestroy(s));
+  }
+}
+BENCHMARK(BM_StreamCreateDestroy);
+
+void BM_StreamQueryIdle(benchmark::State& st) {
+  env();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  for (auto _ : st) benchmark::DoNotOptimize(cuStreamQuery(s));
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_StreamQueryIdle);
+
+void BM_StreamSynchronizeIdle(benchmark::State& st) {
+  env();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  for (auto _ : st) check(cuStreamSynchronize(s));
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_StreamSynchronizeIdle);
+
+void BM_LaunchHostFuncEnqueue(benchmark::State& st) {
+  env();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  int n = 0;
+  for (auto _ : st) {
+    check(cuLaunchHostFunc(s, noop, nullptr));
+    if (++n % 1024 == 0) {
+      st.PauseTiming();
+      check(cuStreamSynchronize(s));
+      st.ResumeTiming();
+    }
+  }
+  check(cuStreamSynchronize(s));
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_LaunchHostFuncEnqueue);
+
+struct Stamp {
+  std::atomic<long long> ns{0};
+  static void CUDA_CB mark(void* p) {
+    static_cast<Stamp*>(p)->ns.store(Clock::now().time_since_epoch().count(), std::memory_order_release);
+  }
+};
+
+void BM_HostFuncLatency(benchmark::State& st) {
+  env();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  Stamp stamp;
+  for (auto _ : st) {
+    stamp.ns = 0;
+    long long t0 = Clock::now().time_since_epoch().count();
+    check(cuLaunchHostFunc(s, Stamp::mark, &stamp));
+    long long t1;
+    while ((t1 = stamp.ns.load(std::memory_order_acquire)) == 0) {
+    }
+    st.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
+    check(cuStreamSynchronize(s));
+  }
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_HostFuncLatency)->UseManualTime();
+
+void BM_HostFuncSyncRoundTrip(benchmark::State& st) {
+  env();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  for (auto _ : st) {
+    check(cuLaunchHostFunc(s, noop, nullptr));
+    check(cuStreamSynchronize(s));
+  }
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_HostFuncSyncRoundTrip);
+
+void BM_EventRecordStreamWait(benchmark::State& st) {
+  env();
+  CUstream a, b;
+  check(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+  check(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+  CUevent e;
+  check(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+  int n = 0;
+  for (auto _ : st) {
+    check(cuEventRecord(e, a));
+    check(cuStreamWaitEvent(b, e, 0));
+    if (++n % 1024 == 0) {
+      st.PauseTiming();
+      check(cuStreamSynchronize(b));
+      st.ResumeTiming();
+    }
+  }
+  check(cuStreamSynchronize(b));
+  check(cuEventDestroy(e));
+  check(cuStreamDestroy(a));
+  check(cuStreamDestroy(b));
+}
+BENCHMARK(BM_EventRecordStreamWait);
+
+void BM_CrossStreamEventLatency(benchmark::State& st) {
+  env();
+  CUstream a, b;
+  check(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+  check(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+  CUevent e;
+  check(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+  Stamp first, second;
+  for (auto _ : st) {
+    first.ns = 0;
+    second.ns = 0;
+    check(cuLaunchHostFunc(a, Stamp::mark, &first));
+    check(cuEventRecord(e, a));
+    check(cuStreamWaitEvent(b, e, 0));
+    check(cuLaunchHostFunc(b, Stamp::mark, &second));
+    while (second.ns.load(std::memory_order_acquire) == 0) {
+    }
+    st.SetIterationTime(static_cast<double>(second.ns - first.ns) * 1e-9);
+    check(cuStreamSynchronize(b));
+  }
+  check(cuEventDestroy(e));
+  check(cuStreamDestroy(a));
+  check(cuStreamDestroy(b));
+}
+BENCHMARK(BM_CrossStreamEventLatency)->UseManualTime();
+
+void BM_ThousandStreams(benchmark::State& st) {
+  env();
+  std::vector<CUstream> streams(1000);
+  for (auto _ : st) {
+    for (auto& s : streams) check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (auto& s : streams) check(cuLaunchHostFunc(s, noop, nullptr));
+    for (auto& s : streams) check(cuStreamDestroy(s));
+    check(cuCtxSynchronize());
+  }
+  st.counters["per_stream_ns"] =
+      benchmark::Counter(1000.0 * static_cast<double>(st.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ThousandStreams)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
