@@ -59,7 +59,7 @@ CUresult synchronize(CUevent h) {
 }
 
 CUresult elapsed(float* ms, CUevent hs, CUevent he) {
-  if (!ms) return CUDA_ERROR_INVALID_VALUE;
+  if (!ms) return CUDA_ERROR_INVALID_HANDLE;  // what driver 580 returns
   Event* a = rt().events.live(hs);
   Event* b = rt().events.live(he);
   if (!a || !b) return CUDA_ERROR_INVALID_HANDLE;
@@ -85,7 +85,7 @@ CUresult cuEventDestroy_v2(CUevent hEvent) {
   return api::call("cuEventDestroy_v2", api::kDefault, [&] { return destroy(hEvent); }, hEvent);
 }
 CUresult cuEventQuery(CUevent hEvent) {
-  return api::call("cuEventQuery", api::kDefault, [&] { return query(hEvent); }, hEvent);
+  return api::call("cuEventQuery", api::kInHostFn, [&] { return query(hEvent); }, hEvent);
 }
 CUresult cuEventSynchronize(CUevent hEvent) {
   return api::call("cuEventSynchronize", api::kDefault, [&] { return synchronize(hEvent); }, hEvent);
@@ -101,6 +101,6 @@ CUresult cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEn
 }
 
 static CUresult record_default(NullStream ns, CUevent e, CUstream s) { return record(ns, e, s, 0); }
-CUCPU_STREAM_ENTRY(cuEventRecord, _ptsz, record_default, (CUevent hEvent, CUstream hStream), hEvent, hStream)
-CUCPU_STREAM_ENTRY(cuEventRecordWithFlags, _ptsz, record, (CUevent hEvent, CUstream hStream, unsigned int flags),
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuEventRecord, _ptsz, record_default, (CUevent hEvent, CUstream hStream), hEvent, hStream)
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuEventRecordWithFlags, _ptsz, record, (CUevent hEvent, CUstream hStream, unsigned int flags),
                    hEvent, hStream, flags)
