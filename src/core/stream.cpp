@@ -68,6 +68,8 @@ void Stream::enqueue(Op* op, Op* extra_dep) {
 }
 
 void Stream::on_op_done(uint64_t seq) {
+  // Ops of a stream finish in order (each waits for its predecessor's
+  // completion), so this store only ever raises `completed`.
   completed.store(seq, std::memory_order_seq_cst);
   epoch_.fetch_add(1, std::memory_order_seq_cst);
   if (waiters_.load(std::memory_order_seq_cst) > 0) epoch_.notify_all();

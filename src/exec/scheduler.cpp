@@ -102,8 +102,11 @@ void Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
   op->done_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::steady_clock::now().time_since_epoch()).count());
-  std::vector<Op*> next = op->mark_done();
+  // The stream's completed sequence must advance before the op is marked
+  // done: once done, a later op of the stream may be linked without a
+  // dependency, run and publish its own (higher) sequence number.
   op_after_finish(op);
+  std::vector<Op*> next = op->mark_done();
   bool took_inline = false;
   for (Op* s : next) {
     if (!s->release_dependency()) {
