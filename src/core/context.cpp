@@ -74,10 +74,8 @@ CUresult Context::synchronize() {
   {
     std::lock_guard<std::mutex> g(streams_mu);
     targets.reserve(streams_.size() + 1);
-    for (Stream* s : streams_) {
-      s->retain();
-      targets.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
-    }
+    for (Stream* s : streams_)
+      if (s->try_retain()) targets.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
   }
   legacy_->retain();
   targets.emplace_back(legacy_, legacy_->enqueued.load(std::memory_order_acquire));

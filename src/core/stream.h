@@ -60,6 +60,14 @@ class Stream {
   OpRef last_pending_op();
 
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // Takes a reference unless the count already reached zero (the stream is
+  // being destroyed and only waits to leave its context's list).
+  bool try_retain() {
+    int n = refs_.load(std::memory_order_relaxed);
+    while (n > 0)
+      if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+    return false;
+  }
   void release();
 
   // Called by the engine when the op with sequence `seq` is done.

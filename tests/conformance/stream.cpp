@@ -321,8 +321,10 @@ CONF_TEST(StreamAttributes) {
   ASSERT_CU(cuStreamCopyAttributes(d, s));
   ASSERT_CU(cuStreamGetAttribute(d, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, &v));
   EXPECT_TRUE(v.syncPolicy == CU_SYNC_POLICY_YIELD);
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, nullptr));
-  conf::info("attr_unknown_id", cuStreamGetAttribute(s, static_cast<CUstreamAttrID>(2), &v));
+  if (conf::on_cucpu()) {  // NVIDIA's driver stops the run on these (see docs/conformance.md)
+    EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, nullptr));
+    conf::info("attr_unknown_id", cuStreamGetAttribute(s, static_cast<CUstreamAttrID>(2), &v));
+  }
   ASSERT_CU(cuStreamDestroy(s));
   ASSERT_CU(cuStreamDestroy(d));
 }
@@ -340,7 +342,7 @@ CONF_TEST(AttachMem) {
   conf::info("attach_interior", cuStreamAttachMemAsync(s, m + 64, 0, CU_MEM_ATTACH_GLOBAL));
   conf::info("attach_single_null_stream", cuStreamAttachMemAsync(nullptr, m, 0, CU_MEM_ATTACH_SINGLE));
   conf::info("attach_device_memory", cuStreamAttachMemAsync(s, dev, 0, CU_MEM_ATTACH_GLOBAL));
-  conf::info("attach_bad_flags_8", cuStreamAttachMemAsync(s, m, 0, 8));
+  if (conf::on_cucpu()) conf::info("attach_bad_flags_8", cuStreamAttachMemAsync(s, m, 0, 8));
   std::vector<char> pageable(4096);
   conf::info("attach_pageable", cuStreamAttachMemAsync(s, reinterpret_cast<CUdeviceptr>(pageable.data()), 0,
                                                  CU_MEM_ATTACH_GLOBAL));
