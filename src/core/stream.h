@@ -63,9 +63,9 @@ class Stream {
   // Takes a reference unless the count already reached zero (the stream is
   // being destroyed and only waits to leave its context's list).
   bool try_retain() {
-    int n = refs_.load(std::memory_order_relaxed);
+    int n = refs_.load(std::memory_order_acquire);  // pairs with release(): its ops are done
     while (n > 0)
-      if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+      if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
     return false;
   }
   void release();

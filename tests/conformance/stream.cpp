@@ -357,16 +357,24 @@ CONF_TEST(AsyncCopiesInOrder) {
   ASSERT_CU(cuStreamCreate(&s, 0));
   CUdeviceptr d;
   ASSERT_CU(cuMemAlloc(&d, 1024));
-  std::vector<unsigned char> src(1024, 3), out(1024, 0);
+  // Pinned buffers: NVIDIA's driver stages pageable copies synchronously,
+  // which would wait for the gate below.
+  unsigned char* src = nullptr;
+  unsigned char* out = nullptr;
+  ASSERT_CU(cuMemAllocHost(reinterpret_cast<void**>(&src), 1024));
+  ASSERT_CU(cuMemAllocHost(reinterpret_cast<void**>(&out), 1024));
+  for (int i = 0; i < 1024; ++i) { src[i] = 3; out[i] = 0; }
   conf::Gate gate;
   ASSERT_CU(cuLaunchHostFunc(s, conf::Gate::hold, &gate));
-  ASSERT_CU(cuMemcpyHtoDAsync(d, src.data(), 1024, s));
+  ASSERT_CU(cuMemcpyHtoDAsync(d, src, 1024, s));
   ASSERT_CU(cuMemsetD8Async(d + 512, 9, 512, s));
-  ASSERT_CU(cuMemcpyDtoHAsync(out.data(), d, 1024, s));
+  ASSERT_CU(cuMemcpyDtoHAsync(out, d, 1024, s));
   EXPECT_TRUE(out[0] == 0);
   gate.release();
   ASSERT_CU(cuStreamSynchronize(s));
   EXPECT_TRUE(out[0] == 3 && out[511] == 3 && out[512] == 9 && out[1023] == 9);
+  ASSERT_CU(cuMemFreeHost(src));
+  ASSERT_CU(cuMemFreeHost(out));
   ASSERT_CU(cuMemFree(d));
   ASSERT_CU(cuStreamDestroy(s));
 }
