@@ -68,7 +68,8 @@ CUresult elapsed(float* ms, CUevent hs, CUevent he) {
   OpRef ob = b->snapshot();
   if (!oa || !ob) return CUDA_ERROR_INVALID_HANDLE;
   if (!oa->done() || !ob->done()) return CUDA_ERROR_NOT_READY;
-  *ms = static_cast<float>((static_cast<double>(ob->done_ns) - static_cast<double>(oa->done_ns)) / 1e6);
+  auto reached = [](const OpRef& r) { return static_cast<double>(static_cast<MarkerOp*>(r.get())->reached_ns); };
+  *ms = static_cast<float>((reached(ob) - reached(oa)) / 1e6);
   return CUDA_SUCCESS;
 }
 

@@ -15,7 +15,6 @@ CUresult submit(NullStream ns, CUstream h, bool sync, Op* op_raw) {
   std::unique_ptr<Op> op(op_raw);
   Stream* s;
   if (CUresult r = api::stream_handle(sync ? nullptr : h, ns, &s)) return r;
-  if (sync && in_host_function()) return CUDA_ERROR_NOT_PERMITTED;
   Op* o = op.release();
   if (!sync) {
     s->enqueue(o);

@@ -1,6 +1,7 @@
 // Event: a snapshot of a stream's position, taken by cuEventRecord.
 //
-// Recording enqueues a trivial marker op; the event completes when that op
+// Recording enqueues a trivial marker op (exec/ops.h MarkerOp; the snapshot
+// always holds one); the event completes when that op
 // does. Waiting on the event (cuStreamWaitEvent) adds an edge from the
 // marker. Re-recording replaces the snapshot; waits already enqueued keep
 // the old one, as the driver specifies.
@@ -27,22 +28,16 @@ class Event {
   void set_snapshot(OpRef op) {
     std::lock_guard<std::mutex> g(mu_);
     op_ = std::move(op);
-    recorded_ = true;
   }
   // The marker op of the last record, with a reference; null if never recorded.
   OpRef snapshot() {
     std::lock_guard<std::mutex> g(mu_);
     return OpRef::share(op_.get());
   }
-  bool recorded() {
-    std::lock_guard<std::mutex> g(mu_);
-    return recorded_;
-  }
 
  private:
   std::mutex mu_;
-  OpRef op_;            // guarded by mu_
-  bool recorded_ = false;  // guarded by mu_
+  OpRef op_;  // guarded by mu_
 };
 
 }  // namespace cucpu

@@ -86,7 +86,6 @@ class Op {
   Stream* stream = nullptr;  // owning stream; the op holds a reference to it
   uint64_t seq = 0;          // position in the stream, assigned at enqueue
   int priority = 0;          // copy of the stream's priority (lower runs first)
-  uint64_t done_ns = 0;      // completion time, written before done
 
  private:
   std::atomic<int32_t> refs_{1};

@@ -1,6 +1,7 @@
 // The concrete ops the API enqueues.
 #pragma once
 
+#include <chrono>
 #include <functional>
 
 #include "copy/copy3d.h"
@@ -12,11 +13,17 @@
 
 namespace cucpu {
 
-// Bookkeeping op: an event record or a wait. Completes as soon as it is ready.
+// Bookkeeping op: an event record or a wait. Completes as soon as it is
+// ready; `reached_ns` is when the stream reached it (cuEventElapsedTime).
 class MarkerOp final : public Op {
  public:
-  void execute(int) override {}
+  void execute(int) override {
+    reached_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::steady_clock::now().time_since_epoch())
+                                           .count());
+  }
   bool trivial() const override { return true; }
+  uint64_t reached_ns = 0;  // written before the op is marked done
 };
 
 // cuLaunchHostFunc / cuStreamAddCallback. The function runs on a worker with

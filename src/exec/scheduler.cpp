@@ -1,6 +1,5 @@
 #include "exec/scheduler.h"
 
-#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -99,9 +98,6 @@ void Scheduler::run_chain(Op* op) {
 }
 
 void Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
-  op->done_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch()).count());
   // The stream's completed sequence must advance before the op is marked
   // done: once done, a later op of the stream may be linked without a
   // dependency, run and publish its own (higher) sequence number.
