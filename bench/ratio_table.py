@@ -10,8 +10,8 @@ def medians(path):
         if b.get("aggregate_name") == "median":
             name = b["run_name"]
             ns = b["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6}[b["time_unit"]]
-            if "per_stream_ns" in b:
-                ns = b["per_stream_ns"]
+            if "seconds_per_stream" in b:  # a rate counter, inverted: seconds per stream
+                ns = b["seconds_per_stream"] * 1e9
                 name += " (per stream)"
             out[name] = ns
     return out

@@ -50,7 +50,8 @@ class Op {
     if (done_) return false;
     next->pending_.fetch_add(1, std::memory_order_relaxed);
     next->retain();
-    successors_.push_back(next);
+    if (!first_successor_) first_successor_ = next;  // the common case: no allocation
+    else more_successors_.push_back(next);
     return true;
   }
   bool done() const { return done_flag_.load(std::memory_order_acquire); }
@@ -58,17 +59,23 @@ class Op {
   // Drops one dependency (or the build guard). True when the op is ready.
   bool release_dependency() { return pending_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
 
-  // Marks the op done and moves its successors out; the caller releases them.
-  std::vector<Op*> mark_done() {
-    std::vector<Op*> out;
+  // Marks the op done, then calls each(successor) for every successor (each
+  // carrying the link's reference) with no lock held.
+  template <class F>
+  void mark_done(F&& each) {
+    Op* first;
+    std::vector<Op*> more;
     {
       SpinLockGuard g(lock_);
       done_ = true;
-      out.swap(successors_);
+      first = first_successor_;
+      first_successor_ = nullptr;
+      more.swap(more_successors_);
     }
     done_flag_.store(true, std::memory_order_release);
     if (waiters_.load(std::memory_order_seq_cst) > 0) done_flag_.notify_all();
-    return out;
+    if (first) each(first);
+    for (Op* s : more) each(s);
   }
 
   // Blocks until the op is done: a short spin, then a futex sleep.
@@ -94,7 +101,8 @@ class Op {
   bool done_ = false;                // guarded by lock_
   std::atomic<bool> done_flag_{false};
   std::atomic<int> waiters_{0};      // threads in wait_done()
-  std::vector<Op*> successors_;      // guarded by lock_; each holds a reference
+  Op* first_successor_ = nullptr;     // guarded by lock_; holds a reference
+  std::vector<Op*> more_successors_;  // guarded by lock_; each holds a reference
 };
 
 // Holds one reference to an op and drops it on scope exit.

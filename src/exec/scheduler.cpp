@@ -102,12 +102,11 @@ void Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
   // done: once done, a later op of the stream may be linked without a
   // dependency, run and publish its own (higher) sequence number.
   op_after_finish(op);
-  std::vector<Op*> next = op->mark_done();
   bool took_inline = false;
-  for (Op* s : next) {
+  op->mark_done([&](Op* s) {
     if (!s->release_dependency()) {
       s->release();  // the link's reference; others still hold theirs
-      continue;
+      return;
     }
     // The link's reference becomes the reference of whoever runs it.
     if (s->trivial()) {
@@ -118,7 +117,7 @@ void Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
     } else {
       push(s);
     }
-  }
+  });
   op->release();  // the runner's reference
 }
 

@@ -1,0 +1,92 @@
+// Engine behaviour seen through the C API that the real driver cannot show
+// deterministically: priority order among ready work (with one worker) and
+// sticky errors from faults in asynchronous work.
+#include <gtest/gtest.h>
+#include <cuda.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Gate {
+  std::atomic<bool> open{false};
+  static void CUDA_CB hold(void* p) {
+    while (!static_cast<Gate*>(p)->open.load()) std::this_thread::yield();
+  }
+};
+
+struct Order {
+  std::vector<int> seen;  // written only by host functions, which run one at a time here
+};
+struct Mark {
+  Order* order;
+  int tag;
+  static void CUDA_CB run(void* p) {
+    auto* m = static_cast<Mark*>(p);
+    m->order->seen.push_back(m->tag);
+  }
+};
+
+class Engine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxCreate(&ctx_, nullptr, 0, 0), CUDA_SUCCESS);
+  }
+  void TearDown() override { cuCtxDestroy(ctx_); }
+  CUcontext ctx_ = nullptr;
+};
+
+// Runs with CUCPU_WORKERS=1 (see CMakeLists.txt): the single worker is held
+// while work of two priorities becomes ready; the higher priority runs first.
+TEST_F(Engine, HigherPriorityReadyWorkRunsFirst) {
+  CUstream holder, low, high;
+  ASSERT_EQ(cuStreamCreate(&holder, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamCreateWithPriority(&low, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamCreateWithPriority(&high, CU_STREAM_NON_BLOCKING, -5), CUDA_SUCCESS);
+  Gate gate;
+  Order order;
+  Mark l1{&order, 1}, l2{&order, 2}, h1{&order, 10};
+  ASSERT_EQ(cuLaunchHostFunc(holder, Gate::hold, &gate), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(low, Mark::run, &l1), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(low, Mark::run, &l2), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(high, Mark::run, &h1), CUDA_SUCCESS);
+  gate.open = true;
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  ASSERT_EQ(order.seen.size(), 3u);
+  EXPECT_EQ(order.seen[0], 10);
+  for (CUstream s : {holder, low, high}) cuStreamDestroy(s);
+}
+
+// A copy that finds its memory gone when it executes faults the context:
+// later callbacks receive the error, and sync, query and new calls return it.
+TEST_F(Engine, FaultInAsyncCopyIsSticky) {
+  std::vector<char> host(4096, 1);
+  ASSERT_EQ(cuMemHostRegister(host.data(), host.size(), CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
+  CUdeviceptr mapped, dev;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&mapped, host.data(), 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&dev, 4096), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  Gate gate;
+  struct Seen {
+    std::atomic<int> status{-1};
+  } seen;
+  ASSERT_EQ(cuLaunchHostFunc(s, Gate::hold, &gate), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoDAsync(dev, mapped, 4096, s), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamAddCallback(s, [](CUstream, CUresult st, void* p) { static_cast<Seen*>(p)->status = st; },
+                                &seen, 0),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuMemHostUnregister(host.data()), CUDA_SUCCESS);  // the copy's source is gone
+  gate.open = true;
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(seen.status.load(), CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(cuStreamQuery(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+  CUdeviceptr more;
+  EXPECT_EQ(cuMemAlloc(&more, 16), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+}  // namespace
