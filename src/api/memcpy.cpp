@@ -3,6 +3,7 @@
 // per-thread one for _ptds) and wait for their op.
 #include "api/common.h"
 #include "copy/copy3d.h"
+#include "copy/copy_plan.h"
 #include "exec/ops.h"
 
 using namespace cucpu;
@@ -10,19 +11,16 @@ using api::NullStream;
 
 namespace {
 
-// Enqueues `op` on `h` (sync: on the default stream, then waits for it).
-CUresult submit(NullStream ns, CUstream h, bool sync, Op* op_raw) {
-  std::unique_ptr<Op> op(op_raw);
-  Stream* s;
-  if (CUresult r = api::stream_handle(sync ? nullptr : h, ns, &s)) return r;
-  Op* o = op.release();
-  if (!sync) {
-    s->enqueue(o);
-    return CUDA_SUCCESS;
-  }
-  OpRef keep = OpRef::share(o);
-  s->enqueue(o);
-  keep->wait_done();
+// The stream an entry point works on: `h`, or for synchronous forms the
+// default stream (legacy, or per-thread for _ptds).
+CUresult target_stream(NullStream ns, CUstream h, bool sync, Stream** s) {
+  return api::stream_handle(sync ? nullptr : h, ns, s);
+}
+
+// Sync forms wait for the op that completes their work.
+CUresult finish(Stream* s, bool sync, const OpRef& done) {
+  if (!sync) return CUDA_SUCCESS;
+  done->wait_done();
   return s->ctx->sticky_error();
 }
 
@@ -30,10 +28,12 @@ CUresult copy3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
-  Copy3D walk;
-  MemCheck checks[2];
-  if (CUresult r = resolve_copy3d(*p, &walk, checks)) return r;
-  return submit(ns, h, sync, new CopyOp(walk, checks));
+  std::vector<CopyTask> tasks(1);
+  if (CUresult r = resolve_copy3d(*p, &tasks[0].copy, tasks[0].checks)) return r;
+  Stream* s;
+  if (CUresult r = target_stream(ns, h, sync, &s)) return r;
+  OpRef done = enqueue_copies(s, std::move(tasks));
+  return finish(s, sync, done);
 }
 
 CUresult copy2d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY2D* p) {
@@ -70,7 +70,12 @@ CUresult memset2d(NullStream ns, CUstream h, bool sync, CUdeviceptr dst, size_t 
   MemCheck check;
   if (CUresult r = check_device_range(dst, (height - 1) * pitch + width * elem, &check)) return r;
   Memset2D m{reinterpret_cast<unsigned char*>(dst), pitch, elem, value, width, height};
-  return submit(ns, h, sync, new MemsetOp(m, check));
+  Stream* s;
+  if (CUresult r = target_stream(ns, h, sync, &s)) return r;
+  auto* op = new MemsetOp(m, check);
+  OpRef done = OpRef::share(op);
+  s->enqueue(op);
+  return finish(s, sync, done);
 }
 
 // The entry-point bodies, by shape.

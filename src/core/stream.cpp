@@ -27,20 +27,27 @@ OpRef Stream::last_pending_op() {
   return OpRef::share(last_.get());
 }
 
-void Stream::enqueue(Op* op, Op* extra_dep) {
-  op->stream = this;
-  op->priority = priority.load(std::memory_order_relaxed);
-  retain();  // released in op_after_finish
+void Stream::enqueue(Op* op, Op* extra_dep) { enqueue_group(nullptr, 0, op, extra_dep); }
+
+void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep) {
+  const int prio = priority.load(std::memory_order_relaxed);
+  auto adopt = [&](Op* o) {
+    o->stream = this;
+    o->priority = prio;
+    retain();  // released in op_after_finish
+  };
+  adopt(join);
+  for (size_t i = 0; i < n; ++i) adopt(parts[i]);  // parts keep seq 0: not timeline positions
   OpRef prev;
   std::vector<OpRef> legacy_deps;
 
   auto link_in_stream = [&] {
     std::lock_guard<std::mutex> g(mu);
     prev = std::move(last_);
-    op->retain();
-    last_ = OpRef(op);
-    op->seq = enqueued.load(std::memory_order_relaxed) + 1;
-    enqueued.store(op->seq, std::memory_order_release);
+    join->retain();
+    last_ = OpRef(join);
+    join->seq = enqueued.load(std::memory_order_relaxed) + 1;
+    enqueued.store(join->seq, std::memory_order_release);
   };
 
   if (kind == StreamKind::kLegacy) {
@@ -61,13 +68,29 @@ void Stream::enqueue(Op* op, Op* extra_dep) {
     link_in_stream();
   }
 
-  if (prev) prev->add_successor(op);
-  for (auto& d : legacy_deps) d->add_successor(op);
-  if (extra_dep) extra_dep->add_successor(op);
-  if (op->release_dependency()) Scheduler::instance().submit(op);
+  // The heads are what must wait for earlier work: the join op alone, or
+  // every part (and the join then waits for the parts).
+  auto link_head = [&](Op* head) {
+    if (prev) prev->add_successor(head);
+    for (auto& d : legacy_deps) d->add_successor(head);
+    if (extra_dep) extra_dep->add_successor(head);
+  };
+  if (n == 0) {
+    link_head(join);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      link_head(parts[i]);
+      parts[i]->add_successor(join);  // before the part's guard drops: it cannot be done yet
+    }
+  }
+  Scheduler& sched = Scheduler::instance();
+  for (size_t i = 0; i < n; ++i)
+    if (parts[i]->release_dependency()) sched.submit(parts[i]);
+  if (join->release_dependency()) sched.submit(join);
 }
 
 void Stream::on_op_done(uint64_t seq) {
+  if (seq == 0) return;  // a part of a group: its join op carries the position
   // Ops of a stream finish in order (each waits for its predecessor's
   // completion), so this store only ever raises `completed`.
   completed.store(seq, std::memory_order_seq_cst);

@@ -49,6 +49,10 @@ class Stream {
   // Links `op` into the stream (taking over the caller's reference) after
   // the stream's last op and after `extra_dep` when it is not null.
   void enqueue(Op* op, Op* extra_dep = nullptr);
+  // Enqueues a group: `parts` may run in parallel once the stream's earlier
+  // work is done; `join` runs after all of them and is the group's position
+  // in the stream (its seq). Takes over one reference to each op.
+  void enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep = nullptr);
 
   bool idle() const {
     return completed.load(std::memory_order_acquire) >= enqueued.load(std::memory_order_acquire);

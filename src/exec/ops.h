@@ -46,7 +46,7 @@ class HostFuncOp final : public Op {
   void* data_;
 };
 
-// Copies and sets re-check, when they run, that device memory they touch is
+// Copies (copy/copy_plan.cpp) and sets re-check, when they run, that device memory they touch is
 // still allocated; if not, the context gets a sticky CUDA_ERROR_ILLEGAL_ADDRESS
 // (what a device fault gives on the real driver) and the op does nothing.
 inline bool memory_still_valid(const MemCheck* checks, int n) {
@@ -55,23 +55,6 @@ inline bool memory_still_valid(const MemCheck* checks, int n) {
       return false;
   return true;
 }
-
-class CopyOp final : public Op {
- public:
-  CopyOp(const Copy3D& c, const MemCheck checks[2]) : copy_(c), checks_{checks[0], checks[1]} {}
-  void execute(int status) override {
-    if (status != CUDA_SUCCESS) return;  // a faulted context runs no more device work
-    if (!memory_still_valid(checks_, 2)) {
-      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
-      return;
-    }
-    run_copy(copy_);
-  }
-
- private:
-  Copy3D copy_;
-  MemCheck checks_[2];
-};
 
 class MemsetOp final : public Op {
  public:

@@ -1,0 +1,141 @@
+#include "copy/copy_plan.h"
+
+#include <algorithm>
+
+#include "core/context.h"
+#include "core/stream.h"
+#include "exec/ops.h"
+#include "exec/scheduler.h"
+
+namespace cucpu {
+namespace {
+
+constexpr size_t kParallelThreshold = size_t{1} << 20;  // below this, one op
+constexpr size_t kMinPart = size_t{256} << 10;          // no part smaller than this
+
+bool contiguous(const Copy3D& c) {
+  return c.src_pitch == c.width && c.dst_pitch == c.width &&
+         (c.depth == 1 || (c.src_slice == c.width * c.height && c.dst_slice == c.width * c.height));
+}
+
+size_t bytes_of(const Copy3D& c) { return c.width * c.height * c.depth; }
+
+// Runs a list of pieces; shares ownership of the tasks (and their staging).
+class CopyPartOp final : public Op {
+ public:
+  CopyPartOp(std::shared_ptr<const std::vector<CopyTask>> tasks, std::vector<CopyPiece> pieces)
+      : tasks_(std::move(tasks)), pieces_(std::move(pieces)) {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;  // a faulted context runs no more device work
+    for (const CopyPiece& p : pieces_) {
+      if (!memory_still_valid((*tasks_)[p.task].checks, 2)) {
+        stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+        return;
+      }
+      run_copy(p.copy);
+    }
+  }
+
+ private:
+  std::shared_ptr<const std::vector<CopyTask>> tasks_;
+  std::vector<CopyPiece> pieces_;
+};
+
+}  // namespace
+
+void stage_source(CopyTask& t) {
+  Copy3D& c = t.copy;
+  size_t n = bytes_of(c);
+  t.staging = std::shared_ptr<unsigned char[]>(new unsigned char[n ? n : 1]);
+  Copy3D snap = c;
+  snap.dst = t.staging.get();
+  snap.dst_pitch = c.width;
+  snap.dst_slice = c.width * c.height;
+  run_copy(snap);
+  c.src = t.staging.get();
+  c.src_pitch = c.width;
+  c.src_slice = c.width * c.height;
+  t.checks[0] = MemCheck{};  // the snapshot is ours
+}
+
+std::vector<std::vector<CopyPiece>> plan_copies(const std::vector<CopyTask>& tasks, size_t parts) {
+  size_t total = 0;
+  for (const auto& t : tasks) total += bytes_of(t.copy);
+  parts = std::max<size_t>(1, std::min(parts, total / kMinPart));
+  const size_t target = std::max<size_t>(1, (total + parts - 1) / parts);
+
+  std::vector<std::vector<CopyPiece>> out(1);
+  size_t room = target;
+  auto need_room = [&] {
+    if (room == 0) {
+      out.emplace_back();
+      room = target;
+    }
+  };
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    Copy3D c = tasks[i].copy;
+    if (bytes_of(c) == 0) continue;
+    if (contiguous(c)) {  // one long row
+      c.width = bytes_of(c);
+      c.height = c.depth = 1;
+    }
+    for (size_t z = 0; z < c.depth; ++z) {
+      size_t y = 0;
+      while (y < c.height) {
+        need_room();
+        Copy3D piece = c;
+        piece.src = c.src + z * c.src_slice + y * c.src_pitch;
+        piece.dst = c.dst + z * c.dst_slice + y * c.dst_pitch;
+        piece.depth = 1;
+        size_t rows = room / c.width;
+        if (rows > 0) {  // whole rows
+          piece.height = std::min(rows, c.height - y);
+          out.back().push_back({piece, i});
+          room -= piece.height * c.width;
+          y += piece.height;
+          continue;
+        }
+        piece.height = 1;  // a row larger than the room left: cut it
+        for (size_t x = 0; x < c.width;) {
+          need_room();
+          Copy3D cut = piece;
+          cut.src = piece.src + x;
+          cut.dst = piece.dst + x;
+          cut.width = std::min(room, c.width - x);
+          out.back().push_back({cut, i});
+          room -= cut.width;
+          x += cut.width;
+        }
+        ++y;
+      }
+    }
+  }
+  if (out.back().empty()) out.pop_back();
+  return out;
+}
+
+OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks) {
+  size_t total = 0;
+  for (const auto& t : tasks) total += bytes_of(t.copy);
+  const size_t workers = Scheduler::instance().worker_count();
+  auto shared = std::make_shared<const std::vector<CopyTask>>(std::move(tasks));
+  if (total < kParallelThreshold || workers == 1) {
+    std::vector<CopyPiece> all;
+    all.reserve(shared->size());
+    for (size_t i = 0; i < shared->size(); ++i) all.push_back({(*shared)[i].copy, i});
+    Op* op = new CopyPartOp(shared, std::move(all));
+    OpRef keep = OpRef::share(op);
+    s->enqueue(op);
+    return keep;
+  }
+  std::vector<std::vector<CopyPiece>> plan = plan_copies(*shared, workers);
+  std::vector<Op*> parts;
+  parts.reserve(plan.size());
+  for (auto& p : plan) parts.push_back(new CopyPartOp(shared, std::move(p)));
+  Op* join = new MarkerOp();
+  OpRef keep = OpRef::share(join);
+  s->enqueue_group(parts.data(), parts.size(), join);
+  return keep;
+}
+
+}  // namespace cucpu

@@ -1,0 +1,45 @@
+// The copy engine's scheduling: turns a list of copies (one async copy, or
+// a whole batch) into stream work that uses every worker.
+//
+// Small work becomes one op. Larger work is cut into parts of about equal
+// bytes (whole rows where possible, byte ranges of a row otherwise), one
+// part per worker, enqueued as a stream group: the parts run in parallel
+// after the stream's earlier work, and a join op completes the group.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "copy/copy3d.h"
+#include "exec/op.h"
+
+namespace cucpu {
+
+class Stream;
+
+struct CopyTask {
+  Copy3D copy;
+  MemCheck checks[2];  // src, dst: re-checked when the copy runs
+  // Owns a snapshot of the source when it had to be read during the API
+  // call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL); copy.src points into it.
+  std::shared_ptr<unsigned char[]> staging;
+};
+
+// Reads the task's source now into a packed staging buffer and points the
+// task at it, so the caller's source may die when the API call returns.
+void stage_source(CopyTask& t);
+
+// Enqueues the tasks on `s` (which may run them in any order relative to
+// each other, in stream order as a whole). Returns the op that completes
+// them, with a reference.
+OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks);
+
+// Splits tasks into at most `parts` lists of pieces of about equal bytes
+// (exposed for tests). Each piece keeps the index of its task.
+struct CopyPiece {
+  Copy3D copy;
+  size_t task;
+};
+std::vector<std::vector<CopyPiece>> plan_copies(const std::vector<CopyTask>& tasks, size_t parts);
+
+}  // namespace cucpu
