@@ -3,12 +3,24 @@
 // passes through unchanged.
 #pragma once
 
+#include <cstring>
+
 #include "api/entry.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 
 namespace cucpu::api {
+
+// An enum field of caller memory may hold any bit pattern; loading it as the
+// enum type would be undefined behaviour, so validation reads the integer.
+template <class E>
+int raw_enum(const E& field) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
 
 // What a NULL stream handle means for the entry point being called: the
 // legacy default stream, or (for _ptsz/_ptds variants) the per-thread one.

@@ -115,11 +115,12 @@ CUresult get_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, CUstreamA
 }
 
 bool access_policy_ok(const CUaccessPolicyWindow& w) {
-  auto prop_ok = [](CUaccessProperty p) {
+  auto prop_ok = [](int p) {
     return p == CU_ACCESS_PROPERTY_NORMAL || p == CU_ACCESS_PROPERTY_STREAMING || p == CU_ACCESS_PROPERTY_PERSISTING;
   };
-  return w.hitRatio >= 0.0f && w.hitRatio <= 1.0f && prop_ok(w.hitProp) && prop_ok(w.missProp) &&
-         w.missProp != CU_ACCESS_PROPERTY_PERSISTING && w.num_bytes <= 134217728u;
+  const int hit = api::raw_enum(w.hitProp), miss = api::raw_enum(w.missProp);
+  return w.hitRatio >= 0.0f && w.hitRatio <= 1.0f && prop_ok(hit) && prop_ok(miss) &&
+         miss != CU_ACCESS_PROPERTY_PERSISTING && w.num_bytes <= 134217728u;
 }
 
 CUresult set_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, const CUstreamAttrValue* v) {
@@ -133,7 +134,7 @@ CUresult set_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, const CUs
       s->attrs.access_policy = v->accessPolicyWindow;
       break;
     case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
-      if (v->syncPolicy < CU_SYNC_POLICY_AUTO || v->syncPolicy > CU_SYNC_POLICY_BLOCKING_SYNC)
+      if (int p = api::raw_enum(v->syncPolicy); p < CU_SYNC_POLICY_AUTO || p > CU_SYNC_POLICY_BLOCKING_SYNC)
         return CUDA_ERROR_INVALID_VALUE;
       s->attrs.sync_policy = v->syncPolicy;
       break;
@@ -145,7 +146,8 @@ CUresult set_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, const CUs
       s->attrs.domain_map = v->memSyncDomainMap;
       break;
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
-      if (v->memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT && v->memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE)
+      if (int d = api::raw_enum(v->memSyncDomain);
+          d != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT && d != CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE)
         return CUDA_ERROR_INVALID_VALUE;
       s->attrs.domain = v->memSyncDomain;
       break;
