@@ -1,0 +1,214 @@
+// Batched copies: cuMemcpy3DBatchAsync (v1, v2) and cuMemcpyBatchAsync
+// (v1, v2). The whole batch is validated before anything is enqueued; the
+// copies then run as one stream group, spread over the workers.
+#include <vector>
+
+#include "api/common.h"
+#include "core/array.h"
+#include "copy/copy3d.h"
+#include "copy/copy_plan.h"
+
+using namespace cucpu;
+using api::NullStream;
+using api::raw_enum;
+
+namespace {
+
+bool access_order_ok(const CUmemcpySrcAccessOrder& o) {
+  int v = raw_enum(o);
+  return v == CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || v == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ||
+         v == CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+}
+
+// A location hint is only a hint, but it must name a real place.
+bool location_ok(const CUmemLocation& loc) {
+  switch (raw_enum(loc.type)) {
+    case CU_MEM_LOCATION_TYPE_NONE:
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return true;
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      return loc.id >= 0 && static_cast<size_t>(loc.id) < rt().devices.size();
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      return loc.id >= 0;
+    default:
+      return false;
+  }
+}
+
+// Element size an operand imposes: its array's, or 0 for a pointer.
+CUresult operand_elem(const CUmemcpy3DOperand& o, size_t* elem, Array** array) {
+  switch (raw_enum(o.type)) {
+    case CU_MEMCPY_OPERAND_TYPE_POINTER:
+      if (!o.op.ptr.ptr || !location_ok(o.op.ptr.locHint)) return CUDA_ERROR_INVALID_VALUE;
+      *elem = 0;
+      *array = nullptr;
+      return CUDA_SUCCESS;
+    case CU_MEMCPY_OPERAND_TYPE_ARRAY:
+      *array = rt().arrays.live(o.op.array.array);
+      if (!*array) return CUDA_ERROR_INVALID_VALUE;
+      *elem = (*array)->elem_size;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+// Fills one side of a CUDA_MEMCPY3D from a batch operand.
+void describe(const CUmemcpy3DOperand& o, Array* array, size_t elem, const CUextent3D& ext, bool src,
+              CUDA_MEMCPY3D* q) {
+  CUmemorytype type;
+  size_t x = 0, y = 0, z = 0, pitch = 0, height = 0;
+  CUdeviceptr ptr = 0;
+  if (array) {
+    type = CU_MEMORYTYPE_ARRAY;
+    x = o.op.array.offset.x * elem;
+    y = o.op.array.offset.y;
+    z = o.op.array.offset.z;
+  } else {
+    type = CU_MEMORYTYPE_UNIFIED;
+    ptr = o.op.ptr.ptr;
+    pitch = (o.op.ptr.rowLength ? o.op.ptr.rowLength : ext.width) * elem;
+    height = o.op.ptr.layerHeight ? o.op.ptr.layerHeight : ext.height;
+  }
+  if (src) {
+    q->srcMemoryType = type;
+    q->srcDevice = ptr;
+    q->srcArray = array ? o.op.array.array : nullptr;
+    q->srcXInBytes = x;
+    q->srcY = y;
+    q->srcZ = z;
+    q->srcPitch = pitch;
+    q->srcHeight = height;
+  } else {
+    q->dstMemoryType = type;
+    q->dstDevice = ptr;
+    q->dstArray = array ? o.op.array.array : nullptr;
+    q->dstXInBytes = x;
+    q->dstY = y;
+    q->dstZ = z;
+    q->dstPitch = pitch;
+    q->dstHeight = height;
+  }
+}
+
+CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
+  if (!access_order_ok(op.srcAccessOrder)) return CUDA_ERROR_INVALID_VALUE;
+  if (op.flags & ~static_cast<unsigned>(CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)) return CUDA_ERROR_INVALID_VALUE;
+  const CUextent3D& ext = op.extent;
+  if (ext.width == 0 || ext.height == 0 || ext.depth == 0) return CUDA_ERROR_INVALID_VALUE;
+  size_t se, de;
+  Array* sa;
+  Array* da;
+  if (CUresult r = operand_elem(op.src, &se, &sa)) return r;
+  if (CUresult r = operand_elem(op.dst, &de, &da)) return r;
+  if (sa && da && se != de) return CUDA_ERROR_INVALID_VALUE;
+  const size_t elem = se ? se : de ? de : 1;
+  for (const CUmemcpy3DOperand* o : {&op.src, &op.dst}) {
+    if (raw_enum(o->type) != CU_MEMCPY_OPERAND_TYPE_POINTER) continue;
+    if (o->op.ptr.rowLength && o->op.ptr.rowLength < ext.width) return CUDA_ERROR_INVALID_VALUE;
+    if (o->op.ptr.layerHeight && o->op.ptr.layerHeight < ext.height) return CUDA_ERROR_INVALID_VALUE;
+  }
+  CUDA_MEMCPY3D q{};
+  describe(op.src, sa, elem, ext, true, &q);
+  describe(op.dst, da, elem, ext, false, &q);
+  q.WidthInBytes = ext.width * elem;
+  q.Height = ext.height;
+  q.Depth = ext.depth;
+  if (CUresult r = resolve_copy3d(q, &task->copy, task->checks)) return r;
+  if (raw_enum(op.srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) stage_source(*task);
+  return CUDA_SUCCESS;
+}
+
+// The batch calls refuse the legacy NULL stream; the per-thread one is fine.
+CUresult batch_stream(NullStream ns, CUstream h, Stream** s) {
+  if (h == CU_STREAM_LEGACY || (h == nullptr && ns == NullStream::kLegacy)) {
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return api::stream_handle(h, ns, s);
+}
+
+CUresult batch_3d(NullStream ns, size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail_idx, unsigned long long flags,
+                  CUstream h) {
+  if (fail_idx) *fail_idx = SIZE_MAX;
+  Stream* s;
+  if (CUresult r = batch_stream(ns, h, &s)) return r;
+  if (n == 0 || !ops || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  // Validate (and read DURING_API_CALL sources) before anything is enqueued.
+  std::vector<CopyTask> tasks(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (CUresult r = validate_3d_op(ops[i], &tasks[i])) {
+      if (fail_idx) *fail_idx = i;
+      return r;
+    }
+  }
+  enqueue_copies(s, std::move(tasks));
+  return CUDA_SUCCESS;
+}
+
+CUresult batch_1d(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                  CUmemcpyAttributes* attrs, size_t* attr_idxs, size_t num_attrs, size_t* fail_idx, CUstream h) {
+  if (fail_idx) *fail_idx = SIZE_MAX;
+  Stream* s;
+  if (CUresult r = batch_stream(ns, h, &s)) return r;
+  if (count == 0 || !dsts || !srcs || !sizes || !attrs || !attr_idxs) return CUDA_ERROR_INVALID_VALUE;
+  if (num_attrs == 0 || num_attrs > count || attr_idxs[0] != 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t a = 0; a < num_attrs; ++a) {
+    if (a > 0 && attr_idxs[a] <= attr_idxs[a - 1]) return CUDA_ERROR_INVALID_VALUE;
+    if (attr_idxs[a] >= count) return CUDA_ERROR_INVALID_VALUE;
+    const CUmemcpyAttributes& at = attrs[a];
+    if (!access_order_ok(at.srcAccessOrder) || !location_ok(at.srcLocHint) || !location_ok(at.dstLocHint) ||
+        (at.flags & ~static_cast<unsigned>(CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)))
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::vector<CopyTask> tasks(count);
+  size_t a = 0;
+  for (size_t i = 0; i < count; ++i) {
+    while (a + 1 < num_attrs && attr_idxs[a + 1] <= i) ++a;
+    CUDA_MEMCPY3D q{};
+    q.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+    q.srcDevice = srcs[i];
+    q.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    q.dstDevice = dsts[i];
+    q.WidthInBytes = sizes[i];
+    q.Height = 1;
+    q.Depth = 1;
+    CUresult r = (sizes[i] == 0 || !srcs[i] || !dsts[i]) ? CUDA_ERROR_INVALID_VALUE
+                                                          : resolve_copy3d(q, &tasks[i].copy, tasks[i].checks);
+    if (r != CUDA_SUCCESS) {
+      if (fail_idx) *fail_idx = i;
+      return r;
+    }
+    if (raw_enum(attrs[a].srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) stage_source(tasks[i]);
+  }
+  enqueue_copies(s, std::move(tasks));
+  return CUDA_SUCCESS;
+}
+
+CUresult batch_3d_v2(NullStream ns, size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, unsigned long long flags, CUstream h) {
+  return batch_3d(ns, n, ops, nullptr, flags, h);
+}
+CUresult batch_1d_v2(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                     CUmemcpyAttributes* attrs, size_t* attr_idxs, size_t num_attrs, CUstream h) {
+  return batch_1d(ns, dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, nullptr, h);
+}
+
+}  // namespace
+
+CUCPU_STREAM_ENTRY(cuMemcpy3DBatchAsync_v2, _ptsz, batch_3d_v2,
+                   (size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream),
+                   numOps, opList, flags, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpy3DBatchAsync, _ptsz, batch_3d,
+                   (size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, size_t* failIdx, unsigned long long flags,
+                    CUstream hStream),
+                   numOps, opList, failIdx, flags, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyBatchAsync_v2, _ptsz, batch_1d_v2,
+                   (CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs,
+                    size_t* attrsIdxs, size_t numAttrs, CUstream hStream),
+                   dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyBatchAsync, _ptsz, batch_1d,
+                   (CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs,
+                    size_t* attrsIdxs, size_t numAttrs, size_t* failIdx, CUstream hStream),
+                   dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream)
