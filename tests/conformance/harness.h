@@ -53,6 +53,7 @@ inline bool on_cucpu() {
 }
 
 inline void info(const char* key, CUresult r) { std::printf("INFO %s %s\n", key, name_of(r)); }
+inline void info_value(const char* key, long long v) { std::printf("INFO %s %lld\n", key, v); }
 
 // A host function that blocks its stream until release() (the suite's way
 // to hold a stream busy without sleeping).

@@ -299,7 +299,15 @@ CONF_TEST(StreamAttributes) {
   ASSERT_CU(cuStreamCreate(&d, 0));
   CUstreamAttrValue v{};
   ASSERT_CU(cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, &v));
-  conf::info("attr_sync_policy_default_auto", v.syncPolicy == CU_SYNC_POLICY_AUTO ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+  conf::info_value("attr_sync_policy_default", v.syncPolicy);
+  ASSERT_CU(cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN, &v));
+  conf::info_value("attr_mem_sync_domain_default", v.memSyncDomain);
+  ASSERT_CU(cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP, &v));
+  conf::info_value("attr_domain_map_default", v.memSyncDomainMap.default_ * 16 + v.memSyncDomainMap.remote);
+  ASSERT_CU(cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v));
+  conf::info_value("attr_access_window_default_bytes", static_cast<long long>(v.accessPolicyWindow.num_bytes));
+  conf::info_value("attr_access_window_default_hitprop", v.accessPolicyWindow.hitProp);
+  conf::info_value("attr_access_window_default_missprop", v.accessPolicyWindow.missProp);
   ASSERT_CU(cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, &v));
   EXPECT_TRUE(v.priority == 0);
   v.priority = -3;
