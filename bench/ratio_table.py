@@ -13,6 +13,12 @@ def medians(path):
             if "seconds_per_stream" in b:  # a rate counter, inverted: seconds per stream
                 ns = b["seconds_per_stream"] * 1e9
                 name += " (per stream)"
+            if "ns_per_op" in b:  # likewise: seconds per op
+                ns = b["ns_per_op"] * 1e9
+                name += " (per op)"
+            if "bytes_per_second" in b:
+                out[name + " (GB/s)"] = b["bytes_per_second"] / 1e9
+                continue
             out[name] = ns
     return out
 
@@ -24,4 +30,7 @@ for name in nv:
     a, b = nv[name], ours.get(name)
     if b is None:
         continue
-    print(f"| {name} | {a:,.0f} ns | {b:,.1f} ns | {a / b:,.1f}x |")
+    if name.endswith("(GB/s)"):
+        print(f"| {name} | {a:,.1f} GB/s | {b:,.1f} GB/s | {b / a:,.2f}x |")
+    else:
+        print(f"| {name} | {a:,.0f} ns | {b:,.1f} ns | {a / b:,.1f}x |")

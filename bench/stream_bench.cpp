@@ -187,4 +187,4 @@ BENCHMARK(BM_ThousandStreams)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+BENCHMARK_MAIN();  // one main for all bench/*.cpp files
