@@ -83,10 +83,16 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep) 
       parts[i]->add_successor(join);  // before the part's guard drops: it cannot be done yet
     }
   }
+  // Dropping the build guard: an op ready now goes to the scheduler with the
+  // builder's reference; otherwise the builder's reference is dropped and
+  // the last dependency's link reference will carry it (Scheduler::finish).
   Scheduler& sched = Scheduler::instance();
-  for (size_t i = 0; i < n; ++i)
-    if (parts[i]->release_dependency()) sched.submit(parts[i]);
-  if (join->release_dependency()) sched.submit(join);
+  auto launch = [&](Op* o) {
+    if (o->release_dependency()) sched.submit(o);
+    else o->release();
+  };
+  for (size_t i = 0; i < n; ++i) launch(parts[i]);
+  launch(join);
 }
 
 void Stream::on_op_done(uint64_t seq) {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "exec/op_pool.h"
 #include "exec/spin_lock.h"
 
 namespace cucpu {
@@ -30,6 +31,10 @@ class Stream;
 class Op {
  public:
   virtual ~Op() = default;
+
+  // Every op lives in an OpPool block (sized delete gives the block's size).
+  static void* operator new(size_t n) { return OpPool::allocate(n); }
+  static void operator delete(void* p, size_t n) noexcept { OpPool::deallocate(p, n); }
 
   // The work. Runs with no runtime lock held. `status` is the context's
   // sticky error when the op starts (CUDA_SUCCESS when there is none).
