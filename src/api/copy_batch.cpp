@@ -20,27 +20,15 @@ bool access_order_ok(const CUmemcpySrcAccessOrder& o) {
          v == CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
 }
 
-// A location hint is only a hint, but it must name a real place.
-bool location_ok(const CUmemLocation& loc) {
-  switch (raw_enum(loc.type)) {
-    case CU_MEM_LOCATION_TYPE_NONE:
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-      return true;
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-      return loc.id >= 0 && static_cast<size_t>(loc.id) < rt().devices.size();
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      return loc.id >= 0;
-    default:
-      return false;
-  }
-}
+// Location hints (locHint, srcLocHint, dstLocHint) are not checked: driver
+// 580 accepts any value, even an undefined location type, and all of
+// cucpu's memory is host memory, so there is nothing to place.
 
 // Element size an operand imposes: its array's, or 0 for a pointer.
 CUresult operand_elem(const CUmemcpy3DOperand& o, size_t* elem, Array** array) {
   switch (raw_enum(o.type)) {
     case CU_MEMCPY_OPERAND_TYPE_POINTER:
-      if (!o.op.ptr.ptr || !location_ok(o.op.ptr.locHint)) return CUDA_ERROR_INVALID_VALUE;
+      if (!o.op.ptr.ptr) return CUDA_ERROR_INVALID_VALUE;
       *elem = 0;
       *array = nullptr;
       return CUDA_SUCCESS;
@@ -159,8 +147,7 @@ CUresult batch_1d(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* s
     if (a > 0 && attr_idxs[a] <= attr_idxs[a - 1]) return CUDA_ERROR_INVALID_VALUE;
     if (attr_idxs[a] >= count) return CUDA_ERROR_INVALID_VALUE;
     const CUmemcpyAttributes& at = attrs[a];
-    if (!access_order_ok(at.srcAccessOrder) || !location_ok(at.srcLocHint) || !location_ok(at.dstLocHint) ||
-        (at.flags & ~static_cast<unsigned>(CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)))
+    if (!access_order_ok(at.srcAccessOrder) || (at.flags & ~static_cast<unsigned>(CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)))
       return CUDA_ERROR_INVALID_VALUE;
   }
   std::vector<CopyTask> tasks(count);

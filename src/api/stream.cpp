@@ -105,7 +105,9 @@ CUresult get_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, CUstreamA
   std::lock_guard<std::mutex> g(s->attr_mu);
   switch (attr) {
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: out->accessPolicyWindow = s->attrs.access_policy; break;
-    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: out->syncPolicy = s->attrs.sync_policy; break;
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      std::memcpy(&out->syncPolicy, &s->attrs.sync_policy, sizeof s->attrs.sync_policy);
+      break;
     case CU_LAUNCH_ATTRIBUTE_PRIORITY: out->priority = s->priority.load(); break;
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: out->memSyncDomainMap = s->attrs.domain_map; break;
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: out->memSyncDomain = s->attrs.domain; break;
@@ -136,7 +138,7 @@ CUresult set_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, const CUs
     case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
       if (int p = api::raw_enum(v->syncPolicy); p < CU_SYNC_POLICY_AUTO || p > CU_SYNC_POLICY_BLOCKING_SYNC)
         return CUDA_ERROR_INVALID_VALUE;
-      s->attrs.sync_policy = v->syncPolicy;
+      s->attrs.sync_policy = api::raw_enum(v->syncPolicy);
       break;
     case CU_LAUNCH_ATTRIBUTE_PRIORITY:
       s->priority.store(clamp_priority(v->priority));

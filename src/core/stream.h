@@ -28,7 +28,9 @@ enum class StreamKind { kRegular, kLegacy, kPerThread };
 // Stream attributes other than priority (which lives on the stream itself).
 struct StreamAttributes {
   CUaccessPolicyWindow access_policy{};
-  CUsynchronizationPolicy sync_policy = CU_SYNC_POLICY_AUTO;
+  // Driver 580 reads back 0xFFFFFFFF ("never set") until a policy is set;
+  // kept as the raw 32-bit value so no out-of-range enum is ever loaded.
+  int32_t sync_policy = -1;
   CUlaunchMemSyncDomainMap domain_map{0, 1};
   CUlaunchMemSyncDomain domain = CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;
 };
