@@ -3,6 +3,7 @@
 
 #include "api/common.h"
 #include "core/allocation.h"
+#include "core/capture.h"
 #include "core/context.h"
 
 using namespace cucpu;
@@ -226,6 +227,7 @@ CUresult cuCtxSynchronize(void) {
     Context* c = current_context();
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
     if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
+    if (CUresult r = capture_check_unsafe_call()) return r;
     return c->synchronize();
   });
 }

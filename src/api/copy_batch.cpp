@@ -7,6 +7,7 @@
 #include "core/array.h"
 #include "copy/copy3d.h"
 #include "copy/copy_plan.h"
+#include "core/capture.h"
 
 using namespace cucpu;
 using api::NullStream;
@@ -109,13 +110,16 @@ CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
 }
 
 // The batch calls refuse the legacy NULL stream; the per-thread one is fine.
+// Batches have no graph node: a capturing stream refuses them.
 CUresult batch_stream(NullStream ns, CUstream h, Stream** s) {
   if (h == CU_STREAM_LEGACY || (h == nullptr && ns == NullStream::kLegacy)) {
     Context* c;
     if (CUresult r = api::current_ctx(&c)) return r;
     return CUDA_ERROR_INVALID_VALUE;
   }
-  return api::stream_handle(h, ns, s);
+  if (CUresult r = api::stream_handle(h, ns, s)) return r;
+  Route route;
+  return capture_route(*s, NodeParams{}, false, &route);
 }
 
 CUresult batch_3d(NullStream ns, size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail_idx, unsigned long long flags,

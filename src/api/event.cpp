@@ -35,6 +35,9 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
   Stream* s;
   if (CUresult r = api::stream_handle(hs, ns, &s)) return r;
   if (s->ctx != e->ctx) return CUDA_ERROR_INVALID_HANDLE;
+  Route route;
+  if (CUresult r = capture_record(e, s, flags, &route)) return r;
+  if (route == Route::kCaptured) return CUDA_SUCCESS;
   auto* op = new MarkerOp();
   OpRef keep = OpRef::share(op);
   e->set_snapshot(std::move(keep));
@@ -45,6 +48,7 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
 CUresult query(CUevent h) {
   Event* e = rt().events.live(h);
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  if (event_is_captured(e)) return CUDA_ERROR_CAPTURED_EVENT;
   OpRef op = e->snapshot();
   if (op && !op->done()) return CUDA_ERROR_NOT_READY;
   return e->ctx->sticky_error();
@@ -53,6 +57,7 @@ CUresult query(CUevent h) {
 CUresult synchronize(CUevent h) {
   Event* e = rt().events.live(h);
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  if (event_is_captured(e)) return CUDA_ERROR_CAPTURED_EVENT;
   OpRef op = e->snapshot();
   if (op) op->wait_done();
   return e->ctx->sticky_error();

@@ -14,7 +14,17 @@ namespace {
 // The stream an entry point works on: `h`, or for synchronous forms the
 // default stream (legacy, or per-thread for _ptds).
 CUresult target_stream(NullStream ns, CUstream h, bool sync, Stream** s) {
-  return api::stream_handle(sync ? nullptr : h, ns, s);
+  if (sync) {
+    if (CUresult r = capture_check_unsafe_call()) return r;
+  }
+  if (CUresult r = api::stream_handle(sync ? nullptr : h, ns, s)) return r;
+  return sync ? capture_forbid_on_stream(*s) : CUDA_SUCCESS;
+}
+
+// Async work on a capturing stream becomes a node instead of an op.
+CUresult route(Stream* s, bool sync, const NodeParams& p, Route* r) {
+  *r = Route::kEnqueue;
+  return sync ? CUDA_SUCCESS : capture_route(s, p, true, r);
 }
 
 // Sync forms wait for the op that completes their work.
@@ -32,6 +42,12 @@ CUresult copy3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D* p) {
   if (CUresult r = resolve_copy3d(*p, &tasks[0].copy, tasks[0].checks)) return r;
   Stream* s;
   if (CUresult r = target_stream(ns, h, sync, &s)) return r;
+  NodeParams node;
+  node.kind = NodeKind::kMemcpy;
+  node.copy = *p;
+  Route how;
+  if (CUresult r = route(s, sync, node, &how)) return r;
+  if (how == Route::kCaptured) return CUDA_SUCCESS;
   OpRef done = enqueue_copies(s, std::move(tasks));
   return finish(s, sync, done);
 }
@@ -72,6 +88,12 @@ CUresult memset2d(NullStream ns, CUstream h, bool sync, CUdeviceptr dst, size_t 
   Memset2D m{reinterpret_cast<unsigned char*>(dst), pitch, elem, value, width, height};
   Stream* s;
   if (CUresult r = target_stream(ns, h, sync, &s)) return r;
+  NodeParams node;
+  node.kind = NodeKind::kMemset;
+  node.memset = {dst, pitch, value, elem, width, height};
+  Route how;
+  if (CUresult r = route(s, sync, node, &how)) return r;
+  if (how == Route::kCaptured) return CUDA_SUCCESS;
   auto* op = new MemsetOp(m, check);
   OpRef done = OpRef::share(op);
   s->enqueue(op);

@@ -7,6 +7,7 @@
 #include "api/common.h"
 #include "core/allocation.h"
 #include "core/array.h"
+#include "core/capture.h"
 
 using namespace cucpu;
 
@@ -15,6 +16,7 @@ namespace {
 constexpr size_t kAlignment = 256;  // cuMemAlloc's documented minimum alignment
 
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out) {
+  if (CUresult r = capture_check_unsafe_call()) return r;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded < bytes || rounded > c->device->total_mem) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -59,6 +61,7 @@ CUresult mem_alloc_pitch(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t 
 CUresult mem_free(uintptr_t p, bool host) {
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
+  if (CUresult r = capture_check_unsafe_call()) return r;
   if (p == 0) return host ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
   auto a = Registry::instance().find(p);
   if (!a || a->base != p) return CUDA_ERROR_INVALID_VALUE;

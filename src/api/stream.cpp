@@ -29,6 +29,7 @@ CUresult create(CUstream* out, unsigned flags, int priority) {
 CUresult destroy(CUstream h) {
   Stream* s = rt().streams.live(h);
   if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
+  capture_stream_destroyed(s);
   // Pending work still runs: the ops hold references to the stream.
   rt().streams.kill(s);
   s->release();
@@ -38,6 +39,7 @@ CUresult destroy(CUstream h) {
 CUresult query(NullStream ns, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  if (CUresult r = capture_forbid_on_stream(s)) return r;
   if (!s->idle()) return CUDA_ERROR_NOT_READY;
   return s->ctx->sticky_error();
 }
@@ -45,6 +47,7 @@ CUresult query(NullStream ns, CUstream h) {
 CUresult synchronize(NullStream ns, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  if (CUresult r = capture_forbid_on_stream(s)) return r;
   s->wait_idle();
   return s->ctx->sticky_error();
 }
@@ -182,6 +185,9 @@ CUresult wait_event(NullStream ns, CUstream h, CUevent ev, unsigned flags) {
   Event* e = rt().events.live(ev);
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   if (flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
+  Route route;
+  if (CUresult r = capture_wait(s, e, flags, &route)) return r;
+  if (route == Route::kCaptured) return CUDA_SUCCESS;
   OpRef dep = e->snapshot();
   if (!dep || dep->done()) return CUDA_SUCCESS;  // never recorded, or already complete: nothing to wait for
   s->enqueue(new MarkerOp(), dep.get());
@@ -192,6 +198,12 @@ CUresult launch_host_func(NullStream ns, CUstream h, CUhostFn fn, void* data) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  NodeParams p;
+  p.kind = NodeKind::kHost;
+  p.host = {fn, data};
+  Route route;
+  if (CUresult r = capture_route(s, p, true, &route)) return r;
+  if (route == Route::kCaptured) return CUDA_SUCCESS;
   s->enqueue(new HostFuncOp(fn, data));
   return CUDA_SUCCESS;
 }
@@ -200,6 +212,8 @@ CUresult add_callback(NullStream ns, CUstream h, CUstreamCallback cb, void* data
   if (!cb || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  Route route;  // callbacks cannot be captured (host functions can)
+  if (CUresult r = capture_route(s, NodeParams{}, false, &route)) return r;
   s->enqueue(new HostFuncOp(cb, h, data));
   return CUDA_SUCCESS;
 }
@@ -210,6 +224,8 @@ CUresult attach_mem(NullStream ns, CUstream h, CUdeviceptr dptr, size_t length, 
   if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST && flags != CU_MEM_ATTACH_SINGLE)
     return CUDA_ERROR_INVALID_VALUE;
   if (flags == CU_MEM_ATTACH_SINGLE && s->kind == StreamKind::kLegacy) return CUDA_ERROR_INVALID_VALUE;
+  Route route;  // not capturable
+  if (CUresult r = capture_route(s, NodeParams{}, false, &route)) return r;
   auto a = Registry::instance().find(static_cast<uintptr_t>(dptr));
   if (a && a->kind == MemKind::kManaged) {
     if (a->base != static_cast<uintptr_t>(dptr)) return CUDA_ERROR_INVALID_VALUE;

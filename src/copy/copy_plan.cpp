@@ -114,6 +114,13 @@ std::vector<std::vector<CopyPiece>> plan_copies(const std::vector<CopyTask>& tas
   return out;
 }
 
+Op* new_copy_op(CopyTask t) {
+  std::vector<CopyTask> one;
+  one.push_back(std::move(t));
+  auto shared = std::make_shared<const std::vector<CopyTask>>(std::move(one));
+  return new CopyPartOp(shared, {CopyPiece{(*shared)[0].copy, 0}});
+}
+
 OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks) {
   size_t total = 0;
   for (const auto& t : tasks) total += bytes_of(t.copy);

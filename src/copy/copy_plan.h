@@ -34,6 +34,9 @@ void stage_source(CopyTask& t);
 // them, with a reference.
 OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks);
 
+// One op that runs a single task (graph memcpy nodes).
+Op* new_copy_op(CopyTask t);
+
 // Splits tasks into at most `parts` lists of pieces of about equal bytes
 // (exposed for tests). Each piece keeps the index of its task.
 struct CopyPiece {

@@ -64,6 +64,9 @@ class Context {
 
   // cuCtxSetLimit / cuCtxSetCacheConfig / cuCtxSetSharedMemConfig state.
   std::atomic<int> cache_config{CU_FUNC_CACHE_PREFER_NONE};
+  // Blocking streams of this context that capture (the legacy stream is
+  // unusable while any do).
+  std::atomic<int> blocking_captures{0};
   std::atomic<size_t> limits[0x10]{};
 
  private:

@@ -7,10 +7,12 @@
 // the old one, as the driver specifies.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
 #include "cuda.h"
+#include "core/capture.h"
 #include "exec/op.h"
 
 namespace cucpu {
@@ -24,6 +26,10 @@ class Event {
   const unsigned flags;
 
   bool timing() const { return (flags & CU_EVENT_DISABLE_TIMING) == 0; }
+
+  EventCapture cap;  // guarded by capture_mu()
+  // Whether `cap` holds a snapshot; lets a plain record skip capture_mu().
+  std::atomic<bool> cap_set{false};
 
   void set_snapshot(OpRef op) {
     std::lock_guard<std::mutex> g(mu_);

@@ -10,7 +10,9 @@
 #include "core/array.h"
 #include "core/context.h"
 #include "core/event.h"
+#include "core/graph.h"
 #include "core/stream.h"
+#include "exec/graph_exec.h"
 
 namespace cucpu {
 namespace {
@@ -43,7 +45,8 @@ thread_local bool t_in_host_fn = false;
 }  // namespace
 
 Runtime::Runtime()
-    : contexts(1 << 16), streams(1 << 20), events(1 << 20), arrays(1 << 18) {
+    : contexts(1 << 16), streams(1 << 20), events(1 << 20), arrays(1 << 18), graphs(1 << 18), nodes(1 << 22),
+      execs(1 << 18) {
   int n = configured_devices();
   size_t mem = physical_memory();
   devices.resize(static_cast<size_t>(n));

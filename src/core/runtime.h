@@ -20,6 +20,9 @@ class Context;
 class Stream;
 class Event;
 struct Array;
+class Graph;
+struct Node;
+class GraphExec;
 
 enum class LibState : int { kUninitialized, kReady, kTornDown };
 
@@ -47,6 +50,9 @@ struct Runtime {
   HandlePool<Stream> streams;
   HandlePool<Event> events;
   HandlePool<Array> arrays;
+  HandlePool<Graph> graphs;
+  HandlePool<Node> nodes;
+  HandlePool<GraphExec> execs;
 };
 
 Runtime& rt();

@@ -17,6 +17,7 @@
 #include <mutex>
 
 #include "cuda.h"
+#include "core/capture.h"
 #include "exec/op.h"
 
 namespace cucpu {
@@ -85,6 +86,11 @@ class Stream {
 
   std::mutex attr_mu;
   StreamAttributes attrs;  // guarded by attr_mu
+
+  // Non-null while the stream captures; the rest of the state is in `cap`,
+  // guarded by capture_mu(). Enqueue paths read only this pointer.
+  std::atomic<CaptureSequence*> capturing{nullptr};
+  StreamCapture cap;
 
  private:
   OpRef last_;  // guarded by mu

@@ -1,0 +1,112 @@
+// Stream capture entry points.
+#include "api/common.h"
+#include "core/capture.h"
+#include "core/graph.h"
+
+using namespace cucpu;
+using api::NullStream;
+
+namespace {
+
+CUresult begin_v1(NullStream ns, CUstream h) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL, nullptr, nullptr, nullptr, 0);
+}
+
+CUresult begin(NullStream ns, CUstream h, CUstreamCaptureMode mode) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_begin(s, mode, nullptr, nullptr, nullptr, 0);
+}
+
+CUresult begin_to_graph(NullStream ns, CUstream h, CUgraph hg, const CUgraphNode* deps,
+                        const CUgraphEdgeData* edges, size_t n, CUstreamCaptureMode mode) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  Graph* g = rt().graphs.live(hg);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  return capture_begin(s, mode, g, deps, edges, n);
+}
+
+CUresult end(NullStream ns, CUstream h, CUgraph* out) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_end(s, out);
+}
+
+CUresult is_capturing(NullStream ns, CUstream h, CUstreamCaptureStatus* status) {
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_status(s, status);
+}
+
+CUresult info_v1(NullStream ns, CUstream h, CUstreamCaptureStatus* status, cuuint64_t* id) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_info(s, status, id, nullptr, nullptr, nullptr, nullptr);
+}
+
+CUresult info_v2(NullStream ns, CUstream h, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
+                 const CUgraphNode** deps, size_t* n) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_info(s, status, id, graph, deps, nullptr, n);
+}
+
+CUresult info_v3(NullStream ns, CUstream h, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
+                 const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* n) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_info(s, status, id, graph, deps, edges, n);
+}
+
+CUresult update_v1(NullStream ns, CUstream h, CUgraphNode* deps, size_t n, unsigned flags) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_update_deps(s, deps, nullptr, n, flags);
+}
+
+CUresult update_v2(NullStream ns, CUstream h, CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n,
+                   unsigned flags) {
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  return capture_update_deps(s, deps, edges, n, flags);
+}
+
+}  // namespace
+
+CUCPU_STREAM_ENTRY(cuStreamBeginCapture, _ptsz, begin_v1, (CUstream hStream), hStream)
+CUCPU_STREAM_ENTRY(cuStreamBeginCapture_v2, _ptsz, begin, (CUstream hStream, CUstreamCaptureMode mode), hStream, mode)
+CUCPU_STREAM_ENTRY(cuStreamBeginCaptureToGraph, _ptsz, begin_to_graph,
+                   (CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies,
+                    const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode),
+                   hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
+CUCPU_STREAM_ENTRY(cuStreamEndCapture, _ptsz, end, (CUstream hStream, CUgraph* phGraph), hStream, phGraph)
+CUCPU_STREAM_ENTRY(cuStreamIsCapturing, _ptsz, is_capturing, (CUstream hStream, CUstreamCaptureStatus* captureStatus),
+                   hStream, captureStatus)
+CUCPU_STREAM_ENTRY(cuStreamGetCaptureInfo, _ptsz, info_v1,
+                   (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out), hStream,
+                   captureStatus_out, id_out)
+CUCPU_STREAM_ENTRY(cuStreamGetCaptureInfo_v2, _ptsz, info_v2,
+                   (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                    CUgraph* graph_out, const CUgraphNode** dependencies_out, size_t* numDependencies_out),
+                   hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out)
+CUCPU_STREAM_ENTRY(cuStreamGetCaptureInfo_v3, _ptsz, info_v3,
+                   (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                    CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
+                    size_t* numDependencies_out),
+                   hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out)
+CUCPU_STREAM_ENTRY(cuStreamUpdateCaptureDependencies, _ptsz, update_v1,
+                   (CUstream hStream, CUgraphNode* dependencies, size_t numDependencies, unsigned int flags),
+                   hStream, dependencies, numDependencies, flags)
+CUCPU_STREAM_ENTRY(cuStreamUpdateCaptureDependencies_v2, _ptsz, update_v2,
+                   (CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData,
+                    size_t numDependencies, unsigned int flags),
+                   hStream, dependencies, dependencyData, numDependencies, flags)
+
+extern "C" CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  return api::call("cuThreadExchangeStreamCaptureMode", api::kDefault, [&] { return exchange_capture_mode(mode); },
+                   mode);
+}

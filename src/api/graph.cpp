@@ -1,0 +1,588 @@
+// Graphs: construction, queries, instantiation and launch.
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "api/common.h"
+#include "core/event.h"
+#include "core/graph.h"
+#include "exec/graph_exec.h"
+
+using namespace cucpu;
+using api::NullStream;
+
+namespace {
+
+Graph* graph_of(CUgraph h) { return rt().graphs.live(h); }
+Node* node_of(CUgraphNode h) { return rt().nodes.live(h); }
+CUgraphNode handle(Node* n) { return reinterpret_cast<CUgraphNode>(n); }
+
+// Dependencies passed to an add or a capture: all live, in `g`, no duplicates.
+CUresult check_deps(Graph* g, const CUgraphNode* deps, size_t n) {
+  if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < n; ++i) {
+    Node* d = node_of(deps[i]);
+    if (!d || d->graph != g) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t j = 0; j < i; ++j)
+      if (deps[j] == deps[i]) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult add_node(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, size_t n, const NodeParams& p,
+                  const CUgraphEdgeData* edges = nullptr) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  Graph* g = graph_of(hg);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = check_deps(g, deps, n)) return r;
+  if (p.kind != NodeKind::kChildGraph) {
+    if (CUresult r = validate_node_params(p)) return r;
+  }
+  *out = handle(g->add(p, reinterpret_cast<Node* const*>(deps), n, edges));
+  return CUDA_SUCCESS;
+}
+
+// Fills a caller array of capacity *count (or only reports the count).
+template <class T, class Get>
+CUresult list_out(T* out, size_t* count, size_t have, Get get) {
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  if (out) {
+    for (size_t i = 0; i < *count; ++i) out[i] = i < have ? get(i) : T{};
+  }
+  *count = have;
+  return CUDA_SUCCESS;
+}
+
+CUresult node_deps(CUgraphNode hn, CUgraphNode* out, CUgraphEdgeData* edges, size_t* count, bool incoming) {
+  Node* n = node_of(hn);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  const std::vector<Node*>& v = incoming ? n->deps : n->dependents;
+  if (edges && out) {
+    for (size_t i = 0; i < std::min(*count, v.size()); ++i) {
+      if (incoming) {
+        edges[i] = n->edge[i];
+      } else {
+        const Node* to = v[i];
+        auto it = std::find(to->deps.begin(), to->deps.end(), n);
+        edges[i] = to->edge[it - to->deps.begin()];
+      }
+    }
+  }
+  return list_out(out, count, v.size(), [&](size_t i) { return handle(v[i]); });
+}
+
+CUresult edges_of(CUgraph hg, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* data, size_t* count) {
+  Graph* g = graph_of(hg);
+  if (!g || !count) return CUDA_ERROR_INVALID_VALUE;
+  if ((from == nullptr) != (to == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<std::pair<Node*, size_t>> all;  // (to-node, index in its deps)
+  for (Node* n : g->nodes())
+    for (size_t i = 0; i < n->deps.size(); ++i) all.emplace_back(n, i);
+  if (from) {
+    for (size_t i = 0; i < *count; ++i) {
+      bool have = i < all.size();
+      from[i] = have ? handle(all[i].first->deps[all[i].second]) : nullptr;
+      to[i] = have ? handle(all[i].first) : nullptr;
+      if (data) data[i] = have ? all[i].first->edge[all[i].second] : CUgraphEdgeData{};
+    }
+  }
+  *count = all.size();
+  return CUDA_SUCCESS;
+}
+
+CUresult change_deps(CUgraph hg, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* data,
+                     size_t n, bool add) {
+  Graph* g = graph_of(hg);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  if (n && (!from || !to)) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < n; ++i) {
+    Node* a = node_of(from[i]);
+    Node* b = node_of(to[i]);
+    if (!a || !b || a->graph != g || b->graph != g || a == b) return CUDA_ERROR_INVALID_VALUE;
+    if (g->has_edge(a, b) == add) return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (add) g->add_edge(node_of(from[i]), node_of(to[i]), data ? &data[i] : nullptr);
+    else g->remove_edge(node_of(from[i]), node_of(to[i]));
+  }
+  return CUDA_SUCCESS;
+}
+
+// Kahn's algorithm: a graph with a cycle cannot be instantiated.
+bool acyclic(const Graph& g) {
+  std::unordered_map<const Node*, size_t> indeg;
+  std::vector<const Node*> ready;
+  for (const Node* n : g.nodes()) {
+    indeg[n] = n->deps.size();
+    if (n->deps.empty()) ready.push_back(n);
+  }
+  size_t seen = 0;
+  while (!ready.empty()) {
+    const Node* n = ready.back();
+    ready.pop_back();
+    ++seen;
+    for (const Node* d : n->dependents)
+      if (--indeg[d] == 0) ready.push_back(d);
+  }
+  return seen == g.nodes().size();
+}
+
+CUresult instantiate(CUgraphExec* out, CUgraph hg, unsigned long long flags, CUgraphNode* err_node) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  Graph* g = graph_of(hg);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned long long known = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
+                                   CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                   CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+  if (flags & ~known) return CUDA_ERROR_INVALID_VALUE;
+  if (!acyclic(*g)) return CUDA_ERROR_INVALID_VALUE;
+  GraphExec* e = rt().execs.create(g->ctx, flags);
+  const Node* bad = nullptr;
+  if (CUresult r = e->build(*g, &bad)) {
+    rt().execs.kill(e);
+    rt().execs.release(e);
+    if (err_node) *err_node = handle(const_cast<Node*>(bad));
+    return r;
+  }
+  *out = reinterpret_cast<CUgraphExec>(e);
+  return CUDA_SUCCESS;
+}
+
+template <class F>
+CUresult with_node(CUgraphNode hn, NodeKind kind, F&& f) {
+  Node* n = node_of(hn);
+  if (!n || n->params.kind != kind) return CUDA_ERROR_INVALID_VALUE;
+  return f(n);
+}
+
+CUresult set_node_params(CUgraphNode hn, NodeKind kind, const NodeParams& p) {
+  return with_node(hn, kind, [&](Node* n) {
+    if (CUresult r = validate_node_params(p)) return r;
+    n->params = p;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult exec_set(CUgraphExec he, CUgraphNode hn, NodeKind kind, const NodeParams& p) {
+  GraphExec* e = rt().execs.live(he);
+  Node* n = node_of(hn);
+  if (!e || !n || n->params.kind != kind) return CUDA_ERROR_INVALID_VALUE;
+  return e->set_params(n, p);
+}
+
+NodeParams host_params(const CUDA_HOST_NODE_PARAMS* p) {
+  NodeParams n;
+  n.kind = NodeKind::kHost;
+  if (p) n.host = *p;
+  return n;
+}
+NodeParams copy_params(const CUDA_MEMCPY3D* p) {
+  NodeParams n;
+  n.kind = NodeKind::kMemcpy;
+  if (p) n.copy = *p;
+  return n;
+}
+NodeParams set_params(const CUDA_MEMSET_NODE_PARAMS* p) {
+  NodeParams n;
+  n.kind = NodeKind::kMemset;
+  if (p) n.memset = *p;
+  return n;
+}
+NodeParams event_params(NodeKind k, CUevent e) {
+  NodeParams n;
+  n.kind = k;
+  n.event = e;
+  return n;
+}
+
+CUresult launch(NullStream ns, CUgraphExec he, CUstream h) {
+  GraphExec* e = rt().execs.live(he);
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  if (s->ctx != e->ctx) return CUDA_ERROR_INVALID_VALUE;
+  Route route;  // launching into a capture (a child-graph node) is not supported yet
+  if (CUresult r = capture_route(s, NodeParams{}, false, &route)) return r;
+  return e->launch(s);
+}
+
+CUresult upload(NullStream ns, CUgraphExec he, CUstream h) {
+  GraphExec* e = rt().execs.live(he);
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  return api::stream_handle(h, ns, &s);  // nothing to upload: memory is shared
+}
+
+CUresult instantiate_with_params(NullStream ns, CUgraphExec* out, CUgraph hg, CUDA_GRAPH_INSTANTIATE_PARAMS* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  CUgraphNode err = nullptr;
+  CUresult r = instantiate(out, hg, p->flags, &err);
+  p->hErrNode_out = err;
+  p->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+  if (r == CUDA_SUCCESS && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
+    Stream* s;
+    if (CUresult u = api::stream_handle(p->hUploadStream, ns, &s)) return u;
+  }
+  return r;
+}
+
+CUresult exec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultInfo* info) {
+  GraphExec* e = rt().execs.live(he);
+  Graph* g = graph_of(hg);
+  if (!e || !g || !info) return CUDA_ERROR_INVALID_VALUE;
+  const Node* err = nullptr;
+  CUgraphExecUpdateResult res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+  CUresult r = e->update_from(*g, &err, &res);
+  info->result = res;
+  info->errorNode = handle(const_cast<Node*>(err));
+  info->errorFromNode = nullptr;
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
+  return api::call("cuGraphCreate", api::kDefault, [&] {
+    if (!phGraph || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    *phGraph = reinterpret_cast<CUgraph>(new_graph(c));
+    return CUDA_SUCCESS;
+  }, phGraph, flags);
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph) {
+  return api::call("cuGraphDestroy", api::kDefault, [&] {
+    Graph* g = graph_of(hGraph);
+    if (!g) return CUDA_ERROR_INVALID_VALUE;
+    destroy_graph(g);
+    return CUDA_SUCCESS;
+  }, hGraph);
+}
+
+CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) {
+  return api::call("cuGraphClone", api::kDefault, [&] {
+    Graph* g = graph_of(originalGraph);
+    if (!phGraphClone || !g) return CUDA_ERROR_INVALID_VALUE;
+    *phGraphClone = reinterpret_cast<CUgraph>(g->clone());
+    return CUDA_SUCCESS;
+  }, phGraphClone, originalGraph);
+}
+
+CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
+  return api::call("cuGraphNodeFindInClone", api::kDefault, [&] {
+    Node* orig = node_of(hOriginalNode);
+    Graph* g = graph_of(hClonedGraph);
+    if (!phNode || !orig || !g) return CUDA_ERROR_INVALID_VALUE;
+    // Clones add nodes in the same order, so ids match.
+    for (Node* n : g->nodes())
+      if (n->id == orig->id && n->params.kind == orig->params.kind) {
+        *phNode = handle(n);
+        return CUDA_SUCCESS;
+      }
+    return CUDA_ERROR_INVALID_VALUE;
+  }, phNode, hOriginalNode, hClonedGraph);
+}
+
+CUresult cuGraphAddEmptyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n) {
+  return api::call("cuGraphAddEmptyNode", api::kDefault, [&] { return add_node(out, g, deps, n, NodeParams{}); },
+                   out, g, deps, n);
+}
+CUresult cuGraphAddHostNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
+                            const CUDA_HOST_NODE_PARAMS* p) {
+  return api::call("cuGraphAddHostNode", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return add_node(out, g, deps, n, host_params(p));
+  }, out, g, deps, n, p);
+}
+CUresult cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
+                              const CUDA_MEMCPY3D* p, CUcontext ctx) {
+  return api::call("cuGraphAddMemcpyNode", api::kDefault, [&] {
+    Context* c;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+    return add_node(out, g, deps, n, copy_params(p));
+  }, out, g, deps, n, p, ctx);
+}
+CUresult cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
+                              const CUDA_MEMSET_NODE_PARAMS* p, CUcontext ctx) {
+  return api::call("cuGraphAddMemsetNode", api::kDefault, [&] {
+    Context* c;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+    return add_node(out, g, deps, n, set_params(p));
+  }, out, g, deps, n, p, ctx);
+}
+CUresult cuGraphAddEventRecordNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) {
+  return api::call("cuGraphAddEventRecordNode", api::kDefault,
+                   [&] { return add_node(out, g, deps, n, event_params(NodeKind::kEventRecord, e)); }, out, g, deps,
+                   n, e);
+}
+CUresult cuGraphAddEventWaitNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) {
+  return api::call("cuGraphAddEventWaitNode", api::kDefault,
+                   [&] { return add_node(out, g, deps, n, event_params(NodeKind::kEventWait, e)); }, out, g, deps,
+                   n, e);
+}
+CUresult cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUgraph child) {
+  return api::call("cuGraphAddChildGraphNode", api::kDefault, [&] {
+    Graph* c = graph_of(child);
+    if (!c || child == g) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams p;
+    p.kind = NodeKind::kChildGraph;
+    p.child = c->clone();  // the node embeds a copy, as the driver's does
+    CUresult r = add_node(out, g, deps, n, p);
+    if (r != CUDA_SUCCESS) destroy_graph(p.child);
+    return r;
+  }, out, g, deps, n, child);
+}
+CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
+  return api::call("cuGraphChildGraphNodeGetGraph", api::kDefault, [&] {
+    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+    return with_node(hNode, NodeKind::kChildGraph, [&](Node* n) {
+      *phGraph = reinterpret_cast<CUgraph>(n->params.child);
+      return CUDA_SUCCESS;
+    });
+  }, hNode, phGraph);
+}
+
+CUresult cuGraphDestroyNode(CUgraphNode hNode) {
+  return api::call("cuGraphDestroyNode", api::kDefault, [&] {
+    Node* n = node_of(hNode);
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    n->graph->remove(n);
+    return CUDA_SUCCESS;
+  }, hNode);
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
+  return api::call("cuGraphNodeGetType", api::kDefault, [&] {
+    Node* n = node_of(hNode);
+    if (!n || !type) return CUDA_ERROR_INVALID_VALUE;
+    *type = node_type(n->params.kind);
+    return CUDA_SUCCESS;
+  }, hNode, type);
+}
+
+CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
+  return api::call("cuGraphGetNodes", api::kDefault, [&] {
+    Graph* g = graph_of(hGraph);
+    if (!g) return CUDA_ERROR_INVALID_VALUE;
+    return list_out(nodes, numNodes, g->nodes().size(), [&](size_t i) { return handle(g->nodes()[i]); });
+  }, hGraph, nodes, numNodes);
+}
+
+CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* roots, size_t* numRoots) {
+  return api::call("cuGraphGetRootNodes", api::kDefault, [&] {
+    Graph* g = graph_of(hGraph);
+    if (!g) return CUDA_ERROR_INVALID_VALUE;
+    std::vector<Node*> r;
+    for (Node* n : g->nodes())
+      if (n->deps.empty()) r.push_back(n);
+    return list_out(roots, numRoots, r.size(), [&](size_t i) { return handle(r[i]); });
+  }, hGraph, roots, numRoots);
+}
+
+CUresult cuGraphGetEdges(CUgraph g, CUgraphNode* from, CUgraphNode* to, size_t* n) {
+  return api::call("cuGraphGetEdges", api::kDefault, [&] { return edges_of(g, from, to, nullptr, n); }, g, from,
+                   to, n);
+}
+CUresult cuGraphGetEdges_v2(CUgraph g, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* d, size_t* n) {
+  return api::call("cuGraphGetEdges_v2", api::kDefault, [&] { return edges_of(g, from, to, d, n); }, g, from, to,
+                   d, n);
+}
+CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode* deps, size_t* n) {
+  return api::call("cuGraphNodeGetDependencies", api::kDefault,
+                   [&] { return node_deps(h, deps, nullptr, n, true); }, h, deps, n);
+}
+CUresult cuGraphNodeGetDependencies_v2(CUgraphNode h, CUgraphNode* deps, CUgraphEdgeData* d, size_t* n) {
+  return api::call("cuGraphNodeGetDependencies_v2", api::kDefault, [&] { return node_deps(h, deps, d, n, true); },
+                   h, deps, d, n);
+}
+CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode* deps, size_t* n) {
+  return api::call("cuGraphNodeGetDependentNodes", api::kDefault,
+                   [&] { return node_deps(h, deps, nullptr, n, false); }, h, deps, n);
+}
+CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode h, CUgraphNode* deps, CUgraphEdgeData* d, size_t* n) {
+  return api::call("cuGraphNodeGetDependentNodes_v2", api::kDefault,
+                   [&] { return node_deps(h, deps, d, n, false); }, h, deps, d, n);
+}
+CUresult cuGraphAddDependencies(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, size_t n) {
+  return api::call("cuGraphAddDependencies", api::kDefault,
+                   [&] { return change_deps(g, from, to, nullptr, n, true); }, g, from, to, n);
+}
+CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to,
+                                   const CUgraphEdgeData* d, size_t n) {
+  return api::call("cuGraphAddDependencies_v2", api::kDefault, [&] { return change_deps(g, from, to, d, n, true); },
+                   g, from, to, d, n);
+}
+CUresult cuGraphRemoveDependencies(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, size_t n) {
+  return api::call("cuGraphRemoveDependencies", api::kDefault,
+                   [&] { return change_deps(g, from, to, nullptr, n, false); }, g, from, to, n);
+}
+CUresult cuGraphRemoveDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to,
+                                      const CUgraphEdgeData* d, size_t n) {
+  return api::call("cuGraphRemoveDependencies_v2", api::kDefault,
+                   [&] { return change_deps(g, from, to, d, n, false); }, g, from, to, d, n);
+}
+
+CUresult cuGraphHostNodeGetParams(CUgraphNode h, CUDA_HOST_NODE_PARAMS* p) {
+  return api::call("cuGraphHostNodeGetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return with_node(h, NodeKind::kHost, [&](Node* n) { *p = n->params.host; return CUDA_SUCCESS; });
+  }, h, p);
+}
+CUresult cuGraphHostNodeSetParams(CUgraphNode h, const CUDA_HOST_NODE_PARAMS* p) {
+  return api::call("cuGraphHostNodeSetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return set_node_params(h, NodeKind::kHost, host_params(p));
+  }, h, p);
+}
+CUresult cuGraphMemcpyNodeGetParams(CUgraphNode h, CUDA_MEMCPY3D* p) {
+  return api::call("cuGraphMemcpyNodeGetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return with_node(h, NodeKind::kMemcpy, [&](Node* n) { *p = n->params.copy; return CUDA_SUCCESS; });
+  }, h, p);
+}
+CUresult cuGraphMemcpyNodeSetParams(CUgraphNode h, const CUDA_MEMCPY3D* p) {
+  return api::call("cuGraphMemcpyNodeSetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return set_node_params(h, NodeKind::kMemcpy, copy_params(p));
+  }, h, p);
+}
+CUresult cuGraphMemsetNodeGetParams(CUgraphNode h, CUDA_MEMSET_NODE_PARAMS* p) {
+  return api::call("cuGraphMemsetNodeGetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return with_node(h, NodeKind::kMemset, [&](Node* n) { *p = n->params.memset; return CUDA_SUCCESS; });
+  }, h, p);
+}
+CUresult cuGraphMemsetNodeSetParams(CUgraphNode h, const CUDA_MEMSET_NODE_PARAMS* p) {
+  return api::call("cuGraphMemsetNodeSetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return set_node_params(h, NodeKind::kMemset, set_params(p));
+  }, h, p);
+}
+CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode h, CUevent* e) {
+  return api::call("cuGraphEventRecordNodeGetEvent", api::kDefault, [&] {
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    return with_node(h, NodeKind::kEventRecord, [&](Node* n) { *e = n->params.event; return CUDA_SUCCESS; });
+  }, h, e);
+}
+CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode h, CUevent e) {
+  return api::call("cuGraphEventRecordNodeSetEvent", api::kDefault,
+                   [&] { return set_node_params(h, NodeKind::kEventRecord, event_params(NodeKind::kEventRecord, e)); },
+                   h, e);
+}
+CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode h, CUevent* e) {
+  return api::call("cuGraphEventWaitNodeGetEvent", api::kDefault, [&] {
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    return with_node(h, NodeKind::kEventWait, [&](Node* n) { *e = n->params.event; return CUDA_SUCCESS; });
+  }, h, e);
+}
+CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode h, CUevent e) {
+  return api::call("cuGraphEventWaitNodeSetEvent", api::kDefault,
+                   [&] { return set_node_params(h, NodeKind::kEventWait, event_params(NodeKind::kEventWait, e)); }, h,
+                   e);
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph g, unsigned long long flags) {
+  return api::call("cuGraphInstantiateWithFlags", api::kDefault, [&] { return instantiate(out, g, flags, nullptr); },
+                   out, g, flags);
+}
+static CUresult instantiate_logged(CUgraphExec* out, CUgraph g, CUgraphNode* err, char* log, size_t size) {
+  if (log && size) log[0] = 0;
+  return instantiate(out, g, 0, err);
+}
+CUresult cuGraphInstantiate(CUgraphExec* out, CUgraph g, CUgraphNode* err, char* log, size_t size) {
+  return api::call("cuGraphInstantiate", api::kDefault, [&] { return instantiate_logged(out, g, err, log, size); },
+                   out, g, err, log, size);
+}
+CUresult cuGraphInstantiate_v2(CUgraphExec* out, CUgraph g, CUgraphNode* err, char* log, size_t size) {
+  return api::call("cuGraphInstantiate_v2", api::kDefault, [&] { return instantiate_logged(out, g, err, log, size); },
+                   out, g, err, log, size);
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec h) {
+  return api::call("cuGraphExecDestroy", api::kDefault, [&] {
+    GraphExec* e = rt().execs.live(h);
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    rt().execs.kill(e);
+    rt().execs.release(e);  // launches in flight hold their own ops
+    return CUDA_SUCCESS;
+  }, h);
+}
+
+CUresult cuGraphExecGetFlags(CUgraphExec h, cuuint64_t* flags) {
+  return api::call("cuGraphExecGetFlags", api::kDefault, [&] {
+    GraphExec* e = rt().execs.live(h);
+    if (!e || !flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = e->flags;
+    return CUDA_SUCCESS;
+  }, h, flags);
+}
+
+CUresult cuGraphExecUpdate_v2(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultInfo* info) {
+  return api::call("cuGraphExecUpdate_v2", api::kDefault, [&] { return exec_update(he, hg, info); }, he, hg, info);
+}
+CUresult cuGraphExecUpdate(CUgraphExec he, CUgraph hg, CUgraphNode* err, CUgraphExecUpdateResult* res) {
+  return api::call("cuGraphExecUpdate", api::kDefault, [&] {
+    if (!err || !res) return CUDA_ERROR_INVALID_VALUE;
+    CUgraphExecUpdateResultInfo info{};
+    CUresult r = exec_update(he, hg, &info);
+    *err = info.errorNode;
+    *res = info.result;
+    return r;
+  }, he, hg, err, res);
+}
+
+CUresult cuGraphExecHostNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_HOST_NODE_PARAMS* p) {
+  return api::call("cuGraphExecHostNodeSetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return exec_set(e, n, NodeKind::kHost, host_params(p));
+  }, e, n, p);
+}
+CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D* p, CUcontext ctx) {
+  return api::call("cuGraphExecMemcpyNodeSetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return exec_set(e, n, NodeKind::kMemcpy, copy_params(p));
+  }, e, n, p, ctx);
+}
+CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS* p,
+                                        CUcontext ctx) {
+  return api::call("cuGraphExecMemsetNodeSetParams", api::kDefault, [&] {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return exec_set(e, n, NodeKind::kMemset, set_params(p));
+  }, e, n, p, ctx);
+}
+CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) {
+  return api::call("cuGraphExecEventRecordNodeSetEvent", api::kDefault,
+                   [&] { return exec_set(e, n, NodeKind::kEventRecord, event_params(NodeKind::kEventRecord, ev)); },
+                   e, n, ev);
+}
+CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) {
+  return api::call("cuGraphExecEventWaitNodeSetEvent", api::kDefault,
+                   [&] { return exec_set(e, n, NodeKind::kEventWait, event_params(NodeKind::kEventWait, ev)); }, e,
+                   n, ev);
+}
+
+CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
+  return api::call("cuGraphDebugDotPrint", api::kDefault, [&] {
+    Graph* g = graph_of(hGraph);
+    if (!g || !path) return CUDA_ERROR_INVALID_VALUE;
+    std::FILE* f = std::fopen(path, "w");
+    if (!f) return CUDA_ERROR_OPERATING_SYSTEM;
+    std::string text = g->dot(flags);
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = std::fclose(f) == 0 && ok;
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
+  }, hGraph, path, flags);
+}
+
+}  // extern "C"
+
+CUCPU_STREAM_ENTRY(cuGraphLaunch, _ptsz, launch, (CUgraphExec hGraphExec, CUstream hStream), hGraphExec, hStream)
+CUCPU_STREAM_ENTRY(cuGraphUpload, _ptsz, upload, (CUgraphExec hGraphExec, CUstream hStream), hGraphExec, hStream)
+CUCPU_STREAM_ENTRY(cuGraphInstantiateWithParams, _ptsz, instantiate_with_params,
+                   (CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams),
+                   phGraphExec, hGraph, instantiateParams)

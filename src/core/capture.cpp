@@ -1,0 +1,358 @@
+#include "core/capture.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/context.h"
+#include "core/event.h"
+#include "core/runtime.h"
+#include "core/stream.h"
+
+namespace cucpu {
+namespace {
+
+std::atomic<uint64_t> g_next_capture_id{1};
+std::atomic<int> g_active{0};             // sequences alive, for a lock-free fast path
+std::vector<CaptureSequence*> g_sequences;  // guarded by capture_mu()
+thread_local CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+// Joins `s` to `seq` with the given dependency set. Caller holds capture_mu().
+void join(Stream* s, CaptureSequence* seq, std::vector<Node*> deps, std::vector<CUgraphEdgeData> edges) {
+  s->cap.seq = seq;
+  s->cap.deps = std::move(deps);
+  s->cap.edges = std::move(edges);
+  if (s->cap.edges.size() != s->cap.deps.size()) s->cap.edges.assign(s->cap.deps.size(), CUgraphEdgeData{});
+  seq->streams.push_back(s);
+  if (s->blocking()) s->ctx->blocking_captures.fetch_add(1);
+  s->capturing.store(seq, std::memory_order_release);
+}
+
+void leave(Stream* s) {
+  if (!s->cap.seq) return;
+  if (s->blocking()) s->ctx->blocking_captures.fetch_sub(1);
+  s->cap = StreamCapture{};
+  s->capturing.store(nullptr, std::memory_order_release);
+}
+
+// Ends a sequence: every stream leaves; the graph goes to the caller or away.
+Graph* terminate(CaptureSequence* seq, bool keep_graph) {
+  for (Stream* s : seq->streams) leave(s);
+  g_sequences.erase(std::find(g_sequences.begin(), g_sequences.end(), seq));
+  g_active.fetch_sub(1);
+  Graph* g = seq->graph;
+  if (!keep_graph && seq->owns_graph) {
+    destroy_graph(g);
+    g = nullptr;
+  }
+  delete seq;
+  return g;
+}
+
+bool all_in_graph(const Graph* g, const CUgraphNode* nodes, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    auto* node = rt().nodes.live(nodes[i]);
+    if (!node || node->graph != g) return false;
+  }
+  return true;
+}
+
+bool legacy_blocked(Stream* s) {
+  return s->kind == StreamKind::kLegacy && s->ctx->blocking_captures.load(std::memory_order_acquire) > 0;
+}
+
+// Invalidates every capture of blocking streams in the legacy stream's context.
+void invalidate_blocking_captures(Context* ctx) {
+  for (CaptureSequence* q : g_sequences)
+    if (q->ctx == ctx)
+      for (Stream* s : q->streams)
+        if (s->blocking()) q->invalidated = true;
+}
+
+}  // namespace
+
+std::mutex& capture_mu() {
+  static std::mutex* m = new std::mutex();
+  return *m;
+}
+
+CUresult exchange_capture_mode(CUstreamCaptureMode* mode) {
+  if (!mode) return CUDA_ERROR_INVALID_VALUE;
+  int m;
+  std::memcpy(&m, mode, sizeof m);
+  if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+  CUstreamCaptureMode old = t_mode;
+  t_mode = static_cast<CUstreamCaptureMode>(m);
+  *mode = old;
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_begin(Stream* s, CUstreamCaptureMode mode, Graph* into, const CUgraphNode* deps,
+                       const CUgraphEdgeData* edges, size_t n) {
+  int m;
+  std::memcpy(&m, &mode, sizeof m);
+  if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+  if (s->kind == StreamKind::kLegacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  std::lock_guard<std::mutex> g(capture_mu());
+  if (s->cap.seq) return CUDA_ERROR_ILLEGAL_STATE;
+  if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
+  if (into && !all_in_graph(into, deps, n)) return CUDA_ERROR_INVALID_VALUE;
+  auto* seq = new CaptureSequence();
+  seq->id = g_next_capture_id.fetch_add(1);
+  seq->graph = into ? into : new_graph(s->ctx);
+  seq->owns_graph = into == nullptr;
+  seq->mode = mode;
+  seq->thread = std::this_thread::get_id();
+  seq->origin = s;
+  seq->ctx = s->ctx;
+  g_sequences.push_back(seq);
+  g_active.fetch_add(1);
+  std::vector<Node*> d;
+  for (size_t i = 0; i < n; ++i) d.push_back(rt().nodes.live(deps[i]));
+  join(s, seq, std::move(d), edges ? std::vector<CUgraphEdgeData>(edges, edges + n) : std::vector<CUgraphEdgeData>());
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_end(Stream* s, CUgraph* out) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* seq = s->cap.seq;
+  if (!seq) return CUDA_ERROR_ILLEGAL_STATE;
+  if (seq->origin != s) return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+  if (seq->mode != CU_STREAM_CAPTURE_MODE_RELAXED && seq->thread != std::this_thread::get_id())
+    return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+  if (seq->invalidated) {
+    terminate(seq, false);
+    *out = nullptr;
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  }
+  // Every other joined stream's work must be an ancestor of the origin's.
+  for (Stream* other : seq->streams) {
+    if (other == s) continue;
+    for (Node* pending : other->cap.deps) {
+      bool joined = std::any_of(s->cap.deps.begin(), s->cap.deps.end(),
+                                [&](Node* mine) { return seq->graph->reaches(pending, mine); });
+      if (!joined) {
+        terminate(seq, false);
+        *out = nullptr;
+        return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+      }
+    }
+  }
+  *out = reinterpret_cast<CUgraph>(terminate(seq, true));
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_status(Stream* s, CUstreamCaptureStatus* status) {
+  if (legacy_blocked(s)) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  if (!s->capturing.load(std::memory_order_acquire)) {
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+  }
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* seq = s->cap.seq;
+  *status = !seq ? CU_STREAM_CAPTURE_STATUS_NONE
+            : seq->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                               : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_info(Stream* s, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
+                      const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* n) {
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = capture_status(s, status)) return r;
+  if (*status == CU_STREAM_CAPTURE_STATUS_NONE) return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* seq = s->cap.seq;
+  if (!seq) {
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+  }
+  if (id) *id = seq->id;
+  if (graph) *graph = reinterpret_cast<CUgraph>(seq->graph);
+  // The arrays stay valid until the stream's capture state next changes.
+  if (deps) *deps = reinterpret_cast<const CUgraphNode*>(s->cap.deps.data());
+  if (edges) {
+    bool any = std::any_of(s->cap.edges.begin(), s->cap.edges.end(), [](const CUgraphEdgeData& e) {
+      return e.from_port || e.to_port || e.type;
+    });
+    *edges = any ? s->cap.edges.data() : nullptr;
+  }
+  if (n) *n = s->cap.deps.size();
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_update_deps(Stream* s, const CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n,
+                             unsigned flags) {
+  if (flags != CU_STREAM_ADD_CAPTURE_DEPENDENCIES && flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* seq = s->cap.seq;
+  if (!seq) return CUDA_ERROR_ILLEGAL_STATE;
+  if (!all_in_graph(seq->graph, deps, n)) return CUDA_ERROR_INVALID_VALUE;
+  if (flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES) {
+    s->cap.deps.clear();
+    s->cap.edges.clear();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Node* node = rt().nodes.live(deps[i]);
+    if (std::find(s->cap.deps.begin(), s->cap.deps.end(), node) != s->cap.deps.end()) continue;
+    s->cap.deps.push_back(node);
+    s->cap.edges.push_back(edges ? edges[i] : CUgraphEdgeData{});
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route) {
+  *route = Route::kEnqueue;
+  if (legacy_blocked(s)) {
+    std::lock_guard<std::mutex> g(capture_mu());
+    invalidate_blocking_captures(s->ctx);
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  }
+  if (!s->capturing.load(std::memory_order_acquire)) return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* seq = s->cap.seq;
+  if (!seq) return CUDA_SUCCESS;  // capture ended meanwhile
+  if (seq->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  if (!capturable) {
+    seq->invalidated = true;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  Node* node = seq->graph->add(p, s->cap.deps.data(), s->cap.deps.size(), s->cap.edges.data());
+  s->cap.deps.assign(1, node);
+  s->cap.edges.assign(1, CUgraphEdgeData{});
+  *route = Route::kCaptured;
+  return CUDA_SUCCESS;
+}
+
+void capture_forget_event(Event* e) {
+  if (!e->cap_set.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> g(capture_mu());
+  e->cap = EventCapture{};
+  e->cap_set.store(false, std::memory_order_release);
+}
+
+bool event_is_captured(Event* e) {
+  if (g_active.load(std::memory_order_acquire) == 0 || !e->cap_set.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> g(capture_mu());
+  if (!e->cap.seq) return false;
+  return std::any_of(g_sequences.begin(), g_sequences.end(), [&](CaptureSequence* q) {
+    return q == e->cap.seq && q->id == e->cap.seq_id;
+  });
+}
+
+CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route) {
+  *route = Route::kEnqueue;
+  if (!s->capturing.load(std::memory_order_acquire) && !legacy_blocked(s)) {
+    capture_forget_event(e);
+    return CUDA_SUCCESS;
+  }
+  if (flags & CU_EVENT_RECORD_EXTERNAL) {
+    NodeParams p;
+    p.kind = NodeKind::kEventRecord;
+    p.event = reinterpret_cast<CUevent>(e);
+    return capture_route(s, p, true, route);
+  }
+  if (legacy_blocked(s)) return capture_route(s, NodeParams{}, true, route);
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* seq = s->cap.seq;
+  if (!seq) return CUDA_SUCCESS;
+  if (seq->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  e->cap.seq = seq;
+  e->cap.seq_id = seq->id;
+  e->cap.nodes = s->cap.deps;
+  e->cap_set.store(true, std::memory_order_release);
+  *route = Route::kCaptured;
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
+  *route = Route::kEnqueue;
+  const bool stream_captures = s->capturing.load(std::memory_order_acquire) != nullptr;
+  if (!stream_captures && !event_is_captured(e) && !legacy_blocked(s)) return CUDA_SUCCESS;
+  if (stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) {
+    NodeParams p;
+    p.kind = NodeKind::kEventWait;
+    p.event = reinterpret_cast<CUevent>(e);
+    return capture_route(s, p, true, route);
+  }
+  if (legacy_blocked(s)) return capture_route(s, NodeParams{}, true, route);
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* eseq = e->cap.seq;
+  bool live = eseq && std::find(g_sequences.begin(), g_sequences.end(), eseq) != g_sequences.end() &&
+              eseq->id == e->cap.seq_id;
+  CaptureSequence* sseq = s->cap.seq;
+  if (!sseq) {
+    if (!live) return CUDA_SUCCESS;  // raced with the end of the capture
+    if (s->kind == StreamKind::kLegacy) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    join(s, eseq, e->cap.nodes, {});  // a fork: s now captures into eseq
+    *route = Route::kCaptured;
+    return CUDA_SUCCESS;
+  }
+  if (sseq->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  if (!live) {
+    // An event from outside the capture: a dependency across its boundary.
+    sseq->invalidated = true;
+    return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+  }
+  if (eseq != sseq) {
+    sseq->invalidated = true;
+    eseq->invalidated = true;
+    return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+  }
+  for (Node* n : e->cap.nodes) {
+    if (std::find(s->cap.deps.begin(), s->cap.deps.end(), n) != s->cap.deps.end()) continue;
+    s->cap.deps.push_back(n);
+    s->cap.edges.push_back(CUgraphEdgeData{});
+  }
+  *route = Route::kCaptured;
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_forbid_on_stream(Stream* s) {
+  if (legacy_blocked(s)) {
+    std::lock_guard<std::mutex> g(capture_mu());
+    invalidate_blocking_captures(s->ctx);
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  }
+  if (!s->capturing.load(std::memory_order_acquire)) return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> g(capture_mu());
+  if (!s->cap.seq) return CUDA_SUCCESS;
+  s->cap.seq->invalidated = true;
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+CUresult capture_check_unsafe_call() {
+  if (g_active.load(std::memory_order_acquire) == 0 || t_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+    return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> g(capture_mu());
+  const auto me = std::this_thread::get_id();
+  bool prohibited = false;
+  for (CaptureSequence* q : g_sequences) {
+    bool mine = q->thread == me && q->mode != CU_STREAM_CAPTURE_MODE_RELAXED;
+    bool global_other = t_mode == CU_STREAM_CAPTURE_MODE_GLOBAL && q->thread != me &&
+                        q->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+    if (mine || global_other) {
+      q->invalidated = true;
+      prohibited = true;
+    }
+  }
+  return prohibited ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+void capture_stream_destroyed(Stream* s) {
+  if (!s->capturing.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* seq = s->cap.seq;
+  if (!seq) return;
+  seq->invalidated = true;
+  if (seq->origin == s) {
+    terminate(seq, false);
+    return;
+  }
+  seq->streams.erase(std::find(seq->streams.begin(), seq->streams.end(), s));
+  leave(s);
+}
+
+}  // namespace cucpu

@@ -1,0 +1,95 @@
+// Stream capture: while a stream captures, work enqueued on it becomes
+// graph nodes instead of ops.
+//
+// A CaptureSequence owns (or, for cuStreamBeginCaptureToGraph, borrows) the
+// graph being built. Every stream joined to the sequence holds its current
+// set of dependency nodes: a captured operation becomes a node that depends
+// on that set, and the set becomes {node}. An event recorded during capture
+// remembers the recording stream's set; waiting on it joins the waiting
+// stream to the sequence (a fork) or merges the sets (a join).
+//
+// Locking: one global mutex (capture_mu()) guards every sequence, the
+// capture state of every stream and the capture snapshot of every event.
+// Capture calls are rare next to plain enqueues, which only read the
+// stream's atomic `capture` pointer.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cuda.h"
+#include "core/graph.h"
+
+namespace cucpu {
+
+class Context;
+class Stream;
+class Event;
+
+struct CaptureSequence {
+  uint64_t id = 0;
+  Graph* graph = nullptr;
+  bool owns_graph = true;
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  std::thread::id thread;
+  Stream* origin = nullptr;
+  Context* ctx = nullptr;
+  bool invalidated = false;
+  std::vector<Stream*> streams;  // every joined stream, origin first
+};
+
+// Per-stream capture state (guarded by capture_mu()).
+struct StreamCapture {
+  CaptureSequence* seq = nullptr;
+  std::vector<Node*> deps;
+  std::vector<CUgraphEdgeData> edges;
+};
+
+// Per-event capture snapshot (guarded by capture_mu()).
+struct EventCapture {
+  CaptureSequence* seq = nullptr;
+  uint64_t seq_id = 0;
+  std::vector<Node*> nodes;
+};
+
+std::mutex& capture_mu();
+
+CUresult capture_begin(Stream* s, CUstreamCaptureMode mode, Graph* into, const CUgraphNode* deps,
+                       const CUgraphEdgeData* edges, size_t n);
+CUresult capture_end(Stream* s, CUgraph* out);
+// Status of `s`; for the legacy stream, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+// while a blocking stream of its context captures.
+CUresult capture_status(Stream* s, CUstreamCaptureStatus* status);
+CUresult capture_info(Stream* s, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
+                      const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* n);
+CUresult capture_update_deps(Stream* s, const CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n,
+                             unsigned flags);
+
+// The outcome of routing stream work through capture.
+enum class Route { kEnqueue, kCaptured };
+// Called by every stream-ordered entry point before it enqueues. When `s`
+// captures, adds a node of `p` (or, with `capturable` false, invalidates
+// the sequence and fails with STREAM_CAPTURE_UNSUPPORTED). On the legacy
+// stream while a blocking stream captures: STREAM_CAPTURE_IMPLICIT.
+CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route);
+// cuEventRecord / cuStreamWaitEvent when the stream or the event is part of a capture.
+CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route);
+CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route);
+// Forgets any capture snapshot of `e` (recorded again outside capture).
+void capture_forget_event(Event* e);
+// Whether `e` was last recorded in a capture that is still active.
+bool event_is_captured(Event* e);
+// Operations that may not run while the stream captures (query, sync).
+CUresult capture_forbid_on_stream(Stream* s);
+// "Potentially unsafe" calls (allocation, synchronous copies, context
+// sync) under the calling thread's capture mode; invalidates what they
+// conflict with and returns STREAM_CAPTURE_UNSUPPORTED.
+CUresult capture_check_unsafe_call();
+CUresult exchange_capture_mode(CUstreamCaptureMode* mode);
+// A capturing stream being destroyed leaves (and invalidates) its sequence.
+void capture_stream_destroyed(Stream* s);
+
+}  // namespace cucpu

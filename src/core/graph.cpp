@@ -1,0 +1,143 @@
+#include "core/graph.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <unordered_map>
+
+#include "core/runtime.h"
+
+namespace cucpu {
+namespace {
+std::atomic<uint64_t> g_next_graph_id{1};
+}
+
+Node::~Node() {
+  if (params.kind == NodeKind::kChildGraph && params.child) destroy_graph(params.child);
+}
+
+Graph::Graph(Context* ctx) : ctx(ctx), id(g_next_graph_id.fetch_add(1)) {}
+
+Graph::~Graph() {
+  for (Node* n : nodes_) {
+    rt().nodes.kill(n);
+    rt().nodes.release(n);
+  }
+}
+
+Graph* new_graph(Context* ctx) { return rt().graphs.create(ctx); }
+
+void destroy_graph(Graph* g) {
+  rt().graphs.kill(g);
+  rt().graphs.release(g);
+}
+
+Node* Graph::add(const NodeParams& p, const Node* const* deps, size_t n, const CUgraphEdgeData* edge) {
+  Node* node = rt().nodes.create(this, p, next_node_id_++);
+  nodes_.push_back(node);
+  for (size_t i = 0; i < n; ++i) add_edge(const_cast<Node*>(deps[i]), node, edge ? &edge[i] : nullptr);
+  return node;
+}
+
+void Graph::remove(Node* n) {
+  for (Node* d : n->deps) d->dependents.erase(std::find(d->dependents.begin(), d->dependents.end(), n));
+  for (Node* s : std::vector<Node*>(n->dependents)) remove_edge(n, s);
+  nodes_.erase(std::find(nodes_.begin(), nodes_.end(), n));
+  rt().nodes.kill(n);
+  rt().nodes.release(n);
+}
+
+bool Graph::owns(const Node* n) const { return n && n->graph == this; }
+
+bool Graph::has_edge(const Node* from, const Node* to) const {
+  return std::find(to->deps.begin(), to->deps.end(), from) != to->deps.end();
+}
+
+void Graph::add_edge(Node* from, Node* to, const CUgraphEdgeData* e) {
+  to->deps.push_back(from);
+  to->edge.push_back(e ? *e : CUgraphEdgeData{});
+  from->dependents.push_back(to);
+}
+
+bool Graph::remove_edge(Node* from, Node* to) {
+  auto it = std::find(to->deps.begin(), to->deps.end(), from);
+  if (it == to->deps.end()) return false;
+  to->edge.erase(to->edge.begin() + (it - to->deps.begin()));
+  to->deps.erase(it);
+  from->dependents.erase(std::find(from->dependents.begin(), from->dependents.end(), to));
+  return true;
+}
+
+bool Graph::reaches(const Node* from, const Node* to) const {
+  std::vector<const Node*> stack{from};
+  std::vector<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (n == to) return true;
+    if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+    seen.push_back(n);
+    for (const Node* d : n->dependents) stack.push_back(d);
+  }
+  return false;
+}
+
+size_t Graph::edge_count() const {
+  size_t e = 0;
+  for (const Node* n : nodes_) e += n->deps.size();
+  return e;
+}
+
+Graph* Graph::clone(std::vector<std::pair<const Node*, Node*>>* map) const {
+  Graph* g = new_graph(ctx);
+  std::unordered_map<const Node*, Node*> m;
+  for (const Node* n : nodes_) {
+    NodeParams p = n->params;
+    if (p.kind == NodeKind::kChildGraph) p.child = p.child->clone();
+    Node* c = g->add(p, nullptr, 0);
+    m[n] = c;
+    if (map) map->emplace_back(n, c);
+  }
+  for (const Node* n : nodes_)
+    for (size_t i = 0; i < n->deps.size(); ++i) g->add_edge(m[n->deps[i]], m[n], &n->edge[i]);
+  return g;
+}
+
+CUgraphNodeType node_type(NodeKind k) {
+  switch (k) {
+    case NodeKind::kHost: return CU_GRAPH_NODE_TYPE_HOST;
+    case NodeKind::kMemcpy: return CU_GRAPH_NODE_TYPE_MEMCPY;
+    case NodeKind::kMemset: return CU_GRAPH_NODE_TYPE_MEMSET;
+    case NodeKind::kEventRecord: return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+    case NodeKind::kEventWait: return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+    case NodeKind::kChildGraph: return CU_GRAPH_NODE_TYPE_GRAPH;
+    default: return CU_GRAPH_NODE_TYPE_EMPTY;
+  }
+}
+
+std::string Graph::dot(unsigned flags) const {
+  static const char* kNames[] = {"EMPTY", "HOST", "MEMCPY", "MEMSET", "EVENT_RECORD", "EVENT_WAIT", "GRAPH"};
+  std::string out = "digraph cucpu_graph_" + std::to_string(id) + " {\n  rankdir=TB;\n";
+  char line[256];
+  for (const Node* n : nodes_) {
+    const char* kind = kNames[static_cast<int>(n->params.kind)];
+    if (flags & CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) {
+      std::snprintf(line, sizeof line, "  n%llu [shape=box label=\"%s %llu\\nnode %p\"];\n",
+                    static_cast<unsigned long long>(n->id), kind, static_cast<unsigned long long>(n->id),
+                    static_cast<const void*>(n));
+    } else {
+      std::snprintf(line, sizeof line, "  n%llu [shape=box label=\"%s %llu\"];\n",
+                    static_cast<unsigned long long>(n->id), kind, static_cast<unsigned long long>(n->id));
+    }
+    out += line;
+  }
+  for (const Node* n : nodes_)
+    for (const Node* d : n->deps) {
+      std::snprintf(line, sizeof line, "  n%llu -> n%llu;\n", static_cast<unsigned long long>(d->id),
+                    static_cast<unsigned long long>(n->id));
+      out += line;
+    }
+  return out + "}\n";
+}
+
+}  // namespace cucpu

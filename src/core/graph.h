@@ -1,0 +1,77 @@
+// Graphs: nodes with parameters and dependency edges, built by the graph
+// API or by stream capture, and instantiated into executable graphs
+// (exec/graph_exec.h).
+//
+// Contract: like the driver's, a graph is not safe to mutate from several
+// threads at once; stream capture serializes its own additions through the
+// capture sequence's lock. Nodes are owned by their graph and die with it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda.h"
+
+namespace cucpu {
+
+class Context;
+class Graph;
+
+enum class NodeKind { kEmpty, kHost, kMemcpy, kMemset, kEventRecord, kEventWait, kChildGraph };
+
+struct NodeParams {
+  NodeKind kind = NodeKind::kEmpty;
+  CUDA_HOST_NODE_PARAMS host{};
+  CUDA_MEMCPY3D copy{};
+  CUDA_MEMSET_NODE_PARAMS memset{};
+  CUevent event = nullptr;
+  Graph* child = nullptr;  // owned by the node (a clone of the caller's graph)
+};
+
+struct Node {
+  Node(Graph* g, const NodeParams& p, uint64_t id) : graph(g), params(p), id(id) {}
+  ~Node();
+  Graph* const graph;
+  NodeParams params;
+  const uint64_t id;
+  std::vector<Node*> deps;            // incoming edges, in insertion order
+  std::vector<CUgraphEdgeData> edge;  // edge data of each incoming edge
+  std::vector<Node*> dependents;      // outgoing edges
+};
+
+class Graph {
+ public:
+  explicit Graph(Context* ctx);
+  ~Graph();
+  Context* const ctx;
+  const uint64_t id;
+
+  // Adds a node after `deps` (all must belong to this graph; checked by the caller).
+  Node* add(const NodeParams& p, const Node* const* deps, size_t n, const CUgraphEdgeData* edge = nullptr);
+  // Removes a node and its edges, destroying it.
+  void remove(Node* n);
+  bool owns(const Node* n) const;
+  bool has_edge(const Node* from, const Node* to) const;
+  void add_edge(Node* from, Node* to, const CUgraphEdgeData* e = nullptr);
+  bool remove_edge(Node* from, Node* to);
+  // True when `to` is reachable from `from` (an edge from->to would not create a cycle iff false for to->from).
+  bool reaches(const Node* from, const Node* to) const;
+
+  const std::vector<Node*>& nodes() const { return nodes_; }
+  size_t edge_count() const;
+  // A deep copy; `map` (when given) receives original -> clone pairs.
+  Graph* clone(std::vector<std::pair<const Node*, Node*>>* map = nullptr) const;
+  std::string dot(unsigned flags) const;
+
+ private:
+  std::vector<Node*> nodes_;
+  uint64_t next_node_id_ = 0;
+};
+
+CUgraphNodeType node_type(NodeKind k);
+// A new graph and node, registered with the handle pools.
+Graph* new_graph(Context* ctx);
+void destroy_graph(Graph* g);
+
+}  // namespace cucpu

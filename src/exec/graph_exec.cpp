@@ -1,0 +1,171 @@
+#include "exec/graph_exec.h"
+
+#include <unordered_map>
+
+#include "copy/copy_plan.h"
+#include "core/event.h"
+#include "core/runtime.h"
+#include "core/stream.h"
+#include "exec/ops.h"
+
+namespace cucpu {
+
+CUresult validate_node_params(const NodeParams& p) {
+  ExecNode scratch;
+  return GraphExec::resolve_for_validation(p, &scratch);
+}
+
+CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
+  e->kind = p.kind;
+  switch (p.kind) {
+    case NodeKind::kHost:
+      if (!p.host.fn) return CUDA_ERROR_INVALID_VALUE;
+      e->host = p.host;
+      return CUDA_SUCCESS;
+    case NodeKind::kMemcpy:
+      return resolve_copy3d(p.copy, &e->copy, e->checks);
+    case NodeKind::kMemset: {
+      const CUDA_MEMSET_NODE_PARAMS& m = p.memset;
+      unsigned es = m.elementSize;
+      if (es != 1 && es != 2 && es != 4) return CUDA_ERROR_INVALID_VALUE;
+      if (m.width == 0 || m.height == 0 || m.dst % es) return CUDA_ERROR_INVALID_VALUE;
+      size_t pitch = m.height == 1 ? m.width * es : m.pitch;
+      if (m.height > 1 && pitch < m.width * es) return CUDA_ERROR_INVALID_VALUE;
+      if (CUresult r = check_device_range(m.dst, (m.height - 1) * pitch + m.width * es, &e->set_check)) return r;
+      e->set = {reinterpret_cast<unsigned char*>(m.dst), pitch, es, m.value, m.width, m.height};
+      return CUDA_SUCCESS;
+    }
+    case NodeKind::kEventRecord:
+    case NodeKind::kEventWait:
+      if (!rt().events.live(p.event)) return CUDA_ERROR_INVALID_VALUE;
+      e->event = p.event;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_SUCCESS;
+  }
+}
+
+CUresult GraphExec::add_graph(const Graph& g, std::vector<uint32_t>* entries, std::vector<uint32_t>* exits,
+                              const Node** err_node) {
+  // Each node maps to the exec nodes where it starts and where it ends
+  // (a child graph starts at its roots and ends at its sinks).
+  std::unordered_map<const Node*, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> span;
+  for (const Node* n : g.nodes()) {
+    auto& [in, out] = span[n];
+    if (n->params.kind == NodeKind::kChildGraph) {
+      if (CUresult r = add_graph(*n->params.child, &in, &out, err_node)) return r;
+      if (!in.empty()) continue;
+    }
+    ExecNode e;
+    e.origin = n;
+    if (CUresult r = resolve(n->params, &e)) {
+      *err_node = n;
+      return r;
+    }
+    if (n->params.kind == NodeKind::kChildGraph) e.kind = NodeKind::kEmpty;  // an empty child graph
+    in = out = {static_cast<uint32_t>(nodes_.size())};
+    nodes_.push_back(std::move(e));
+  }
+  for (const Node* n : g.nodes())
+    for (const Node* d : n->deps)
+      for (uint32_t from : span[d].second)
+        for (uint32_t to : span[n].first) nodes_[from].dependents.push_back(to);
+  for (const Node* n : g.nodes()) {
+    if (n->deps.empty()) entries->insert(entries->end(), span[n].first.begin(), span[n].first.end());
+    if (n->dependents.empty()) exits->insert(exits->end(), span[n].second.begin(), span[n].second.end());
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult GraphExec::build(const Graph& g, const Node** err_node) {
+  std::vector<uint32_t> entries, exits;
+  return add_graph(g, &entries, &exits, err_node);
+}
+
+CUresult GraphExec::launch(Stream* s) {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<Op*> ops(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const ExecNode& e = nodes_[i];
+    switch (e.kind) {
+      case NodeKind::kHost: ops[i] = new HostFuncOp(e.host.fn, e.host.userData); break;
+      case NodeKind::kMemcpy: {
+        CopyTask t;
+        t.copy = e.copy;
+        t.checks[0] = e.checks[0];
+        t.checks[1] = e.checks[1];
+        ops[i] = new_copy_op(std::move(t));
+        break;
+      }
+      case NodeKind::kMemset: ops[i] = new MemsetOp(e.set, e.set_check); break;
+      default: ops[i] = new MarkerOp(); break;
+    }
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (uint32_t d : nodes_[i].dependents) ops[i]->add_successor(ops[d]);
+    const ExecNode& e = nodes_[i];
+    if (Event* ev = rt().events.live(e.event)) {
+      if (e.kind == NodeKind::kEventWait) {
+        OpRef dep = ev->snapshot();
+        if (dep) dep->add_successor(ops[i]);
+      } else {
+        ev->set_snapshot(OpRef::share(ops[i]));
+      }
+    }
+  }
+  Op* join = new MarkerOp();
+  OpRef prev_launch = std::move(last_launch_);
+  last_launch_ = OpRef::share(join);
+  s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get());
+  return CUDA_SUCCESS;
+}
+
+CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
+  std::lock_guard<std::mutex> g(mu_);
+  for (ExecNode& e : nodes_) {
+    if (e.origin != n) continue;
+    if (e.kind != p.kind) return CUDA_ERROR_INVALID_VALUE;
+    ExecNode fresh;
+    if (CUresult r = resolve(p, &fresh)) return r;
+    fresh.origin = e.origin;
+    fresh.dependents = std::move(e.dependents);
+    e = std::move(fresh);
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult GraphExec::update_from(const Graph& g, const Node** err_node, CUgraphExecUpdateResult* result) {
+  GraphExec fresh(ctx, flags);
+  CUresult r = fresh.build(g, err_node);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (r != CUDA_SUCCESS) {
+    *result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+  }
+  if (fresh.nodes_.size() != nodes_.size()) {
+    *result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (fresh.nodes_[i].dependents != nodes_[i].dependents) {
+      *err_node = fresh.nodes_[i].origin;
+      *result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+      return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    if (fresh.nodes_[i].kind != nodes_[i].kind) {
+      *err_node = fresh.nodes_[i].origin;
+      *result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+      return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node* keep = nodes_[i].origin;
+    nodes_[i] = std::move(fresh.nodes_[i]);
+    nodes_[i].origin = keep;
+  }
+  *result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace cucpu

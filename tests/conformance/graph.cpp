@@ -1,0 +1,162 @@
+// The graph API: nodes, edges, parameters, instantiation, launch, update, DOT.
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "harness.h"
+
+namespace {
+std::atomic<int> g_host_runs{0};
+void CUDA_CB bump(void*) { g_host_runs++; }
+}  // namespace
+
+CONF_TEST(GraphNodesAndEdges) {
+  CUgraph g;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphCreate(&g, 1));
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUgraphNode a, b, c;
+  ASSERT_CU(cuGraphAddEmptyNode(&a, g, nullptr, 0));
+  CUDA_HOST_NODE_PARAMS hp{bump, nullptr};
+  ASSERT_CU(cuGraphAddHostNode(&b, g, &a, 1, &hp));
+  CUgraphNode ab[2] = {a, b};
+  ASSERT_CU(cuGraphAddEmptyNode(&c, g, ab, 2));
+  CUgraphNode dup[2] = {a, a};
+  CUgraphNode x;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphAddEmptyNode(&x, g, dup, 2));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphAddEmptyNode(&x, g, nullptr, 1));
+  CUDA_HOST_NODE_PARAMS nofn{nullptr, nullptr};
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphAddHostNode(&x, g, nullptr, 0, &nofn));
+  size_t n = 0;
+  ASSERT_CU(cuGraphGetNodes(g, nullptr, &n));
+  EXPECT_TRUE(n == 3);
+  CUgraphNode from[4], to[4];
+  size_t e = 4;
+  ASSERT_CU(cuGraphGetEdges(g, from, to, nullptr, &e));
+  EXPECT_TRUE(e == 3 && to[3] == nullptr);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphAddDependencies(g, &a, &b, nullptr, 1));  // exists
+  ASSERT_CU(cuGraphRemoveDependencies(g, &a, &b, nullptr, 1));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphRemoveDependencies(g, &a, &b, nullptr, 1));
+  size_t roots = 0;
+  ASSERT_CU(cuGraphGetRootNodes(g, nullptr, &roots));
+  EXPECT_TRUE(roots == 2);
+  ASSERT_CU(cuGraphAddDependencies(g, &a, &b, nullptr, 1));
+  size_t nd = 0;
+  ASSERT_CU(cuGraphNodeGetDependencies(c, nullptr, nullptr, &nd));
+  EXPECT_TRUE(nd == 2);
+  ASSERT_CU(cuGraphNodeGetDependentNodes(a, nullptr, nullptr, &nd));
+  EXPECT_TRUE(nd == 2);
+  CUgraphNodeType t;
+  ASSERT_CU(cuGraphNodeGetType(b, &t));
+  EXPECT_TRUE(t == CU_GRAPH_NODE_TYPE_HOST);
+  CUDA_HOST_NODE_PARAMS got{};
+  ASSERT_CU(cuGraphHostNodeGetParams(b, &got));
+  EXPECT_TRUE(got.fn == bump);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphHostNodeGetParams(a, &got));  // wrong node type
+  CUgraph clone;
+  ASSERT_CU(cuGraphClone(&clone, g));
+  CUgraphNode in_clone;
+  ASSERT_CU(cuGraphNodeFindInClone(&in_clone, b, clone));
+  ASSERT_CU(cuGraphNodeGetType(in_clone, &t));
+  EXPECT_TRUE(t == CU_GRAPH_NODE_TYPE_HOST);
+  ASSERT_CU(cuGraphDestroyNode(c));
+  ASSERT_CU(cuGraphGetNodes(g, nullptr, &n));
+  EXPECT_TRUE(n == 2);
+  ASSERT_CU(cuGraphDestroy(clone));
+  ASSERT_CU(cuGraphDestroy(g));
+}
+
+CONF_TEST(GraphLaunchCopiesAndSets) {
+  CUdeviceptr d;
+  ASSERT_CU(cuMemAlloc(&d, 1024));
+  unsigned char* host = nullptr;
+  ASSERT_CU(cuMemAllocHost(reinterpret_cast<void**>(&host), 1024));
+  CUgraph g;
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUDA_MEMSET_NODE_PARAMS ms{};
+  ms.dst = d;
+  ms.value = 0x3c;
+  ms.elementSize = 1;
+  ms.width = 1024;
+  ms.height = 1;
+  CUgraphNode set, copy, host_node, child;
+  ASSERT_CU(cuGraphAddMemsetNode(&set, g, nullptr, 0, &ms, conf::primary()));
+  CUDA_MEMCPY3D cp{};
+  cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  cp.srcDevice = d;
+  cp.dstMemoryType = CU_MEMORYTYPE_HOST;
+  cp.dstHost = host;
+  cp.WidthInBytes = 1024;
+  cp.Height = 1;
+  cp.Depth = 1;
+  ASSERT_CU(cuGraphAddMemcpyNode(&copy, g, &set, 1, &cp, conf::primary()));
+  CUgraph sub;
+  ASSERT_CU(cuGraphCreate(&sub, 0));
+  CUDA_HOST_NODE_PARAMS hp{bump, nullptr};
+  ASSERT_CU(cuGraphAddHostNode(&host_node, sub, nullptr, 0, &hp));
+  ASSERT_CU(cuGraphAddChildGraphNode(&child, g, &copy, 1, sub));
+  CUgraphExec e;
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  g_host_runs = 0;
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  EXPECT_TRUE(host[0] == 0x3c && host[1023] == 0x3c && g_host_runs == 1);
+  // Update the exec's memset value in place, then through cuGraphExecUpdate.
+  ms.value = 0x5d;
+  ASSERT_CU(cuGraphExecMemsetNodeSetParams(e, set, &ms, conf::primary()));
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  EXPECT_TRUE(host[0] == 0x5d);
+  ms.value = 0x6e;
+  ASSERT_CU(cuGraphMemsetNodeSetParams(set, &ms));
+  CUgraphExecUpdateResultInfo info{};
+  ASSERT_CU(cuGraphExecUpdate(e, g, &info));
+  EXPECT_TRUE(info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  EXPECT_TRUE(host[0] == 0x6e && g_host_runs == 3);
+  ms.elementSize = 3;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphMemsetNodeSetParams(set, &ms));
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuGraphDestroy(sub));
+  ASSERT_CU(cuGraphDestroy(g));
+  ASSERT_CU(cuMemFreeHost(host));
+  ASSERT_CU(cuMemFree(d));
+}
+
+CONF_TEST(GraphEventNodesAndDot) {
+  CUgraph g;
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUevent ev;
+  ASSERT_CU(cuEventCreate(&ev, 0));
+  CUgraphNode rec, wait;
+  ASSERT_CU(cuGraphAddEventRecordNode(&rec, g, nullptr, 0, ev));
+  ASSERT_CU(cuGraphAddEventWaitNode(&wait, g, &rec, 1, ev));
+  CUevent got = nullptr;
+  ASSERT_CU(cuGraphEventRecordNodeGetEvent(rec, &got));
+  EXPECT_TRUE(got == ev);
+  CUgraphNode bad;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphAddEventRecordNode(&bad, g, nullptr, 0, nullptr));
+  CUgraphExec e;
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  ASSERT_CU(cuEventQuery(ev));
+  const char* path = "/tmp/cucpu_conformance_graph.dot";
+  ASSERT_CU(cuGraphDebugDotPrint(g, path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_TRUE(text.str().find("digraph") != std::string::npos);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphDebugDotPrint(g, nullptr, 0));
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuEventDestroy(ev));
+  ASSERT_CU(cuGraphDestroy(g));
+}
