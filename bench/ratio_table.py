@@ -16,6 +16,9 @@ def medians(path):
             if "ns_per_op" in b:  # likewise: seconds per op
                 ns = b["ns_per_op"] * 1e9
                 name += " (per op)"
+            if "ns_per_node" in b:  # likewise: seconds per graph node
+                ns = b["ns_per_node"] * 1e9
+                name += " (per node)"
             if "bytes_per_second" in b:
                 out[name + " (GB/s)"] = b["bytes_per_second"] / 1e9
                 continue

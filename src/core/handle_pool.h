@@ -24,6 +24,10 @@
 #include <new>
 #include <utility>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace cucpu {
 
 enum class HandleState { kInvalid, kDead, kLive };
@@ -39,6 +43,10 @@ class HandlePool {
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     slots_ = static_cast<Slot*>(p);
+#if defined(__SANITIZE_ADDRESS__)
+    // Objects in the slots own heap memory; the leak checker must see them.
+    __lsan_register_root_region(p, capacity * sizeof(Slot));
+#endif
   }
   HandlePool(const HandlePool&) = delete;
   HandlePool& operator=(const HandlePool&) = delete;

@@ -29,7 +29,8 @@ OpRef Stream::last_pending_op() {
 
 void Stream::enqueue(Op* op, Op* extra_dep) { enqueue_group(nullptr, 0, op, extra_dep); }
 
-void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep) {
+void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, const std::vector<bool>* roots,
+                           const std::vector<bool>* sinks) {
   const int prio = priority.load(std::memory_order_relaxed);
   auto adopt = [&](Op* o) {
     o->stream = this;
@@ -79,8 +80,9 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep) 
     link_head(join);
   } else {
     for (size_t i = 0; i < n; ++i) {
-      link_head(parts[i]);
-      parts[i]->add_successor(join);  // before the part's guard drops: it cannot be done yet
+      if (!roots || (*roots)[i]) link_head(parts[i]);
+      // Before the part's guard drops, so it cannot be done yet.
+      if (!sinks || (*sinks)[i]) parts[i]->add_successor(join);
     }
   }
   // Dropping the build guard: an op ready now goes to the scheduler with the

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "cuda.h"
 #include "core/capture.h"
@@ -55,7 +56,10 @@ class Stream {
   // Enqueues a group: `parts` may run in parallel once the stream's earlier
   // work is done; `join` runs after all of them and is the group's position
   // in the stream (its seq). Takes over one reference to each op.
-  void enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep = nullptr);
+  // `roots`/`sinks`, when given, mark the parts that need the earlier work
+  // and that the join needs (the others are ordered through their peers).
+  void enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep = nullptr,
+                     const std::vector<bool>* roots = nullptr, const std::vector<bool>* sinks = nullptr);
 
   bool idle() const {
     return completed.load(std::memory_order_acquire) >= enqueued.load(std::memory_order_acquire);

@@ -79,7 +79,14 @@ CUresult GraphExec::add_graph(const Graph& g, std::vector<uint32_t>* entries, st
 
 CUresult GraphExec::build(const Graph& g, const Node** err_node) {
   std::vector<uint32_t> entries, exits;
-  return add_graph(g, &entries, &exits, err_node);
+  if (CUresult r = add_graph(g, &entries, &exits, err_node)) return r;
+  roots_.assign(nodes_.size(), true);
+  sinks_.assign(nodes_.size(), true);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!nodes_[i].dependents.empty()) sinks_[i] = false;
+    for (uint32_t d : nodes_[i].dependents) roots_[d] = false;
+  }
+  return CUDA_SUCCESS;
 }
 
 CUresult GraphExec::launch(Stream* s) {
@@ -116,7 +123,7 @@ CUresult GraphExec::launch(Stream* s) {
   Op* join = new MarkerOp();
   OpRef prev_launch = std::move(last_launch_);
   last_launch_ = OpRef::share(join);
-  s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get());
+  s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get(), &roots_, &sinks_);
   return CUDA_SUCCESS;
 }
 
@@ -163,7 +170,7 @@ CUresult GraphExec::update_from(const Graph& g, const Node** err_node, CUgraphEx
     const Node* keep = nodes_[i].origin;
     nodes_[i] = std::move(fresh.nodes_[i]);
     nodes_[i].origin = keep;
-  }
+  }  // same topology: roots_ and sinks_ stay valid
   *result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
   return CUDA_SUCCESS;
 }

@@ -58,6 +58,7 @@ class GraphExec {
 
   std::mutex mu_;             // guards nodes_ against concurrent launch/update and last_launch_
   std::vector<ExecNode> nodes_;
+  std::vector<bool> roots_, sinks_;  // computed by build(): nodes without deps / dependents
   OpRef last_launch_;         // the join op of the previous launch
 };
 
