@@ -11,17 +11,18 @@ namespace {
 CUresult begin_v1(NullStream ns, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  return capture_begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL, nullptr, nullptr, nullptr, 0);
+  const CUstreamCaptureMode global = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  return capture_begin(s, global, nullptr, nullptr, nullptr, 0);
 }
 
-CUresult begin(NullStream ns, CUstream h, CUstreamCaptureMode mode) {
+CUresult begin(NullStream ns, CUstream h, const CUstreamCaptureMode& mode) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   return capture_begin(s, mode, nullptr, nullptr, nullptr, 0);
 }
 
 CUresult begin_to_graph(NullStream ns, CUstream h, CUgraph hg, const CUgraphNode* deps,
-                        const CUgraphEdgeData* edges, size_t n, CUstreamCaptureMode mode) {
+                        const CUgraphEdgeData* edges, size_t n, const CUstreamCaptureMode& mode) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   Graph* g = rt().graphs.live(hg);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <type_traits>
 
@@ -31,7 +32,12 @@ void trace_arg(char*& p, char* end, const T& v) {
     n = std::snprintf(p, static_cast<size_t>(end - p), "%p", reinterpret_cast<const void*>(v));
   } else if constexpr (std::is_floating_point_v<T>) {
     n = std::snprintf(p, static_cast<size_t>(end - p), "%g", static_cast<double>(v));
-  } else if constexpr (std::is_enum_v<T> || std::is_integral_v<T>) {
+  } else if constexpr (std::is_enum_v<T>) {
+    // A caller may pass any bit pattern; read it without loading the enum.
+    std::underlying_type_t<T> raw;
+    std::memcpy(&raw, &v, sizeof raw);
+    n = std::snprintf(p, static_cast<size_t>(end - p), "%lld", static_cast<long long>(raw));
+  } else if constexpr (std::is_integral_v<T>) {
     n = std::snprintf(p, static_cast<size_t>(end - p), "%lld", static_cast<long long>(v));
   } else {
     n = std::snprintf(p, static_cast<size_t>(end - p), "{...}");

@@ -14,9 +14,12 @@ struct ErrorName {
 constexpr ErrorName kErrors[] = {
 #include "api/error_names.inc"
 };
-const ErrorName* find_error(CUresult e) {
+// Takes the code by address: a caller may pass any 32-bit value.
+const ErrorName* find_error(const CUresult& e) {
+  int code;
+  std::memcpy(&code, &e, sizeof code);
   for (const auto& x : kErrors)
-    if (x.code == e) return &x;
+    if (x.code == code) return &x;
   return nullptr;
 }
 }  // namespace

@@ -86,7 +86,7 @@ CUresult exchange_capture_mode(CUstreamCaptureMode* mode) {
   return CUDA_SUCCESS;
 }
 
-CUresult capture_begin(Stream* s, CUstreamCaptureMode mode, Graph* into, const CUgraphNode* deps,
+CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, const CUgraphNode* deps,
                        const CUgraphEdgeData* edges, size_t n) {
   int m;
   std::memcpy(&m, &mode, sizeof m);
@@ -100,7 +100,7 @@ CUresult capture_begin(Stream* s, CUstreamCaptureMode mode, Graph* into, const C
   seq->id = g_next_capture_id.fetch_add(1);
   seq->graph = into ? into : new_graph(s->ctx);
   seq->owns_graph = into == nullptr;
-  seq->mode = mode;
+  seq->mode = static_cast<CUstreamCaptureMode>(m);
   seq->thread = std::this_thread::get_id();
   seq->origin = s;
   seq->ctx = s->ctx;

@@ -57,7 +57,8 @@ struct EventCapture {
 
 std::mutex& capture_mu();
 
-CUresult capture_begin(Stream* s, CUstreamCaptureMode mode, Graph* into, const CUgraphNode* deps,
+// `mode` is read through its address: callers may pass any 32-bit value.
+CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, const CUgraphNode* deps,
                        const CUgraphEdgeData* edges, size_t n);
 CUresult capture_end(Stream* s, CUgraph* out);
 // Status of `s`; for the legacy stream, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT

@@ -4,8 +4,14 @@
 
 #include "harness.h"
 
+// usage: cucpu_conformance [SUBSTRING] | --list | --exact NAME
 int main(int argc, char** argv) {
-  const char* filter = argc > 1 ? argv[1] : nullptr;
+  if (argc > 1 && std::strcmp(argv[1], "--list") == 0) {
+    for (const auto& t : conf::registry()) std::printf("%s\n", t.name);
+    return 0;
+  }
+  const bool exact = argc > 2 && std::strcmp(argv[1], "--exact") == 0;
+  const char* filter = exact ? argv[2] : argc > 1 ? argv[1] : nullptr;
   if (cuInit(0) != CUDA_SUCCESS) {
     std::printf("cuInit failed\n");
     return 1;
@@ -13,7 +19,7 @@ int main(int argc, char** argv) {
   std::printf("INFO driver %s\n", conf::on_cucpu() ? "cucpu" : "nvidia");
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& t : conf::registry()) {
-    if (filter && !std::strstr(t.name, filter)) continue;
+    if (filter && (exact ? std::strcmp(t.name, filter) != 0 : !std::strstr(t.name, filter))) continue;
     cuCtxSetCurrent(conf::primary());
     try {
       t.fn();
