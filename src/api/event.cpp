@@ -48,7 +48,7 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
 CUresult query(CUevent h) {
   Event* e = rt().events.live(h);
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  if (event_is_captured(e)) return CUDA_ERROR_CAPTURED_EVENT;
+  if (CUresult r = captured_event_use(e, false)) return r;
   OpRef op = e->snapshot();
   if (op && !op->done()) return CUDA_ERROR_NOT_READY;
   return e->ctx->sticky_error();
@@ -57,7 +57,7 @@ CUresult query(CUevent h) {
 CUresult synchronize(CUevent h) {
   Event* e = rt().events.live(h);
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  if (event_is_captured(e)) return CUDA_ERROR_CAPTURED_EVENT;
+  if (CUresult r = captured_event_use(e, true)) return r;
   OpRef op = e->snapshot();
   if (op) op->wait_done();
   return e->ctx->sticky_error();

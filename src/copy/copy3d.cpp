@@ -42,9 +42,10 @@ void run_memset(const Memset2D& m) {
 
 CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
   if (p == 0) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t epoch = Registry::instance().removals();
   auto a = Registry::instance().find(static_cast<uintptr_t>(p));
   if (!a || !a->contains(static_cast<uintptr_t>(p), n)) return CUDA_ERROR_INVALID_VALUE;
-  *check = {static_cast<uintptr_t>(p), n, a->id};
+  *check = {static_cast<uintptr_t>(p), n, a->id, epoch};
   return CUDA_SUCCESS;
 }
 
@@ -121,10 +122,11 @@ CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** bas
   if (s.type == CU_MEMORYTYPE_DEVICE) {
     if (CUresult r = check_device_range(static_cast<CUdeviceptr>(first), span, check)) return r;
   } else if (s.type == CU_MEMORYTYPE_UNIFIED) {
+    uint64_t epoch = Registry::instance().removals();
     auto a = Registry::instance().find(first);
     if (a) {
       if (!a->contains(first, span)) return CUDA_ERROR_INVALID_VALUE;
-      *check = {first, span, a->id};
+      *check = {first, span, a->id, epoch};
     }
   }
   *base = reinterpret_cast<unsigned char*>(first);

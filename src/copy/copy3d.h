@@ -24,6 +24,7 @@ struct MemCheck {
   uintptr_t p = 0;
   size_t n = 0;
   uint64_t alloc_id = 0;
+  uint64_t removals = 0;  // Registry::removals() when the range was checked
 };
 
 struct Memset2D {

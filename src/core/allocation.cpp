@@ -25,6 +25,7 @@ std::optional<Allocation> Registry::remove(uintptr_t base) {
   Allocation a = it->second;
   if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ -= a.size;
   by_base_.erase(it);
+  removals_.fetch_add(1, std::memory_order_release);
   return a;
 }
 
@@ -77,6 +78,7 @@ std::vector<Allocation> Registry::remove_context(Context* ctx) {
         device_bytes_ -= it->second.size;
       out.push_back(it->second);
       it = by_base_.erase(it);
+      removals_.fetch_add(1, std::memory_order_release);
     } else {
       ++it;
     }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <optional>
 #include <shared_mutex>
@@ -47,6 +48,10 @@ class Registry {
   std::optional<Allocation> find(uintptr_t p) const;
   // Whether allocation `id` still exists and contains [p, p+n).
   bool still_valid(uint64_t id, uintptr_t p, size_t n) const;
+  // Counts removals. A range checked while this read E is still valid as
+  // long as it still reads E: nothing was freed in between (the fast path
+  // of the execution-time check; acquire pairs with the release in remove).
+  uint64_t removals() const { return removals_.load(std::memory_order_acquire); }
   // Updates the stream association of the allocation based at `base`.
   bool set_attachment(uintptr_t base, unsigned flags, uint64_t stream_id);
   bool set_sync_memops(uintptr_t base, bool on);
@@ -60,6 +65,7 @@ class Registry {
   std::map<uintptr_t, Allocation> by_base_;  // guarded by mu_
   uint64_t next_id_ = 1;                     // guarded by mu_
   size_t device_bytes_ = 0;                  // guarded by mu_
+  std::atomic<uint64_t> removals_{0};
 };
 
 }  // namespace cucpu

@@ -14,7 +14,7 @@ namespace {
 std::atomic<uint64_t> g_next_capture_id{1};
 std::atomic<int> g_active{0};             // sequences alive, for a lock-free fast path
 std::vector<CaptureSequence*> g_sequences;  // guarded by capture_mu()
-thread_local CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+thread_local int t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;  // raw: see exchange_capture_mode
 
 // Joins `s` to `seq` with the given dependency set. Caller holds capture_mu().
 void join(Stream* s, CaptureSequence* seq, std::vector<Node*> deps, std::vector<CUgraphEdgeData> edges) {
@@ -77,12 +77,12 @@ std::mutex& capture_mu() {
 
 CUresult exchange_capture_mode(CUstreamCaptureMode* mode) {
   if (!mode) return CUDA_ERROR_INVALID_VALUE;
+  // Driver 580 takes any value (an undefined one then behaves as neither
+  // GLOBAL nor RELAXED here: like THREAD_LOCAL). Kept as the raw integer.
   int m;
   std::memcpy(&m, mode, sizeof m);
-  if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
-  CUstreamCaptureMode old = t_mode;
-  t_mode = static_cast<CUstreamCaptureMode>(m);
-  *mode = old;
+  std::memcpy(mode, &t_mode, sizeof m);
+  t_mode = m;
   return CUDA_SUCCESS;
 }
 
@@ -113,13 +113,20 @@ CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, 
 }
 
 CUresult capture_end(Stream* s, CUgraph* out) {
-  if (!out) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
   if (!seq) return CUDA_ERROR_ILLEGAL_STATE;
   if (seq->origin != s) return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
-  if (seq->mode != CU_STREAM_CAPTURE_MODE_RELAXED && seq->thread != std::this_thread::get_id())
+  // Driver 580: the wrong thread's attempt ends the capture too, and a
+  // NULL graph pointer ends it successfully, discarding the graph.
+  if (seq->mode != CU_STREAM_CAPTURE_MODE_RELAXED && seq->thread != std::this_thread::get_id()) {
+    terminate(seq, false);
     return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+  }
+  if (!out) {
+    terminate(seq, false);
+    return CUDA_SUCCESS;
+  }
   if (seq->invalidated) {
     terminate(seq, false);
     *out = nullptr;
@@ -171,12 +178,7 @@ CUresult capture_info(Stream* s, CUstreamCaptureStatus* status, cuuint64_t* id, 
   if (graph) *graph = reinterpret_cast<CUgraph>(seq->graph);
   // The arrays stay valid until the stream's capture state next changes.
   if (deps) *deps = reinterpret_cast<const CUgraphNode*>(s->cap.deps.data());
-  if (edges) {
-    bool any = std::any_of(s->cap.edges.begin(), s->cap.edges.end(), [](const CUgraphEdgeData& e) {
-      return e.from_port || e.to_port || e.type;
-    });
-    *edges = any ? s->cap.edges.data() : nullptr;
-  }
+  if (edges) *edges = s->cap.edges.data();  // the driver returns the array even when all default
   if (n) *n = s->cap.deps.size();
   return CUDA_SUCCESS;
 }
@@ -203,7 +205,7 @@ CUresult capture_update_deps(Stream* s, const CUgraphNode* deps, const CUgraphEd
   return CUDA_SUCCESS;
 }
 
-CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route) {
+CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route, bool invalidate) {
   *route = Route::kEnqueue;
   if (legacy_blocked(s)) {
     std::lock_guard<std::mutex> g(capture_mu());
@@ -216,7 +218,7 @@ CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* r
   if (!seq) return CUDA_SUCCESS;  // capture ended meanwhile
   if (seq->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   if (!capturable) {
-    seq->invalidated = true;
+    if (invalidate) seq->invalidated = true;
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
   Node* node = seq->graph->add(p, s->cap.deps.data(), s->cap.deps.size(), s->cap.edges.data());
@@ -233,13 +235,17 @@ void capture_forget_event(Event* e) {
   e->cap_set.store(false, std::memory_order_release);
 }
 
-bool event_is_captured(Event* e) {
-  if (g_active.load(std::memory_order_acquire) == 0 || !e->cap_set.load(std::memory_order_acquire)) return false;
+CUresult captured_event_use(Event* e, bool sync) {
+  if (g_active.load(std::memory_order_acquire) == 0 || !e->cap_set.load(std::memory_order_acquire))
+    return CUDA_SUCCESS;
   std::lock_guard<std::mutex> g(capture_mu());
-  if (!e->cap.seq) return false;
-  return std::any_of(g_sequences.begin(), g_sequences.end(), [&](CaptureSequence* q) {
-    return q == e->cap.seq && q->id == e->cap.seq_id;
-  });
+  CaptureSequence* seq = e->cap.seq;
+  bool live = seq && std::any_of(g_sequences.begin(), g_sequences.end(),
+                                 [&](CaptureSequence* q) { return q == seq && q->id == e->cap.seq_id; });
+  if (!live) return CUDA_SUCCESS;
+  if (sync && seq->invalidated) return CUDA_ERROR_INVALID_VALUE;
+  seq->invalidated = true;
+  return CUDA_ERROR_CAPTURED_EVENT;
 }
 
 CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route) {
@@ -270,7 +276,8 @@ CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route) {
 CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
   *route = Route::kEnqueue;
   const bool stream_captures = s->capturing.load(std::memory_order_acquire) != nullptr;
-  if (!stream_captures && !event_is_captured(e) && !legacy_blocked(s)) return CUDA_SUCCESS;
+  const bool event_captured = g_active.load(std::memory_order_acquire) > 0 && e->cap_set.load(std::memory_order_acquire);
+  if (!stream_captures && !event_captured && !legacy_blocked(s)) return CUDA_SUCCESS;
   if (stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) {
     NodeParams p;
     p.kind = NodeKind::kEventWait;

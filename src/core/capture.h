@@ -75,14 +75,17 @@ enum class Route { kEnqueue, kCaptured };
 // captures, adds a node of `p` (or, with `capturable` false, invalidates
 // the sequence and fails with STREAM_CAPTURE_UNSUPPORTED). On the legacy
 // stream while a blocking stream captures: STREAM_CAPTURE_IMPLICIT.
-CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route);
+// `invalidate` false: refuse without invalidating (batched copies, as the driver does).
+CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route, bool invalidate = true);
 // cuEventRecord / cuStreamWaitEvent when the stream or the event is part of a capture.
 CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route);
 CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route);
 // Forgets any capture snapshot of `e` (recorded again outside capture).
 void capture_forget_event(Event* e);
-// Whether `e` was last recorded in a capture that is still active.
-bool event_is_captured(Event* e);
+// cuEventQuery (sync false) / cuEventSynchronize (sync true) on an event
+// last recorded in a live capture: CUDA_ERROR_CAPTURED_EVENT, invalidating
+// the capture (driver 580); a sync once it is invalidated: INVALID_VALUE.
+CUresult captured_event_use(Event* e, bool sync);
 // Operations that may not run while the stream captures (query, sync).
 CUresult capture_forbid_on_stream(Stream* s);
 // "Potentially unsafe" calls (allocation, synchronous copies, context

@@ -50,8 +50,11 @@ class HostFuncOp final : public Op {
 // still allocated; if not, the context gets a sticky CUDA_ERROR_ILLEGAL_ADDRESS
 // (what a device fault gives on the real driver) and the op does nothing.
 inline bool memory_still_valid(const MemCheck* checks, int n) {
+  const Registry& reg = Registry::instance();
+  const uint64_t now = reg.removals();
   for (int i = 0; i < n; ++i)
-    if (checks[i].alloc_id && !Registry::instance().still_valid(checks[i].alloc_id, checks[i].p, checks[i].n))
+    if (checks[i].alloc_id && checks[i].removals != now &&
+        !reg.still_valid(checks[i].alloc_id, checks[i].p, checks[i].n))
       return false;
   return true;
 }

@@ -54,10 +54,19 @@ void Scheduler::push(Op* op) {
     std::lock_guard<std::mutex> g(mu_);
     ready_[level_of(op->priority)].push_back(op);
     ready_count_.fetch_add(1, std::memory_order_release);
-    // A spinning worker takes one queued op; wake a sleeper for any more.
-    wake = sleepers_ > 0 && ready_count_.load(std::memory_order_relaxed) > spinners_.load(std::memory_order_acquire);
+    wake = should_wake_locked();
   }
   if (wake) cv_.notify_one();
+}
+
+// Wakes at most one sleeper at a time, and only when no worker spins: a
+// worker that pops an op while more are queued wakes the next one (see
+// worker_main), so a burst of pushes costs the pushing thread one wake-up
+// and parallelism ramps up on the workers' side.
+bool Scheduler::should_wake_locked() {
+  if (sleepers_ == 0 || waking_ > 0 || spinners_.load(std::memory_order_acquire) > 0) return false;
+  ++waking_;
+  return true;
 }
 
 void Scheduler::submit(Op* op) {
@@ -125,10 +134,13 @@ void Scheduler::worker_main() {
   t_is_worker = true;
   for (;;) {
     Op* op = nullptr;
+    bool wake = false;
     if (ready_count_.load(std::memory_order_acquire) > 0) {
       std::lock_guard<std::mutex> g(mu_);
       op = pop_locked();
+      wake = op && ready_count_.load(std::memory_order_relaxed) > 0 && should_wake_locked();
     }
+    if (wake) cv_.notify_one();
     if (op) {
       run_chain(op);
       continue;
@@ -147,9 +159,12 @@ void Scheduler::worker_main() {
       ++sleepers_;
       cv_.wait(lk);
       --sleepers_;
+      if (waking_ > 0) --waking_;  // this may be the wake-up that was sent
     }
     if (!op) return;
+    wake = ready_count_.load(std::memory_order_relaxed) > 0 && should_wake_locked();
     lk.unlock();
+    if (wake) cv_.notify_one();
     run_chain(op);
   }
 }

@@ -52,12 +52,14 @@ class Scheduler {
   // trivial successors, and one other when allow_inline, go to run_here.
   void finish(Op* op, bool allow_inline, std::vector<Op*>& run_here);
   void push(Op* op);
+  bool should_wake_locked();
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Op*> ready_[kPriorityLevels];  // guarded by mu_
   std::atomic<int> ready_count_{0};
   int sleepers_ = 0;                         // guarded by mu_
+  int waking_ = 0;                           // wake-ups sent, not yet taken; guarded by mu_
   std::atomic<int> spinners_{0};
   bool stopping_ = false;                    // guarded by mu_
   std::vector<std::thread> workers_;

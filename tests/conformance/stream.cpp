@@ -299,7 +299,9 @@ CONF_TEST(StreamAttributes) {
   ASSERT_CU(cuStreamCreate(&d, 0));
   CUstreamAttrValue v{};
   ASSERT_CU(cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, &v));
-  conf::info_value("attr_sync_policy_default", v.syncPolicy);
+  int raw_policy;  // the driver's default is not a CUsynchronizationPolicy value
+  std::memcpy(&raw_policy, &v.syncPolicy, sizeof raw_policy);
+  conf::info_value("attr_sync_policy_default", static_cast<unsigned>(raw_policy));
   ASSERT_CU(cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN, &v));
   conf::info_value("attr_mem_sync_domain_default", v.memSyncDomain);
   ASSERT_CU(cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP, &v));
