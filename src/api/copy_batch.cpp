@@ -1,6 +1,7 @@
 // Batched copies: cuMemcpy3DBatchAsync (v1, v2) and cuMemcpyBatchAsync
 // (v1, v2). The whole batch is validated before anything is enqueued; the
 // copies then run as one stream group, spread over the workers.
+#include <cstdlib>
 #include <vector>
 
 #include "api/common.h"
@@ -109,6 +110,24 @@ CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
   return CUDA_SUCCESS;
 }
 
+// Copies within a batch are unordered, and dependent copies are undefined
+// on the driver. cucpu defines them: a batch in which one copy writes bytes
+// that another reads or writes runs its copies one after another, in list
+// order (and CUCPU_CHECK=1 names the pairs). Independent batches run in parallel.
+CUresult enqueue_batch(Stream* s, std::vector<CopyTask> tasks) {
+  static const bool report = [] {
+    const char* v = std::getenv("CUCPU_CHECK");
+    return v && *v && *v != '0';
+  }();
+  auto dependent = tasks.size() > 1 ? find_dependent_copies(tasks) : std::vector<std::pair<size_t, size_t>>{};
+  if (report)
+    for (auto [i, j] : dependent)
+      log_line("CUCPU_CHECK: batched copies %zu and %zu overlap (undefined on the driver; run in list order here)",
+               i, j);
+  enqueue_copies(s, std::move(tasks), !dependent.empty());
+  return CUDA_SUCCESS;
+}
+
 // The batch calls refuse the legacy NULL stream; the per-thread one is fine.
 // Batches have no graph node: a capturing stream refuses them.
 CUresult batch_stream(NullStream ns, CUstream h, Stream** s) {
@@ -136,8 +155,7 @@ CUresult batch_3d(NullStream ns, size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* 
       return r;
     }
   }
-  enqueue_copies(s, std::move(tasks));
-  return CUDA_SUCCESS;
+  return enqueue_batch(s, std::move(tasks));
 }
 
 CUresult batch_1d(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
@@ -174,8 +192,7 @@ CUresult batch_1d(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* s
     }
     if (raw_enum(attrs[a].srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) stage_source(tasks[i]);
   }
-  enqueue_copies(s, std::move(tasks));
-  return CUDA_SUCCESS;
+  return enqueue_batch(s, std::move(tasks));
 }
 
 CUresult batch_3d_v2(NullStream ns, size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, unsigned long long flags, CUstream h) {

@@ -121,12 +121,48 @@ Op* new_copy_op(CopyTask t) {
   return new CopyPartOp(shared, {CopyPiece{(*shared)[0].copy, 0}});
 }
 
-OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks) {
+std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<CopyTask>& tasks) {
+  struct Span {
+    uintptr_t lo, hi;
+    size_t task;
+    bool write;
+  };
+  auto span = [](const unsigned char* base, size_t pitch, size_t slice, const Copy3D& c) {
+    auto lo = reinterpret_cast<uintptr_t>(base);
+    return std::make_pair(lo, lo + (c.depth - 1) * slice + (c.height - 1) * pitch + c.width);
+  };
+  std::vector<Span> spans;
+  spans.reserve(2 * tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Copy3D& c = tasks[i].copy;
+    if (bytes_of(c) == 0) continue;
+    auto [slo, shi] = span(c.src, c.src_pitch, c.src_slice, c);
+    auto [dlo, dhi] = span(c.dst, c.dst_pitch, c.dst_slice, c);
+    spans.push_back({slo, shi, i, false});
+    spans.push_back({dlo, dhi, i, true});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
+  std::vector<std::pair<size_t, size_t>> out;
+  // Sweep: every span still open when another starts overlaps it.
+  std::vector<const Span*> open;
+  for (const Span& s : spans) {
+    open.erase(std::remove_if(open.begin(), open.end(), [&](const Span* o) { return o->hi <= s.lo; }), open.end());
+    for (const Span* o : open)
+      if (o->task != s.task && (o->write || s.write))
+        out.emplace_back(std::min(o->task, s.task), std::max(o->task, s.task));
+    open.push_back(&s);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order) {
   size_t total = 0;
   for (const auto& t : tasks) total += bytes_of(t.copy);
   const size_t workers = Scheduler::instance().worker_count();
   auto shared = std::make_shared<const std::vector<CopyTask>>(std::move(tasks));
-  if (total < kParallelThreshold || workers == 1) {
+  if (in_order || total < kParallelThreshold || workers == 1) {
     std::vector<CopyPiece> all;
     all.reserve(shared->size());
     for (size_t i = 0; i < shared->size(); ++i) all.push_back({(*shared)[i].copy, i});

@@ -30,9 +30,13 @@ struct CopyTask {
 void stage_source(CopyTask& t);
 
 // Enqueues the tasks on `s` (which may run them in any order relative to
-// each other, in stream order as a whole). Returns the op that completes
-// them, with a reference.
-OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks);
+// each other, in stream order as a whole; with `in_order`, one after
+// another in list order). Returns the op that completes them, with a reference.
+OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order = false);
+
+// Pairs of tasks (i < j) where one writes bytes the other reads or writes,
+// judged by each operand's first-to-last byte span.
+std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<CopyTask>& tasks);
 
 // One op that runs a single task (graph memcpy nodes).
 Op* new_copy_op(CopyTask t);

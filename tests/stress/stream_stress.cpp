@@ -94,4 +94,45 @@ TEST(Stress, ManyThreadsManyStreams) {
   EXPECT_EQ(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
 
+// Dependent copies in one batch are undefined on the driver; cucpu runs
+// such a batch in list order, so a chain a -> b -> c ends with c == a.
+TEST(Batch, DependentBatchRunsInListOrder) {
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  CUcontext ctx;
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  const size_t n = size_t{4} << 20;  // large enough that independent copies would be split
+  CUdeviceptr a, b, c;
+  ASSERT_EQ(cuMemAlloc(&a, n), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&b, n), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&c, n), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(a, 0x11, n), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(b, 0x22, n), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(c, 0x33, n), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUDA_MEMCPY3D_BATCH_OP ops[2] = {};
+  for (auto& op : ops) {
+    op.src.type = op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    op.extent = {n, 1, 1};
+    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  }
+  ops[0].src.op.ptr.ptr = a;
+  ops[0].dst.op.ptr.ptr = b;
+  ops[1].src.op.ptr.ptr = b;
+  ops[1].dst.op.ptr.ptr = c;
+  ASSERT_EQ(cuMemcpy3DBatchAsync(2, ops, 0, s), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  std::vector<unsigned char> out(n);
+  ASSERT_EQ(cuMemcpyDtoH(out.data(), c, n), CUDA_SUCCESS);
+  EXPECT_EQ(out.front(), 0x11);
+  EXPECT_EQ(out.back(), 0x11);
+  cuStreamDestroy(s);
+  cuMemFree(a);
+  cuMemFree(b);
+  cuMemFree(c);
+  cuDevicePrimaryCtxRelease(0);
+}
+
+
 }  // namespace

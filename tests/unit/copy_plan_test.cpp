@@ -60,3 +60,24 @@ TEST(CopyPlan, SmallWorkStaysInOnePart) {
 
 }  // namespace
 }  // namespace cucpu
+
+namespace cucpu {
+namespace {
+
+TEST(CopyPlan, FindsDependentCopies) {
+  std::vector<unsigned char> buf(4096);
+  auto task = [&](size_t src, size_t dst, size_t n) {
+    CopyTask t;
+    t.copy = {buf.data() + src, n, n, buf.data() + dst, n, n, n, 1, 1};
+    return t;
+  };
+  std::vector<CopyTask> independent = {task(0, 1024, 100), task(200, 2048, 100), task(300, 3072, 100)};
+  EXPECT_TRUE(find_dependent_copies(independent).empty());  // shared sources are fine
+  std::vector<CopyTask> chain = {task(0, 1024, 100), task(1050, 2048, 100), task(3000, 3050, 10)};
+  auto pairs = find_dependent_copies(chain);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0], std::make_pair(size_t{0}, size_t{1}));
+}
+
+}  // namespace
+}  // namespace cucpu
