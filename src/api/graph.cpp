@@ -1,7 +1,6 @@
 // Graphs: construction, queries, instantiation and launch.
 #include <algorithm>
 #include <cstdio>
-#include <unordered_map>
 
 #include "api/common.h"
 #include "core/event.h"
@@ -110,21 +109,27 @@ CUresult change_deps(CUgraph hg, const CUgraphNode* from, const CUgraphNode* to,
 
 // Kahn's algorithm: a graph with a cycle cannot be instantiated.
 bool acyclic(const Graph& g) {
-  std::unordered_map<const Node*, size_t> indeg;
+  const auto& nodes = g.nodes();
+  std::vector<std::pair<const Node*, size_t>> index(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) index[i] = {nodes[i], i};
+  std::sort(index.begin(), index.end());
+  std::vector<size_t> indeg(nodes.size());
   std::vector<const Node*> ready;
-  for (const Node* n : g.nodes()) {
-    indeg[n] = n->deps.size();
-    if (n->deps.empty()) ready.push_back(n);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    indeg[i] = nodes[i]->deps.size();
+    if (indeg[i] == 0) ready.push_back(nodes[i]);
   }
   size_t seen = 0;
   while (!ready.empty()) {
     const Node* n = ready.back();
     ready.pop_back();
     ++seen;
-    for (const Node* d : n->dependents)
-      if (--indeg[d] == 0) ready.push_back(d);
+    for (const Node* d : n->dependents) {
+      size_t k = std::lower_bound(index.begin(), index.end(), std::make_pair(d, size_t{0}))->second;
+      if (--indeg[k] == 0) ready.push_back(d);
+    }
   }
-  return seen == g.nodes().size();
+  return seen == nodes.size();
 }
 
 CUresult instantiate(CUgraphExec* out, CUgraph hg, unsigned long long flags, CUgraphNode* err_node) {

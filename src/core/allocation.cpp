@@ -64,6 +64,18 @@ bool Registry::set_sync_memops(uintptr_t base, bool on) {
   return true;
 }
 
+size_t Registry::detach_stream(uint64_t stream_id) {
+  std::unique_lock lock(mu_);
+  size_t n = 0;
+  for (auto& [base, a] : by_base_)
+    if (a.attach_stream_id == stream_id) {
+      a.attach_stream_id = 0;
+      a.attach_flags = CU_MEM_ATTACH_GLOBAL;
+      ++n;
+    }
+  return n;
+}
+
 size_t Registry::device_bytes() const {
   std::shared_lock lock(mu_);
   return device_bytes_;

@@ -55,6 +55,8 @@ class Registry {
   // Updates the stream association of the allocation based at `base`.
   bool set_attachment(uintptr_t base, unsigned flags, uint64_t stream_id);
   bool set_sync_memops(uintptr_t base, bool on);
+  // A destroyed stream's SINGLE attachments revert to GLOBAL; returns how many.
+  size_t detach_stream(uint64_t stream_id);
   // Total bytes of device and managed allocations (for cuMemGetInfo).
   size_t device_bytes() const;
   // Removes every allocation owned by ctx and returns them (for ctx destroy).

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "core/allocation.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "exec/scheduler.h"
@@ -18,6 +19,8 @@ Stream::~Stream() = default;
 void Stream::release() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (kind != StreamKind::kLegacy) ctx->unlink_stream(this);
+  // Every op, including attach ops, has run: the association reverts.
+  if (attached_.load(std::memory_order_acquire)) Registry::instance().detach_stream(id);
   rt().streams.release(this);
 }
 

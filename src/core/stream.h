@@ -94,6 +94,8 @@ class Stream {
   // Non-null while the stream captures; the rest of the state is in `cap`,
   // guarded by capture_mu(). Enqueue paths read only this pointer.
   std::atomic<CaptureSequence*> capturing{nullptr};
+  // Set once managed memory was attached to this stream (SINGLE).
+  void note_attachment() { attached_.store(true, std::memory_order_release); }
   StreamCapture cap;
 
  private:
@@ -101,6 +103,7 @@ class Stream {
   std::atomic<uint32_t> epoch_{0};
   std::atomic<int> waiters_{0};
   std::atomic<int> refs_{1};
+  std::atomic<bool> attached_{false};
 };
 
 }  // namespace cucpu

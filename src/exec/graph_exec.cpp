@@ -1,6 +1,7 @@
 #include "exec/graph_exec.h"
 
-#include <unordered_map>
+#include <algorithm>
+#include <cstdint>
 
 #include "copy/copy_plan.h"
 #include "core/event.h"
@@ -47,14 +48,33 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
 
 CUresult GraphExec::add_graph(const Graph& g, std::vector<uint32_t>* entries, std::vector<uint32_t>* exits,
                               const Node** err_node) {
-  // Each node maps to the exec nodes where it starts and where it ends
-  // (a child graph starts at its roots and ends at its sinks).
-  std::unordered_map<const Node*, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> span;
-  for (const Node* n : g.nodes()) {
-    auto& [in, out] = span[n];
+  // Each node maps to the exec nodes where it starts and where it ends: one
+  // index for a plain node; a child graph starts at its roots and ends at
+  // its sinks. Lookups by node go through a sorted index (no per-node
+  // allocation, no scratch state in the graph: it may be instantiated from
+  // several threads at once).
+  const auto& nodes = g.nodes();
+  const size_t count = nodes.size();
+  std::vector<std::pair<const Node*, uint32_t>> index(count);
+  for (size_t i = 0; i < count; ++i) index[i] = {nodes[i], static_cast<uint32_t>(i)};
+  std::sort(index.begin(), index.end());
+  auto position = [&](const Node* n) {
+    return std::lower_bound(index.begin(), index.end(), std::make_pair(n, uint32_t{0}))->second;
+  };
+  std::vector<uint32_t> single(count, UINT32_MAX);
+  std::vector<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> child_span;
+  std::vector<uint32_t> child_of(count, UINT32_MAX);
+  nodes_.reserve(nodes_.size() + count);
+  for (size_t i = 0; i < count; ++i) {
+    const Node* n = nodes[i];
     if (n->params.kind == NodeKind::kChildGraph) {
+      std::vector<uint32_t> in, out;
       if (CUresult r = add_graph(*n->params.child, &in, &out, err_node)) return r;
-      if (!in.empty()) continue;
+      if (!in.empty()) {
+        child_of[i] = static_cast<uint32_t>(child_span.size());
+        child_span.emplace_back(std::move(in), std::move(out));
+        continue;
+      }
     }
     ExecNode e;
     e.origin = n;
@@ -63,16 +83,32 @@ CUresult GraphExec::add_graph(const Graph& g, std::vector<uint32_t>* entries, st
       return r;
     }
     if (n->params.kind == NodeKind::kChildGraph) e.kind = NodeKind::kEmpty;  // an empty child graph
-    in = out = {static_cast<uint32_t>(nodes_.size())};
+    single[i] = static_cast<uint32_t>(nodes_.size());
     nodes_.push_back(std::move(e));
   }
-  for (const Node* n : g.nodes())
-    for (const Node* d : n->deps)
-      for (uint32_t from : span[d].second)
-        for (uint32_t to : span[n].first) nodes_[from].dependents.push_back(to);
-  for (const Node* n : g.nodes()) {
-    if (n->deps.empty()) entries->insert(entries->end(), span[n].first.begin(), span[n].first.end());
-    if (n->dependents.empty()) exits->insert(exits->end(), span[n].second.begin(), span[n].second.end());
+  auto starts = [&](size_t i) -> const std::vector<uint32_t>* {
+    return child_of[i] == UINT32_MAX ? nullptr : &child_span[child_of[i]].first;
+  };
+  auto ends = [&](size_t i) -> const std::vector<uint32_t>* {
+    return child_of[i] == UINT32_MAX ? nullptr : &child_span[child_of[i]].second;
+  };
+  auto each = [&](const std::vector<uint32_t>* many, uint32_t one, auto&& f) {
+    if (many) {
+      for (uint32_t v : *many) f(v);
+    } else {
+      f(one);
+    }
+  };
+  for (size_t i = 0; i < count; ++i)
+    for (const Node* d : nodes[i]->deps) {
+      size_t j = position(d);
+      each(ends(j), single[j], [&](uint32_t from) {
+        each(starts(i), single[i], [&](uint32_t to) { nodes_[from].dependents.push_back(to); });
+      });
+    }
+  for (size_t i = 0; i < count; ++i) {
+    if (nodes[i]->deps.empty()) each(starts(i), single[i], [&](uint32_t v) { entries->push_back(v); });
+    if (nodes[i]->dependents.empty()) each(ends(i), single[i], [&](uint32_t v) { exits->push_back(v); });
   }
   return CUDA_SUCCESS;
 }

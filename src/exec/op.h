@@ -51,6 +51,9 @@ class Op {
   // Registers `next` to run after this op. Returns false (and links
   // nothing) when this op is already done.
   bool add_successor(Op* next) {
+    // Done is final: skip the lock (and the cache line the finishing worker
+    // holds) when the answer is already known.
+    if (done_flag_.load(std::memory_order_acquire)) return false;
     SpinLockGuard g(lock_);
     if (done_) return false;
     next->pending_.fetch_add(1, std::memory_order_relaxed);
