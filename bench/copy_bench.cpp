@@ -4,29 +4,16 @@
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 
+#include "bench_util.h"
+
 #include <cstring>
 #include <thread>
 #include <vector>
 
 namespace {
 
-void check(CUresult r) {
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "CUDA call failed: %d\n", r);
-    std::abort();
-  }
-}
-
-void init_once() {
-  static bool done = [] {
-    check(cuInit(0));
-    CUcontext c;
-    check(cuDevicePrimaryCtxRetain(&c, 0));
-    check(cuCtxSetCurrent(c));
-    return true;
-  }();
-  (void)done;
-}
+using bench::check;
+void init_once() { bench::use_primary_context(); }
 
 // Per-op cost of enqueueing a batch of 256 small (1 KiB, 16x8x8 bytes) 3D copies.
 void BM_Batch3D_256x1KiB(benchmark::State& st) {

@@ -3,29 +3,16 @@
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 
+#include "bench_util.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 namespace {
 
-void check(CUresult r) {
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "CUDA call failed: %d\n", r);
-    std::abort();
-  }
-}
-
-void init_once() {
-  static bool done = [] {
-    check(cuInit(0));
-    CUcontext c;
-    check(cuDevicePrimaryCtxRetain(&c, 0));
-    check(cuCtxSetCurrent(c));
-    return true;
-  }();
-  (void)done;
-}
+using bench::check;
+void init_once() { bench::use_primary_context(); }
 
 void CUDA_CB noop(void*) {}
 constexpr int kNodes = 256;

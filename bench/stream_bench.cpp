@@ -4,6 +4,8 @@
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 
+#include "bench_util.h"
+
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -13,27 +15,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void check(CUresult r) {
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "CUDA call failed: %d\n", r);
-    std::abort();
-  }
-}
-
-struct Env {
-  Env() {
-    check(cuInit(0));
-    CUdevice d;
-    check(cuDeviceGet(&d, 0));
-    check(cuDevicePrimaryCtxRetain(&ctx, d));
-    check(cuCtxSetCurrent(ctx));
-  }
-  CUcontext ctx;
-};
-Env& env() {
-  static Env e;
-  return e;
-}
+using bench::check;
+void env() { bench::use_primary_context(); }
 
 void CUDA_CB noop(void*) {}
 

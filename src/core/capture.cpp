@@ -248,18 +248,21 @@ CUresult captured_event_use(Event* e, bool sync) {
   return CUDA_ERROR_CAPTURED_EVENT;
 }
 
+// CU_EVENT_RECORD_EXTERNAL / CU_EVENT_WAIT_EXTERNAL in capture: an event node.
+CUresult capture_event_node(Stream* s, NodeKind kind, Event* e, Route* route) {
+  NodeParams p;
+  p.kind = kind;
+  p.event = reinterpret_cast<CUevent>(e);
+  return capture_route(s, p, true, route);
+}
+
 CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route) {
   *route = Route::kEnqueue;
   if (!s->capturing.load(std::memory_order_acquire) && !legacy_blocked(s)) {
     capture_forget_event(e);
     return CUDA_SUCCESS;
   }
-  if (flags & CU_EVENT_RECORD_EXTERNAL) {
-    NodeParams p;
-    p.kind = NodeKind::kEventRecord;
-    p.event = reinterpret_cast<CUevent>(e);
-    return capture_route(s, p, true, route);
-  }
+  if (flags & CU_EVENT_RECORD_EXTERNAL) return capture_event_node(s, NodeKind::kEventRecord, e, route);
   if (legacy_blocked(s)) return capture_route(s, NodeParams{}, true, route);
   std::lock_guard<std::mutex> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
@@ -278,12 +281,7 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
   const bool stream_captures = s->capturing.load(std::memory_order_acquire) != nullptr;
   const bool event_captured = g_active.load(std::memory_order_acquire) > 0 && e->cap_set.load(std::memory_order_acquire);
   if (!stream_captures && !event_captured && !legacy_blocked(s)) return CUDA_SUCCESS;
-  if (stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) {
-    NodeParams p;
-    p.kind = NodeKind::kEventWait;
-    p.event = reinterpret_cast<CUevent>(e);
-    return capture_route(s, p, true, route);
-  }
+  if (stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) return capture_event_node(s, NodeKind::kEventWait, e, route);
   if (legacy_blocked(s)) return capture_route(s, NodeParams{}, true, route);
   std::lock_guard<std::mutex> g(capture_mu());
   CaptureSequence* eseq = e->cap.seq;
