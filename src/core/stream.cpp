@@ -35,13 +35,15 @@ void Stream::enqueue(Op* op, Op* extra_dep) { enqueue_group(nullptr, 0, op, extr
 void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, const std::vector<bool>* roots,
                            const std::vector<bool>* sinks) {
   const int prio = priority.load(std::memory_order_relaxed);
-  auto adopt = [&](Op* o) {
-    o->stream = this;
-    o->priority = prio;
-    retain();  // released in op_after_finish
-  };
-  adopt(join);
-  for (size_t i = 0; i < n; ++i) adopt(parts[i]);  // parts keep seq 0: not timeline positions
+  join->stream = this;
+  join->priority = prio;
+  retain();  // the join's reference, released in op_after_finish
+  // Parts keep seq 0 (not timeline positions) and take no reference: the
+  // join finishes after every part, so it keeps the stream alive for them.
+  for (size_t i = 0; i < n; ++i) {
+    parts[i]->stream = this;
+    parts[i]->priority = prio;
+  }
   OpRef prev;
   std::vector<OpRef> legacy_deps;
 
@@ -101,7 +103,6 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
 }
 
 void Stream::on_op_done(uint64_t seq) {
-  if (seq == 0) return;  // a part of a group: its join op carries the position
   // Ops of a stream finish in order (each waits for its predecessor's
   // completion), so this store only ever raises `completed`.
   completed.store(seq, std::memory_order_seq_cst);
@@ -130,6 +131,7 @@ void Stream::wait_for(uint64_t seq) {
 int op_status_before_execute(Op* op) { return op->stream->ctx->sticky.load(std::memory_order_acquire); }
 
 void op_after_finish(Op* op) {
+  if (op->seq == 0) return;  // a part of a group: see Stream::enqueue_group
   Stream* s = op->stream;
   s->on_op_done(op->seq);
   s->release();
