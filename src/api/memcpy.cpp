@@ -142,6 +142,40 @@ CUresult peer_sync(NullStream ns, CUdeviceptr d, CUcontext dc, CUdeviceptr s, CU
   return copy1d(ns, nullptr, true, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_DEVICE, s, n);
 }
 
+// A peer copy is a 3D copy whose operands name their contexts; every context
+// shares the host's memory, so once the contexts check out it is a plain one.
+CUresult peer3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D_PEER* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  Context* tmp;
+  if (CUresult r = api::ctx_handle(p->srcContext, &tmp)) return r;
+  if (CUresult r = api::ctx_handle(p->dstContext, &tmp)) return r;
+  CUDA_MEMCPY3D q{};
+  q.srcXInBytes = p->srcXInBytes;
+  q.srcY = p->srcY;
+  q.srcZ = p->srcZ;
+  q.srcMemoryType = p->srcMemoryType;
+  q.srcHost = p->srcHost;
+  q.srcDevice = p->srcDevice;
+  q.srcArray = p->srcArray;
+  q.srcPitch = p->srcPitch;
+  q.srcHeight = p->srcHeight;
+  q.dstXInBytes = p->dstXInBytes;
+  q.dstY = p->dstY;
+  q.dstZ = p->dstZ;
+  q.dstMemoryType = p->dstMemoryType;
+  q.dstHost = p->dstHost;
+  q.dstDevice = p->dstDevice;
+  q.dstArray = p->dstArray;
+  q.dstPitch = p->dstPitch;
+  q.dstHeight = p->dstHeight;
+  q.WidthInBytes = p->WidthInBytes;
+  q.Height = p->Height;
+  q.Depth = p->Depth;
+  return copy3d(ns, h, sync, &q);
+}
+CUresult peer3d_sync(NullStream ns, const CUDA_MEMCPY3D_PEER* p) { return peer3d(ns, nullptr, true, p); }
+CUresult peer3d_async(NullStream ns, const CUDA_MEMCPY3D_PEER* p, CUstream h) { return peer3d(ns, h, false, p); }
+
 CUresult d8(NullStream ns, CUdeviceptr d, unsigned char v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 1, n, 1); }
 CUresult d16(NullStream ns, CUdeviceptr d, unsigned short v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 2, n, 1); }
 CUresult d32(NullStream ns, CUdeviceptr d, unsigned int v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 4, n, 1); }
@@ -172,6 +206,9 @@ CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpyDtoDAsync_v2, _ptsz, dtod_async, (CUdevicep
 CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpy2DAsync_v2, _ptsz, copy2d_async, (const CUDA_MEMCPY2D* pCopy, CUstream hStream), pCopy, hStream)
 CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpy3DAsync_v2, _ptsz, copy3d_async, (const CUDA_MEMCPY3D* pCopy, CUstream hStream), pCopy, hStream)
 CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpyPeerAsync, _ptsz, peer_async, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpy3DPeer, _ptds, peer3d_sync, (const CUDA_MEMCPY3D_PEER* pCopy), pCopy)
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpy3DPeerAsync, _ptsz, peer3d_async, (const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream),
+                             pCopy, hStream)
 CUCPU_STREAM_ENTRY(cuMemsetD8_v2, _ptds, d8, (CUdeviceptr dstDevice, unsigned char uc, size_t N), dstDevice, uc, N)
 CUCPU_STREAM_ENTRY(cuMemsetD16_v2, _ptds, d16, (CUdeviceptr dstDevice, unsigned short us, size_t N), dstDevice, us, N)
 CUCPU_STREAM_ENTRY(cuMemsetD32_v2, _ptds, d32, (CUdeviceptr dstDevice, unsigned int ui, size_t N), dstDevice, ui, N)
