@@ -24,6 +24,11 @@ void Stream::release() {
   rt().streams.release(this);
 }
 
+bool Stream::quiescent() {
+  if (kind == StreamKind::kLegacy || !idle()) return false;
+  return !blocking() || ctx->legacy_stream()->idle();
+}
+
 OpRef Stream::last_pending_op() {
   std::lock_guard<std::mutex> g(mu);
   if (!last_ || last_->done()) return OpRef();

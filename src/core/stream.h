@@ -61,6 +61,11 @@ class Stream {
   void enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep = nullptr,
                      const std::vector<bool>* roots = nullptr, const std::vector<bool>* sinks = nullptr);
 
+  // True when work enqueued now would be ready at once: the stream is
+  // idle and, for a blocking stream, so is the legacy stream (the legacy
+  // stream itself is never reported quiescent: it waits for many streams).
+  bool quiescent();
+
   bool idle() const {
     return completed.load(std::memory_order_acquire) >= enqueued.load(std::memory_order_acquire);
   }
