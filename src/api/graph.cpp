@@ -6,40 +6,13 @@
 #include "core/event.h"
 #include "core/graph.h"
 #include "exec/graph_exec.h"
+#include "api/graph_common.h"
 
 using namespace cucpu;
 using api::NullStream;
+using namespace cucpu::api;
 
 namespace {
-
-Graph* graph_of(CUgraph h) { return rt().graphs.live(h); }
-Node* node_of(CUgraphNode h) { return rt().nodes.live(h); }
-CUgraphNode handle(Node* n) { return reinterpret_cast<CUgraphNode>(n); }
-
-// Dependencies passed to an add or a capture: all live, in `g`, no duplicates.
-CUresult check_deps(Graph* g, const CUgraphNode* deps, size_t n) {
-  if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
-  for (size_t i = 0; i < n; ++i) {
-    Node* d = node_of(deps[i]);
-    if (!d || d->graph != g) return CUDA_ERROR_INVALID_VALUE;
-    for (size_t j = 0; j < i; ++j)
-      if (deps[j] == deps[i]) return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
-}
-
-CUresult add_node(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, size_t n, const NodeParams& p,
-                  const CUgraphEdgeData* edges = nullptr) {
-  if (!out) return CUDA_ERROR_INVALID_VALUE;
-  Graph* g = graph_of(hg);
-  if (!g) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_deps(g, deps, n)) return r;
-  if (p.kind != NodeKind::kChildGraph) {
-    if (CUresult r = validate_node_params(p)) return r;
-  }
-  *out = handle(g->add(p, reinterpret_cast<Node* const*>(deps), n, edges));
-  return CUDA_SUCCESS;
-}
 
 // Fills a caller array of capacity *count (or only reports the count).
 template <class T, class Get>
@@ -151,28 +124,6 @@ CUresult instantiate(CUgraphExec* out, CUgraph hg, unsigned long long flags, CUg
   }
   *out = reinterpret_cast<CUgraphExec>(e);
   return CUDA_SUCCESS;
-}
-
-template <class F>
-CUresult with_node(CUgraphNode hn, NodeKind kind, F&& f) {
-  Node* n = node_of(hn);
-  if (!n || n->params.kind != kind) return CUDA_ERROR_INVALID_VALUE;
-  return f(n);
-}
-
-CUresult set_node_params(CUgraphNode hn, NodeKind kind, const NodeParams& p) {
-  return with_node(hn, kind, [&](Node* n) {
-    if (CUresult r = validate_node_params(p)) return r;
-    n->params = p;
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult exec_set(CUgraphExec he, CUgraphNode hn, NodeKind kind, const NodeParams& p) {
-  GraphExec* e = rt().execs.live(he);
-  Node* n = node_of(hn);
-  if (!e || !n || n->params.kind != kind) return CUDA_ERROR_INVALID_VALUE;
-  return e->set_params(n, p);
 }
 
 NodeParams host_params(const CUDA_HOST_NODE_PARAMS* p) {

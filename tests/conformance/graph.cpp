@@ -160,3 +160,46 @@ CONF_TEST(GraphEventNodesAndDot) {
   ASSERT_CU(cuEventDestroy(ev));
   ASSERT_CU(cuGraphDestroy(g));
 }
+
+CONF_TEST(GraphGenericNodeApi) {
+  CUgraph g;
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUdeviceptr d;
+  ASSERT_CU(cuMemAlloc(&d, 256));
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  p.memset.dst = d;
+  p.memset.value = 0x42;
+  p.memset.elementSize = 1;
+  p.memset.width = 256;
+  p.memset.height = 1;
+  p.memset.ctx = conf::primary();
+  CUgraphNode set, host;
+  ASSERT_CU(cuGraphAddNode(&set, g, nullptr, nullptr, 0, &p));
+  CUgraphNodeParams h{};
+  h.type = CU_GRAPH_NODE_TYPE_HOST;
+  h.host.fn = bump;
+  ASSERT_CU(cuGraphAddNode(&host, g, &set, nullptr, 1, &h));
+  CUgraphNodeType t;
+  ASSERT_CU(cuGraphNodeGetType(set, &t));
+  EXPECT_TRUE(t == CU_GRAPH_NODE_TYPE_MEMSET);
+  p.memset.value = 0x43;
+  ASSERT_CU(cuGraphNodeSetParams(set, &p));
+  CUgraphExec e;
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  p.memset.value = 0x44;
+  ASSERT_CU(cuGraphExecNodeSetParams(e, set, &p));
+  g_host_runs = 0;
+  ASSERT_CU(cuGraphLaunch(e, nullptr));
+  ASSERT_CU(cuStreamSynchronize(nullptr));
+  unsigned char v = 0;
+  ASSERT_CU(cuMemcpyDtoH(&v, d + 255, 1));
+  EXPECT_TRUE(v == 0x44 && g_host_runs == 1);
+  CUgraphNodeParams k{};
+  k.type = CU_GRAPH_NODE_TYPE_KERNEL;  // no function: no kernel node anywhere
+  CUgraphNode kn;
+  conf::info("graph_add_node_kernel_without_function", cuGraphAddNode(&kn, g, nullptr, nullptr, 0, &k));
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuGraphDestroy(g));
+  ASSERT_CU(cuMemFree(d));
+}

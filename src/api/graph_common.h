@@ -1,0 +1,63 @@
+// Helpers shared by the graph entry points (graph.cpp, graph_node_params.cpp).
+#pragma once
+
+#include "api/common.h"
+#include "core/graph.h"
+#include "exec/graph_exec.h"
+
+namespace cucpu::api {
+
+inline Graph* graph_of(CUgraph h) { return rt().graphs.live(h); }
+inline Node* node_of(CUgraphNode h) { return rt().nodes.live(h); }
+inline CUgraphNode handle(Node* n) { return reinterpret_cast<CUgraphNode>(n); }
+
+// Dependencies passed to an add or a capture: all live, in `g`, no duplicates.
+inline CUresult check_deps(Graph* g, const CUgraphNode* deps, size_t n) {
+  if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < n; ++i) {
+    Node* d = node_of(deps[i]);
+    if (!d || d->graph != g) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t j = 0; j < i; ++j)
+      if (deps[j] == deps[i]) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+inline CUresult add_node(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, size_t n, const NodeParams& p,
+                  const CUgraphEdgeData* edges = nullptr) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  Graph* g = graph_of(hg);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = check_deps(g, deps, n)) return r;
+  if (p.kind != NodeKind::kChildGraph) {
+    if (CUresult r = validate_node_params(p)) return r;
+  }
+  *out = handle(g->add(p, reinterpret_cast<Node* const*>(deps), n, edges));
+  return CUDA_SUCCESS;
+}
+
+
+template <class F>
+CUresult with_node(CUgraphNode hn, NodeKind kind, F&& f) {
+  Node* n = node_of(hn);
+  if (!n || n->params.kind != kind) return CUDA_ERROR_INVALID_VALUE;
+  return f(n);
+}
+
+inline CUresult set_node_params(CUgraphNode hn, NodeKind kind, const NodeParams& p) {
+  return with_node(hn, kind, [&](Node* n) {
+    if (CUresult r = validate_node_params(p)) return r;
+    n->params = p;
+    return CUDA_SUCCESS;
+  });
+}
+
+inline CUresult exec_set(CUgraphExec he, CUgraphNode hn, NodeKind kind, const NodeParams& p) {
+  GraphExec* e = rt().execs.live(he);
+  Node* n = node_of(hn);
+  if (!e || !n || n->params.kind != kind) return CUDA_ERROR_INVALID_VALUE;
+  return e->set_params(n, p);
+}
+
+
+}  // namespace cucpu::api

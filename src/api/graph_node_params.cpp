@@ -1,0 +1,114 @@
+// The generic node API: cuGraphAddNode (v1, v2), cuGraphNodeSetParams and
+// cuGraphExecNodeSetParams, for the node types cucpu executes.
+#include "api/graph_common.h"
+
+using namespace cucpu;
+using namespace cucpu::api;
+
+namespace {
+
+// Translates CUgraphNodeParams; node types cucpu cannot run are NOT_SUPPORTED.
+CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
+  if (!in) return CUDA_ERROR_INVALID_VALUE;
+  switch (raw_enum(in->type)) {
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+      out->kind = NodeKind::kEmpty;
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_HOST:
+      out->kind = NodeKind::kHost;
+      out->host = {in->host.fn, in->host.userData};
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+      Context* c;
+      if (in->memcpy.flags != 0 || in->memcpy.reserved != 0) return CUDA_ERROR_INVALID_VALUE;
+      if (in->memcpy.copyCtx) {
+        if (CUresult r = ctx_handle(in->memcpy.copyCtx, &c)) return r;
+      }
+      out->kind = NodeKind::kMemcpy;
+      out->copy = in->memcpy.copyParams;
+      return CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      const CUDA_MEMSET_NODE_PARAMS_v2& m = in->memset;
+      Context* c;
+      if (m.ctx) {
+        if (CUresult r = ctx_handle(m.ctx, &c)) return r;
+      }
+      out->kind = NodeKind::kMemset;
+      out->memset = {m.dst, m.pitch, m.value, m.elementSize, m.width, m.height};
+      return CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      out->kind = NodeKind::kEventRecord;
+      out->event = in->eventRecord.event;
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      out->kind = NodeKind::kEventWait;
+      out->event = in->eventWait.event;
+      return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_GRAPH: {
+      if (!for_add) return CUDA_ERROR_INVALID_VALUE;  // a child graph node's graph is fixed
+      Graph* child = graph_of(in->graph.graph);
+      if (!child) return CUDA_ERROR_INVALID_VALUE;
+      int own = raw_enum(in->graph.ownership);
+      if (own != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE && own != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
+        return CUDA_ERROR_INVALID_VALUE;
+      out->kind = NodeKind::kChildGraph;
+      // MOVE: the node takes the caller's graph (which it will destroy).
+      out->child = own == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE ? child : child->clone();
+      return CUDA_SUCCESS;
+    }
+    default:
+      return CUDA_ERROR_NOT_SUPPORTED;  // kernels, memory and semaphore nodes, conditionals
+  }
+}
+
+CUresult add(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n,
+             CUgraphNodeParams* p) {
+  if (!graph_of(hg) || !out) return CUDA_ERROR_INVALID_VALUE;
+  NodeParams np;
+  if (CUresult r = translate(p, &np, true)) return r;
+  CUresult r = add_node(out, hg, deps, n, np, edges);
+  if (r != CUDA_SUCCESS && np.kind == NodeKind::kChildGraph && raw_enum(p->graph.ownership) == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
+    destroy_graph(np.child);
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                        size_t numDependencies, CUgraphNodeParams* nodeParams) {
+  return api::call("cuGraphAddNode", api::kDefault,
+                   [&] { return add(phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams); },
+                   phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+}
+
+CUresult cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                           const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                           CUgraphNodeParams* nodeParams) {
+  return api::call("cuGraphAddNode_v2", api::kDefault,
+                   [&] { return add(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams); },
+                   phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+}
+
+CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+  return api::call("cuGraphNodeSetParams", api::kDefault, [&] {
+    Node* n = node_of(hNode);
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams np;
+    if (CUresult r = translate(nodeParams, &np, false)) return r;
+    return set_node_params(hNode, np.kind, np);
+  }, hNode, nodeParams);
+}
+
+CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+  return api::call("cuGraphExecNodeSetParams", api::kDefault, [&] {
+    NodeParams np;
+    if (CUresult r = translate(nodeParams, &np, false)) return r;
+    return exec_set(hGraphExec, hNode, np.kind, np);
+  }, hGraphExec, hNode, nodeParams);
+}
+
+}  // extern "C"
