@@ -157,8 +157,18 @@ CUresult launch(NullStream ns, CUgraphExec he, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   if (s->ctx != e->ctx) return CUDA_ERROR_INVALID_VALUE;
-  Route route;  // launching into a capture (a child-graph node) is not supported yet
-  if (CUresult r = capture_route(s, NodeParams{}, false, &route)) return r;
+  if (s->capturing.load(std::memory_order_acquire)) {
+    // Launching into a capture embeds the exec's graph as a child-graph node.
+    NodeParams p;
+    p.kind = NodeKind::kChildGraph;
+    p.child = e->to_graph();
+    Route route;
+    CUresult r = capture_route(s, p, true, &route);
+    if (route != Route::kCaptured) destroy_graph(p.child);
+    if (r != CUDA_SUCCESS || route == Route::kCaptured) return r;
+  }
+  Route route;  // the legacy stream while a blocking stream captures
+  if (CUresult r = capture_route(s, NodeParams{}, true, &route)) return r;
   return e->launch(s);
 }
 
