@@ -157,18 +157,10 @@ CUresult launch(NullStream ns, CUgraphExec he, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   if (s->ctx != e->ctx) return CUDA_ERROR_INVALID_VALUE;
-  if (s->capturing.load(std::memory_order_acquire)) {
-    // Launching into a capture embeds the exec's graph as a child-graph node.
-    NodeParams p;
-    p.kind = NodeKind::kChildGraph;
-    p.child = e->to_graph();
-    Route route;
-    CUresult r = capture_route(s, p, true, &route);
-    if (route != Route::kCaptured) destroy_graph(p.child);
-    if (r != CUDA_SUCCESS || route == Route::kCaptured) return r;
-  }
-  Route route;  // the legacy stream while a blocking stream captures
-  if (CUresult r = capture_route(s, NodeParams{}, true, &route)) return r;
+  // Driver 580 refuses a graph launch into a capturing stream
+  // (STREAM_CAPTURE_UNSUPPORTED) and invalidates the capture.
+  Route route;
+  if (CUresult r = capture_route(s, NodeParams{}, false, &route)) return r;
   return e->launch(s);
 }
 

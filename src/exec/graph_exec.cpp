@@ -18,8 +18,6 @@ CUresult validate_node_params(const NodeParams& p) {
 
 CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
   e->kind = p.kind;
-  e->params = p;
-  e->params.child = nullptr;  // flattened: never owned here
   switch (p.kind) {
     case NodeKind::kHost:
       if (!p.host.fn) return CUDA_ERROR_INVALID_VALUE;
@@ -84,10 +82,7 @@ CUresult GraphExec::add_graph(const Graph& g, std::vector<uint32_t>* entries, st
       *err_node = n;
       return r;
     }
-    if (n->params.kind == NodeKind::kChildGraph) {  // an empty child graph
-      e.kind = NodeKind::kEmpty;
-      e.params = NodeParams{};
-    }
+    if (n->params.kind == NodeKind::kChildGraph) e.kind = NodeKind::kEmpty;  // an empty child graph
     single[i] = static_cast<uint32_t>(nodes_.size());
     nodes_.push_back(std::move(e));
   }
@@ -166,16 +161,6 @@ CUresult GraphExec::launch(Stream* s) {
   last_launch_ = OpRef::share(join);
   s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get(), &roots_, &sinks_);
   return CUDA_SUCCESS;
-}
-
-Graph* GraphExec::to_graph() {
-  std::lock_guard<std::mutex> g(mu_);
-  Graph* out = new_graph(ctx);
-  std::vector<Node*> made(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) made[i] = out->add(nodes_[i].params, nullptr, 0);
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    for (uint32_t d : nodes_[i].dependents) out->add_edge(made[i], made[d]);
-  return out;
 }
 
 CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {

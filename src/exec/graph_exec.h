@@ -22,7 +22,6 @@ class Event;
 struct ExecNode {
   NodeKind kind = NodeKind::kEmpty;
   const Node* origin = nullptr;  // the graph node it came from (for updates and setters)
-  NodeParams params;             // as given, to rebuild the graph (launch into a capture)
   CUDA_HOST_NODE_PARAMS host{};
   Copy3D copy;
   MemCheck checks[2];
@@ -46,9 +45,6 @@ class GraphExec {
   // cuGraphExecUpdate: same topology and node types, new parameters.
   CUresult update_from(const Graph& g, const Node** err_node, CUgraphExecUpdateResult* result);
   size_t size() const { return nodes_.size(); }
-  // A graph with this exec's nodes and edges (child graphs flattened): what
-  // a launch into a capturing stream embeds as a child-graph node.
-  Graph* to_graph();
 
  private:
   CUresult add_graph(const Graph& g, std::vector<uint32_t>* entries, std::vector<uint32_t>* exits,
