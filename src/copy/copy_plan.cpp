@@ -114,13 +114,6 @@ std::vector<std::vector<CopyPiece>> plan_copies(const std::vector<CopyTask>& tas
   return out;
 }
 
-Op* new_copy_op(CopyTask t) {
-  std::vector<CopyTask> one;
-  one.push_back(std::move(t));
-  auto shared = std::make_shared<const std::vector<CopyTask>>(std::move(one));
-  return new CopyPartOp(shared, {CopyPiece{(*shared)[0].copy, 0}});
-}
-
 std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<CopyTask>& tasks) {
   struct Span {
     uintptr_t lo, hi;

@@ -38,9 +38,6 @@ OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order = fal
 // judged by each operand's first-to-last byte span.
 std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<CopyTask>& tasks);
 
-// One op that runs a single task (graph memcpy nodes).
-Op* new_copy_op(CopyTask t);
-
 // Splits tasks into at most `parts` lists of pieces of about equal bytes
 // (exposed for tests). Each piece keeps the index of its task.
 struct CopyPiece {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "copy/copy_plan.h"
 #include "core/event.h"
 #include "core/runtime.h"
 #include "core/stream.h"
@@ -46,8 +45,9 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
   }
 }
 
-CUresult GraphExec::add_graph(const Graph& g, std::vector<uint32_t>* entries, std::vector<uint32_t>* exits,
-                              const Node** err_node) {
+CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32_t>* entries,
+                              std::vector<uint32_t>* exits, const Node** err_node) {
+  std::vector<ExecNode>& nodes_ = plan.nodes;
   // Each node maps to the exec nodes where it starts and where it ends: one
   // index for a plain node; a child graph starts at its roots and ends at
   // its sinks. Lookups by node go through a sorted index (no per-node
@@ -69,7 +69,7 @@ CUresult GraphExec::add_graph(const Graph& g, std::vector<uint32_t>* entries, st
     const Node* n = nodes[i];
     if (n->params.kind == NodeKind::kChildGraph) {
       std::vector<uint32_t> in, out;
-      if (CUresult r = add_graph(*n->params.child, &in, &out, err_node)) return r;
+      if (CUresult r = add_graph(*n->params.child, plan, &in, &out, err_node)) return r;
       if (!in.empty()) {
         child_of[i] = static_cast<uint32_t>(child_span.size());
         child_span.emplace_back(std::move(in), std::move(out));
@@ -113,59 +113,140 @@ CUresult GraphExec::add_graph(const Graph& g, std::vector<uint32_t>* entries, st
   return CUDA_SUCCESS;
 }
 
-CUresult GraphExec::build(const Graph& g, const Node** err_node) {
-  std::vector<uint32_t> entries, exits;
-  if (CUresult r = add_graph(g, &entries, &exits, err_node)) return r;
-  roots_.assign(nodes_.size(), true);
-  sinks_.assign(nodes_.size(), true);
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (!nodes_[i].dependents.empty()) sinks_[i] = false;
-    for (uint32_t d : nodes_[i].dependents) roots_[d] = false;
+void ExecPlan::segment() {
+  const size_t n = nodes.size();
+  std::vector<uint32_t> indeg(n, 0), pred(n, UINT32_MAX);
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t d : nodes[i].dependents) {
+      ++indeg[d];
+      pred[d] = i;  // meaningful only where indeg ends up 1
+    }
+  auto is_event = [&](uint32_t i) {
+    return nodes[i].kind == NodeKind::kEventRecord || nodes[i].kind == NodeKind::kEventWait;
+  };
+  // Kahn's order, so a chain's nodes are appended in dependency order.
+  std::vector<uint32_t> order, left(indeg);
+  order.reserve(n);
+  for (uint32_t i = 0; i < n; ++i)
+    if (left[i] == 0) order.push_back(i);
+  for (size_t k = 0; k < order.size(); ++k)
+    for (uint32_t d : nodes[order[k]].dependents)
+      if (--left[d] == 0) order.push_back(d);
+  std::vector<uint32_t> seg_of(n);
+  segments.clear();
+  for (uint32_t i : order) {
+    if (!is_event(i) && indeg[i] == 1) {
+      uint32_t p = pred[i];
+      auto& chain = segments[seg_of[p]];
+      if (!is_event(p) && nodes[p].dependents.size() == 1 && chain.back() == p) {
+        chain.push_back(i);
+        seg_of[i] = seg_of[p];
+        continue;
+      }
+    }
+    seg_of[i] = static_cast<uint32_t>(segments.size());
+    segments.push_back({i});
   }
+  seg_dependents.assign(segments.size(), {});
+  seg_roots.assign(segments.size(), true);
+  seg_sinks.assign(segments.size(), true);
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t d : nodes[i].dependents)
+      if (seg_of[d] != seg_of[i]) seg_dependents[seg_of[i]].push_back(seg_of[d]);
+  for (size_t s = 0; s < segments.size(); ++s) {
+    auto& v = seg_dependents[s];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    if (!v.empty()) seg_sinks[s] = false;
+    for (uint32_t t : v) seg_roots[t] = false;
+  }
+}
+
+CUresult GraphExec::build(const Graph& g, const Node** err_node) {
+  auto plan = std::make_shared<ExecPlan>();
+  std::vector<uint32_t> entries, exits;
+  if (CUresult r = add_graph(g, *plan, &entries, &exits, err_node)) return r;
+  plan->segment();
+  std::lock_guard<std::mutex> lock(mu_);
+  plan_ = std::move(plan);
   return CUDA_SUCCESS;
 }
 
-CUresult GraphExec::launch(Stream* s) {
-  std::lock_guard<std::mutex> g(mu_);
-  std::vector<Op*> ops(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const ExecNode& e = nodes_[i];
-    switch (e.kind) {
-      case NodeKind::kHost: ops[i] = new HostFuncOp(e.host.fn, e.host.userData); break;
-      case NodeKind::kMemcpy: {
-        CopyTask t;
-        t.copy = e.copy;
-        t.checks[0] = e.checks[0];
-        t.checks[1] = e.checks[1];
-        ops[i] = new_copy_op(std::move(t));
-        break;
+namespace {
+
+// Runs one segment's nodes in order. Host nodes run with the thread marked
+// "inside a host function"; copies and sets are skipped once the context
+// has faulted (and fault it when their memory is gone).
+class SegmentOp final : public Op {
+ public:
+  SegmentOp(std::shared_ptr<const ExecPlan> plan, uint32_t seg) : plan_(std::move(plan)), seg_(seg) {}
+  void execute(int status) override {
+    for (uint32_t i : plan_->segments[seg_]) {
+      const ExecNode& n = plan_->nodes[i];
+      switch (n.kind) {
+        case NodeKind::kHost:
+          set_in_host_function(true);
+          n.host.fn(n.host.userData);
+          set_in_host_function(false);
+          break;
+        case NodeKind::kMemcpy:
+          if (status == CUDA_SUCCESS && !memory_still_valid(n.checks, 2)) status = fault();
+          if (status == CUDA_SUCCESS) run_copy(n.copy);
+          break;
+        case NodeKind::kMemset:
+          if (status == CUDA_SUCCESS && !memory_still_valid(&n.set_check, 1)) status = fault();
+          if (status == CUDA_SUCCESS) run_memset(n.set);
+          break;
+        default:
+          break;
       }
-      case NodeKind::kMemset: ops[i] = new MemsetOp(e.set, e.set_check); break;
-      default: ops[i] = new MarkerOp(); break;
     }
   }
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    for (uint32_t d : nodes_[i].dependents) ops[i]->add_successor(ops[d]);
-    const ExecNode& e = nodes_[i];
-    if (Event* ev = rt().events.live(e.event)) {
-      if (e.kind == NodeKind::kEventWait) {
+
+ private:
+  int fault() {
+    stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+  std::shared_ptr<const ExecPlan> plan_;
+  uint32_t seg_;
+};
+
+}  // namespace
+
+CUresult GraphExec::launch(Stream* s) {
+  std::lock_guard<std::mutex> g(mu_);
+  const std::shared_ptr<const ExecPlan>& plan = plan_;
+  const size_t count = plan->segments.size();
+  std::vector<Op*> ops(count);
+  for (size_t k = 0; k < count; ++k) {
+    const ExecNode& first = plan->nodes[plan->segments[k].front()];
+    bool event = first.kind == NodeKind::kEventRecord || first.kind == NodeKind::kEventWait;
+    ops[k] = event ? static_cast<Op*>(new MarkerOp()) : new SegmentOp(plan, static_cast<uint32_t>(k));
+  }
+  for (size_t k = 0; k < count; ++k) {
+    for (uint32_t d : plan->seg_dependents[k]) ops[k]->add_successor(ops[d]);
+    const ExecNode& first = plan->nodes[plan->segments[k].front()];
+    if (Event* ev = rt().events.live(first.event)) {
+      if (first.kind == NodeKind::kEventWait) {
         OpRef dep = ev->snapshot();
-        if (dep) dep->add_successor(ops[i]);
-      } else {
-        ev->set_snapshot(OpRef::share(ops[i]));
+        if (dep) dep->add_successor(ops[k]);
+      } else if (first.kind == NodeKind::kEventRecord) {
+        ev->set_snapshot(OpRef::share(ops[k]));
       }
     }
   }
   Op* join = new MarkerOp();
   OpRef prev_launch = std::move(last_launch_);
   last_launch_ = OpRef::share(join);
-  s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get(), &roots_, &sinks_);
+  s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get(), &plan->seg_roots, &plan->seg_sinks);
   return CUDA_SUCCESS;
 }
 
 CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
   std::lock_guard<std::mutex> g(mu_);
-  for (ExecNode& e : nodes_) {
+  auto next = std::make_shared<ExecPlan>(*plan_);  // launches in flight keep the old plan
+  for (ExecNode& e : next->nodes) {
     if (e.origin != n) continue;
     if (e.kind != p.kind) return CUDA_ERROR_INVALID_VALUE;
     ExecNode fresh;
@@ -173,40 +254,46 @@ CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
     fresh.origin = e.origin;
     fresh.dependents = std::move(e.dependents);
     e = std::move(fresh);
+    plan_ = std::move(next);
     return CUDA_SUCCESS;
   }
   return CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult GraphExec::update_from(const Graph& g, const Node** err_node, CUgraphExecUpdateResult* result) {
-  GraphExec fresh(ctx, flags);
-  CUresult r = fresh.build(g, err_node);
+  auto fresh = std::make_shared<ExecPlan>();
+  std::vector<uint32_t> entries, exits;
+  CUresult r = add_graph(g, *fresh, &entries, &exits, err_node);
   std::lock_guard<std::mutex> lock(mu_);
   if (r != CUDA_SUCCESS) {
     *result = CU_GRAPH_EXEC_UPDATE_ERROR;
     return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
   }
-  if (fresh.nodes_.size() != nodes_.size()) {
+  const auto& old = plan_->nodes;
+  if (fresh->nodes.size() != old.size()) {
     *result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
     return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
   }
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (fresh.nodes_[i].dependents != nodes_[i].dependents) {
-      *err_node = fresh.nodes_[i].origin;
+  for (size_t i = 0; i < old.size(); ++i) {
+    if (fresh->nodes[i].dependents != old[i].dependents) {
+      *err_node = fresh->nodes[i].origin;
       *result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
       return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     }
-    if (fresh.nodes_[i].kind != nodes_[i].kind) {
-      *err_node = fresh.nodes_[i].origin;
+    if (fresh->nodes[i].kind != old[i].kind) {
+      *err_node = fresh->nodes[i].origin;
       *result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
       return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     }
   }
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Node* keep = nodes_[i].origin;
-    nodes_[i] = std::move(fresh.nodes_[i]);
-    nodes_[i].origin = keep;
-  }  // same topology: roots_ and sinks_ stay valid
+  // Same topology: keep the exec's node identities (setters name the nodes
+  // of the graph it was instantiated from) and its segments.
+  for (size_t i = 0; i < old.size(); ++i) fresh->nodes[i].origin = old[i].origin;
+  fresh->segments = plan_->segments;
+  fresh->seg_dependents = plan_->seg_dependents;
+  fresh->seg_roots = plan_->seg_roots;
+  fresh->seg_sinks = plan_->seg_sinks;
+  plan_ = std::move(fresh);
   *result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
   return CUDA_SUCCESS;
 }

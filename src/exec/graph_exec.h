@@ -1,12 +1,23 @@
-// GraphExec: an instantiated graph. Instantiation flattens child graphs,
-// resolves every copy and set once, and precomputes the edges; a launch
-// turns each node into one op, links them by those edges and enqueues them
-// as one stream group (its nodes run in parallel wherever the edges allow;
-// the group completes when every node has). Launches of one exec are
-// ordered after each other, in any stream.
+// GraphExec: an instantiated graph.
+//
+// Instantiation flattens child graphs, resolves every copy and set once,
+// and cuts the node DAG into segments: maximal chains in which each node
+// has exactly one predecessor, the previous node, and that predecessor has
+// exactly one successor (event nodes stand alone). A launch makes one op
+// per segment, which runs its nodes in order, links the segment ops by the
+// edges between segments, and enqueues them as one stream group: segments
+// run in parallel wherever the edges allow, and the group completes when
+// every segment has. Per node, a launch costs the node's own work; per
+// segment, one op.
+//
+// The plan (nodes, segments) is immutable once published: launches share
+// it with the ops they create, and setters publish a new copy, so a launch
+// in flight keeps the parameters it was launched with. Launches of one exec
+// are ordered after each other, in any stream.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -31,6 +42,15 @@ struct ExecNode {
   std::vector<uint32_t> dependents;
 };
 
+struct ExecPlan {
+  std::vector<ExecNode> nodes;
+  std::vector<std::vector<uint32_t>> segments;        // node indices, in run order
+  std::vector<std::vector<uint32_t>> seg_dependents;  // edges between segments
+  std::vector<bool> seg_roots, seg_sinks;
+  // Computes the segments from the nodes' edges.
+  void segment();
+};
+
 class GraphExec {
  public:
   GraphExec(Context* ctx, uint64_t flags) : ctx(ctx), flags(flags) {}
@@ -44,11 +64,10 @@ class GraphExec {
   CUresult set_params(const Node* n, const NodeParams& p);
   // cuGraphExecUpdate: same topology and node types, new parameters.
   CUresult update_from(const Graph& g, const Node** err_node, CUgraphExecUpdateResult* result);
-  size_t size() const { return nodes_.size(); }
 
  private:
-  CUresult add_graph(const Graph& g, std::vector<uint32_t>* entries, std::vector<uint32_t>* exits,
-                     const Node** err_node);
+  static CUresult add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32_t>* entries,
+                            std::vector<uint32_t>* exits, const Node** err_node);
   static CUresult resolve(const NodeParams& p, ExecNode* e);
 
  public:
@@ -56,10 +75,9 @@ class GraphExec {
 
  private:
 
-  std::mutex mu_;             // guards nodes_ against concurrent launch/update and last_launch_
-  std::vector<ExecNode> nodes_;
-  std::vector<bool> roots_, sinks_;  // computed by build(): nodes without deps / dependents
-  OpRef last_launch_;         // the join op of the previous launch
+  std::mutex mu_;                           // guards plan_ and last_launch_
+  std::shared_ptr<const ExecPlan> plan_;
+  OpRef last_launch_;                       // the join op of the previous launch
 };
 
 // Checks node parameters the way the graph API does when a node is added.
