@@ -28,15 +28,15 @@ CUresult list_out(T* out, size_t* count, size_t have, Get get) {
 CUresult node_deps(CUgraphNode hn, CUgraphNode* out, CUgraphEdgeData* edges, size_t* count, bool incoming) {
   Node* n = node_of(hn);
   if (!n) return CUDA_ERROR_INVALID_VALUE;
-  const std::vector<Node*>& v = incoming ? n->deps : n->dependents;
+  const SmallVec<Node*, 2>& v = incoming ? n->deps : n->dependents;
   if (edges && out) {
     for (size_t i = 0; i < std::min(*count, v.size()); ++i) {
       if (incoming) {
-        edges[i] = n->edge[i];
+        edges[i] = n->edge_data(i);
       } else {
         const Node* to = v[i];
         auto it = std::find(to->deps.begin(), to->deps.end(), n);
-        edges[i] = to->edge[it - to->deps.begin()];
+        edges[i] = to->edge_data(static_cast<size_t>(it - to->deps.begin()));
       }
     }
   }
@@ -55,7 +55,7 @@ CUresult edges_of(CUgraph hg, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeDat
       bool have = i < all.size();
       from[i] = have ? handle(all[i].first->deps[all[i].second]) : nullptr;
       to[i] = have ? handle(all[i].first) : nullptr;
-      if (data) data[i] = have ? all[i].first->edge[all[i].second] : CUgraphEdgeData{};
+      if (data) data[i] = have ? all[i].first->edge_data(all[i].second) : CUgraphEdgeData{};
     }
   }
   *count = all.size();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <unordered_map>
 
 #include "core/runtime.h"
@@ -41,7 +42,8 @@ Node* Graph::add(const NodeParams& p, const Node* const* deps, size_t n, const C
 
 void Graph::remove(Node* n) {
   for (Node* d : n->deps) d->dependents.erase(std::find(d->dependents.begin(), d->dependents.end(), n));
-  for (Node* s : std::vector<Node*>(n->dependents)) remove_edge(n, s);
+  SmallVec<Node*, 2> out = n->dependents;
+  for (Node* s : out) remove_edge(n, s);
   nodes_.erase(std::find(nodes_.begin(), nodes_.end(), n));
   rt().nodes.kill(n);
   rt().nodes.release(n);
@@ -54,15 +56,18 @@ bool Graph::has_edge(const Node* from, const Node* to) const {
 }
 
 void Graph::add_edge(Node* from, Node* to, const CUgraphEdgeData* e) {
+  static const CUgraphEdgeData kDefault{};
+  const bool custom = e && std::memcmp(e, &kDefault, sizeof kDefault) != 0;
+  if (custom && to->edge.empty()) to->edge.assign(to->deps.size(), kDefault);
   to->deps.push_back(from);
-  to->edge.push_back(e ? *e : CUgraphEdgeData{});
+  if (!to->edge.empty()) to->edge.push_back(e ? *e : kDefault);
   from->dependents.push_back(to);
 }
 
 bool Graph::remove_edge(Node* from, Node* to) {
   auto it = std::find(to->deps.begin(), to->deps.end(), from);
   if (it == to->deps.end()) return false;
-  to->edge.erase(to->edge.begin() + (it - to->deps.begin()));
+  if (!to->edge.empty()) to->edge.erase(to->edge.begin() + (it - to->deps.begin()));
   to->deps.erase(it);
   from->dependents.erase(std::find(from->dependents.begin(), from->dependents.end(), to));
   return true;
@@ -99,7 +104,10 @@ Graph* Graph::clone(std::vector<std::pair<const Node*, Node*>>* map) const {
     if (map) map->emplace_back(n, c);
   }
   for (const Node* n : nodes_)
-    for (size_t i = 0; i < n->deps.size(); ++i) g->add_edge(m[n->deps[i]], m[n], &n->edge[i]);
+    for (size_t i = 0; i < n->deps.size(); ++i) {
+      CUgraphEdgeData e = n->edge_data(i);
+      g->add_edge(m[n->deps[i]], m[n], &e);
+    }
   return g;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda.h"
+#include "core/small_vec.h"
 
 namespace cucpu {
 
@@ -35,9 +36,12 @@ struct Node {
   Graph* const graph;
   NodeParams params;
   const uint64_t id;
-  std::vector<Node*> deps;            // incoming edges, in insertion order
-  std::vector<CUgraphEdgeData> edge;  // edge data of each incoming edge
-  std::vector<Node*> dependents;      // outgoing edges
+  SmallVec<Node*, 2> deps;        // incoming edges, in insertion order
+  SmallVec<Node*, 2> dependents;  // outgoing edges
+  // Edge data of incoming edge i (default unless some was given).
+  CUgraphEdgeData edge_data(size_t i) const { return edge.empty() ? CUgraphEdgeData{} : edge[i]; }
+  // Parallel to deps once any incoming edge carries non-default data; empty before.
+  std::vector<CUgraphEdgeData> edge;
 };
 
 class Graph {
