@@ -68,6 +68,16 @@ void invalidate_blocking_captures(Context* ctx) {
         if (s->blocking()) q->invalidated = true;
 }
 
+// Using the legacy stream while a blocking stream of its context captures
+// would make the capture depend on it implicitly: refused, and the
+// blocking captures are invalidated.
+CUresult refuse_implicit_legacy_use(Stream* s) {
+  if (!legacy_blocked(s)) return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> g(capture_mu());
+  invalidate_blocking_captures(s->ctx);
+  return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+}
+
 }  // namespace
 
 std::mutex& capture_mu() {
@@ -207,11 +217,7 @@ CUresult capture_update_deps(Stream* s, const CUgraphNode* deps, const CUgraphEd
 
 CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route, bool invalidate) {
   *route = Route::kEnqueue;
-  if (legacy_blocked(s)) {
-    std::lock_guard<std::mutex> g(capture_mu());
-    invalidate_blocking_captures(s->ctx);
-    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-  }
+  if (CUresult r = refuse_implicit_legacy_use(s)) return r;
   if (!s->capturing.load(std::memory_order_acquire)) return CUDA_SUCCESS;
   std::lock_guard<std::mutex> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
@@ -316,11 +322,7 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
 }
 
 CUresult capture_forbid_on_stream(Stream* s) {
-  if (legacy_blocked(s)) {
-    std::lock_guard<std::mutex> g(capture_mu());
-    invalidate_blocking_captures(s->ctx);
-    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-  }
+  if (CUresult r = refuse_implicit_legacy_use(s)) return r;
   if (!s->capturing.load(std::memory_order_acquire)) return CUDA_SUCCESS;
   std::lock_guard<std::mutex> g(capture_mu());
   if (!s->cap.seq) return CUDA_SUCCESS;

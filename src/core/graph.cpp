@@ -49,8 +49,6 @@ void Graph::remove(Node* n) {
   rt().nodes.release(n);
 }
 
-bool Graph::owns(const Node* n) const { return n && n->graph == this; }
-
 bool Graph::has_edge(const Node* from, const Node* to) const {
   return std::find(to->deps.begin(), to->deps.end(), from) != to->deps.end();
 }
@@ -85,12 +83,6 @@ bool Graph::reaches(const Node* from, const Node* to) const {
     for (const Node* d : n->dependents) stack.push_back(d);
   }
   return false;
-}
-
-size_t Graph::edge_count() const {
-  size_t e = 0;
-  for (const Node* n : nodes_) e += n->deps.size();
-  return e;
 }
 
 Graph* Graph::clone(std::vector<std::pair<const Node*, Node*>>* map) const {

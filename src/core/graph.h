@@ -55,7 +55,6 @@ class Graph {
   Node* add(const NodeParams& p, const Node* const* deps, size_t n, const CUgraphEdgeData* edge = nullptr);
   // Removes a node and its edges, destroying it.
   void remove(Node* n);
-  bool owns(const Node* n) const;
   bool has_edge(const Node* from, const Node* to) const;
   void add_edge(Node* from, Node* to, const CUgraphEdgeData* e = nullptr);
   bool remove_edge(Node* from, Node* to);
@@ -63,7 +62,6 @@ class Graph {
   bool reaches(const Node* from, const Node* to) const;
 
   const std::vector<Node*>& nodes() const { return nodes_; }
-  size_t edge_count() const;
   // A deep copy; `map` (when given) receives original -> clone pairs.
   Graph* clone(std::vector<std::pair<const Node*, Node*>>* map = nullptr) const;
   std::string dot(unsigned flags) const;
