@@ -30,9 +30,9 @@ CUresult destroy(CUstream h) {
   Stream* s = rt().streams.live(h);
   if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
   capture_stream_destroyed(s);
-  // Pending work still runs: the ops hold references to the stream.
+  // Pending work still runs; the stream lives until it is done.
   rt().streams.kill(s);
-  s->release();
+  s->drop_handle();
   return CUDA_SUCCESS;
 }
 

@@ -30,7 +30,7 @@ Context::Context(Device* dev, unsigned flags, bool primary)
 Context::~Context() {
   shut_down();
   rt().streams.kill(legacy_);
-  legacy_->release();
+  legacy_->drop_handle();
 }
 
 void Context::link_stream(Stream* s) {
@@ -99,7 +99,7 @@ void Context::shut_down() {
   // dropped theirs when the user destroyed them.
   for (Stream* s : owned) {
     rt().streams.kill(s);
-    s->release();
+    s->drop_handle();
   }
 }
 

@@ -42,9 +42,9 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   const int prio = priority.load(std::memory_order_relaxed);
   join->stream = this;
   join->priority = prio;
-  retain();  // the join's reference, released in op_after_finish
-  // Parts keep seq 0 (not timeline positions) and take no reference: the
-  // join finishes after every part, so it keeps the stream alive for them.
+  // Ops take no reference to the stream: a destroyed stream lives until its
+  // last op is done (see drop_handle). Parts keep seq 0: they are not
+  // timeline positions, and the join finishes after every part.
   for (size_t i = 0; i < n; ++i) {
     parts[i]->stream = this;
     parts[i]->priority = prio;
@@ -107,12 +107,31 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   launch(join);
 }
 
+void Stream::drop_handle() {
+  const uint64_t last = enqueued.load(std::memory_order_seq_cst);
+  final_seq_.store(last, std::memory_order_seq_cst);
+  // Pairs with on_op_done: this store of final_seq_ and its store of
+  // `completed` are each followed by a load of the other, so at least one
+  // side sees that the last op is done; handle_dropped_ makes it exactly one.
+  if (completed.load(std::memory_order_seq_cst) >= last && !handle_dropped_.exchange(true, std::memory_order_acq_rel))
+    release();
+}
+
 void Stream::on_op_done(uint64_t seq) {
   // Ops of a stream finish in order (each waits for its predecessor's
   // completion), so this store only ever raises `completed`.
+  // seq_cst on both sides (here and in wait_for) orders this store before
+  // the load of wake_at_, and the waiter's registration before its load of
+  // `completed`: either the waiter sees the new value or we see its target.
   completed.store(seq, std::memory_order_seq_cst);
-  epoch_.fetch_add(1, std::memory_order_seq_cst);
-  if (waiters_.load(std::memory_order_seq_cst) > 0) epoch_.notify_all();
+  if (wake_at_.load(std::memory_order_seq_cst) <= seq) {
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    epoch_.notify_all();
+  }
+  // The handle is gone and this was the last op: drop the handle's
+  // reference. Nothing may touch the stream after this.
+  if (seq == final_seq_.load(std::memory_order_seq_cst) && !handle_dropped_.exchange(true, std::memory_order_acq_rel))
+    release();
 }
 
 void Stream::wait_for(uint64_t seq) {
@@ -123,13 +142,26 @@ void Stream::wait_for(uint64_t seq) {
     if (i % 8 == 7) std::this_thread::yield();
     else cpu_relax();
   }
-  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::lock_guard<std::mutex> g(wait_mu_);
+    wait_targets_.push_back(seq);
+    if (seq < wake_at_.load(std::memory_order_relaxed)) wake_at_.store(seq, std::memory_order_seq_cst);
+  }
   for (;;) {
     uint32_t e = epoch_.load(std::memory_order_seq_cst);
     if (completed.load(std::memory_order_seq_cst) >= seq) break;
     epoch_.wait(e, std::memory_order_seq_cst);
   }
-  waiters_.fetch_sub(1, std::memory_order_seq_cst);
+  std::lock_guard<std::mutex> g(wait_mu_);
+  for (size_t i = 0; i < wait_targets_.size(); ++i)
+    if (wait_targets_[i] == seq) {
+      wait_targets_[i] = wait_targets_.back();
+      wait_targets_.pop_back();
+      break;
+    }
+  uint64_t lowest = UINT64_MAX;
+  for (uint64_t t : wait_targets_) lowest = t < lowest ? t : lowest;
+  wake_at_.store(lowest, std::memory_order_seq_cst);
 }
 
 // Engine hooks (declared in exec/scheduler.h).
@@ -137,9 +169,7 @@ int op_status_before_execute(Op* op) { return op->stream->ctx->sticky.load(std::
 
 void op_after_finish(Op* op) {
   if (op->seq == 0) return;  // a part of a group: see Stream::enqueue_group
-  Stream* s = op->stream;
-  s->on_op_done(op->seq);
-  s->release();
+  op->stream->on_op_done(op->seq);
 }
 
 }  // namespace cucpu

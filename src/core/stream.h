@@ -7,9 +7,12 @@
 //  - `enqueued` and `completed` are sequence numbers: an op with seq N is
 //    done when completed >= N. Ops of one stream finish in seq order, so
 //    query is two atomic loads.
-//  - The object is reference counted: the user's handle holds one reference
-//    and each op in flight holds one. Destroying the handle kills it at once;
-//    the object (and its pending work) lives on until the last op finishes.
+//  - The object is reference counted: the user's handle holds one reference,
+//    and threads that wait on the stream without owning a handle
+//    (cuCtxSynchronize) take one with try_retain(). Ops hold none, to keep
+//    enqueue off this object's reference count: drop_handle() leaves the
+//    handle's reference to the stream's last op, so the object (and its
+//    pending work) lives on until that op finishes.
 #pragma once
 
 #include <atomic>
@@ -85,13 +88,13 @@ class Stream {
     return false;
   }
   void release();
+  // Drops the handle's reference once every op enqueued so far is done (at
+  // once when the stream is idle). Called once, after the handle is killed:
+  // nothing may be enqueued afterwards.
+  void drop_handle();
 
   // Called by the engine when the op with sequence `seq` is done.
   void on_op_done(uint64_t seq);
-
-  std::mutex mu;
-  std::atomic<uint64_t> enqueued{0};
-  std::atomic<uint64_t> completed{0};
 
   std::mutex attr_mu;
   StreamAttributes attrs;  // guarded by attr_mu
@@ -104,11 +107,34 @@ class Stream {
   StreamCapture cap;
 
  private:
-  OpRef last_;  // guarded by mu
-  std::atomic<uint32_t> epoch_{0};
-  std::atomic<int> waiters_{0};
   std::atomic<int> refs_{1};
   std::atomic<bool> attached_{false};
+  std::atomic<bool> handle_dropped_{false};
+  std::mutex wait_mu_;
+  std::vector<uint64_t> wait_targets_;  // guarded by wait_mu_: seqs slept for
+
+  // The hot fields sit on two cache lines, one per side, so an enqueue and
+  // a completion running on different cores do not write the same line.
+  // Written by enqueuing threads:
+ public:
+  alignas(64) std::mutex mu;
+  std::atomic<uint64_t> enqueued{0};
+
+ private:
+  OpRef last_;  // guarded by mu
+
+  // Written by the workers that complete ops (read by waiters):
+ public:
+  alignas(64) std::atomic<uint64_t> completed{0};
+
+ private:
+  std::atomic<uint64_t> final_seq_{UINT64_MAX};  // seq of the last op once the handle is dropped
+  // Completion wake-ups. A finishing op bumps epoch_ and wakes sleepers
+  // only when its seq reaches wake_at_, the lowest seq a thread sleeps for,
+  // so a stream draining under cuStreamSynchronize makes one futex call,
+  // not one per op.
+  std::atomic<uint64_t> wake_at_{UINT64_MAX};
+  std::atomic<uint32_t> epoch_{0};
 };
 
 }  // namespace cucpu

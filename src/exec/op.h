@@ -98,7 +98,7 @@ class Op {
     waiters_.fetch_sub(1, std::memory_order_seq_cst);
   }
 
-  Stream* stream = nullptr;  // owning stream; the op holds a reference to it
+  Stream* stream = nullptr;  // owning stream; alive until the op is done (Stream::drop_handle)
   uint64_t seq = 0;          // position in the stream, assigned at enqueue
   int priority = 0;          // copy of the stream's priority (lower runs first)
 

@@ -49,11 +49,19 @@ Scheduler::~Scheduler() {
 }
 
 void Scheduler::push(Op* op) {
+  // A spinning worker with nothing queued takes the op straight from the
+  // hand-off slot: one cache line between the two threads instead of the
+  // queue's lock, deque and counter. Priority order is kept: the slot is
+  // open only while every queue is empty.
+  Op* open = kHandoffOpen;
+  if (handoff_.load(std::memory_order_relaxed) == kHandoffOpen &&
+      handoff_.compare_exchange_strong(open, op, std::memory_order_acq_rel, std::memory_order_relaxed))
+    return;
   bool wake;
   {
     std::lock_guard<std::mutex> g(mu_);
     ready_[level_of(op->priority)].push_back(op);
-    ready_count_.fetch_add(1, std::memory_order_release);
+    ready_count_.fetch_add(1, std::memory_order_seq_cst);
     wake = should_wake_locked();
   }
   if (wake) cv_.notify_one();
@@ -64,7 +72,7 @@ void Scheduler::push(Op* op) {
 // worker_main), so a burst of pushes costs the pushing thread one wake-up
 // and parallelism ramps up on the workers' side.
 bool Scheduler::should_wake_locked() {
-  if (sleepers_ == 0 || waking_ > 0 || spinners_.load(std::memory_order_acquire) > 0) return false;
+  if (sleepers_ == 0 || waking_ > 0 || searching_.load(std::memory_order_seq_cst) > 0) return false;
   ++waking_;
   return true;
 }
@@ -92,14 +100,21 @@ Op* Scheduler::pop_locked() {
 void Scheduler::run_chain(Op* op) {
   // Only workers take non-trivial successors inline: trivial ops finishing
   // on an API thread must not run user code there.
-  const bool allow_inline = t_is_worker;
+  const bool on_worker = t_is_worker;
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
   while (op) {
     op->execute(op_status_before_execute(op));
-    finish(op, allow_inline, more);
+    // A worker counts itself as searching before its op is marked done: a
+    // thread that sees the op done and pushes the stream's next op then
+    // leaves the wake-up to this worker, which is about to look at the
+    // queues anyway (this is what keeps a one-stream producer off futex
+    // calls). If the chain goes on after all, the worker is busy again.
+    if (on_worker) searching_.fetch_add(1, std::memory_order_seq_cst);
+    finish(op, on_worker, more);
     if (more.empty()) {
       op = nullptr;
     } else {
+      if (on_worker) searching_.fetch_sub(1, std::memory_order_seq_cst);
       op = more.back();
       more.pop_back();
     }
@@ -132,37 +147,58 @@ void Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
 
 void Scheduler::worker_main() {
   t_is_worker = true;
+  // Invariant: while in this loop outside run_chain, the worker counts in
+  // searching_; it leaves the count (under mu_) only to sleep or to run an
+  // op, and run_chain re-enters it before the chain's last op completes.
+  searching_.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
     Op* op = nullptr;
-    bool wake = false;
-    if (ready_count_.load(std::memory_order_acquire) > 0) {
-      std::lock_guard<std::mutex> g(mu_);
-      op = pop_locked();
-      wake = op && ready_count_.load(std::memory_order_relaxed) > 0 && should_wake_locked();
+    if (ready_count_.load(std::memory_order_acquire) == 0) {
+      // Spin briefly, one worker at a time, yielding so that on a small
+      // machine the thread we wait for keeps its core.
+      if (spinners_.fetch_add(1, std::memory_order_acq_rel) == 0) {
+        handoff_.store(kHandoffOpen, std::memory_order_release);
+        for (int i = 0; i < 2000 && ready_count_.load(std::memory_order_acquire) == 0 &&
+                        handoff_.load(std::memory_order_acquire) == kHandoffOpen;
+             ++i) {
+          if (i % 16 == 15) std::this_thread::yield();
+          else cpu_relax();
+        }
+        Op* handed = handoff_.exchange(nullptr, std::memory_order_acq_rel);  // close the slot
+        if (handed != kHandoffOpen) op = handed;
+      }
+      spinners_.fetch_sub(1, std::memory_order_acq_rel);
     }
-    if (wake) cv_.notify_one();
     if (op) {
+      // Leave searching_ before looking at the queues: a pusher that saw
+      // this worker searching did not wake anyone, so if it queued an op
+      // (seq_cst on both counters: one side sees the other), wake for it.
+      searching_.fetch_sub(1, std::memory_order_seq_cst);
+      if (ready_count_.load(std::memory_order_seq_cst) > 0) {
+        bool wake;
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          wake = should_wake_locked();
+        }
+        if (wake) cv_.notify_one();
+      }
       run_chain(op);
       continue;
     }
-    // Spin briefly, one worker at a time, yielding so that on a small
-    // machine the thread we wait for keeps its core.
-    if (spinners_.fetch_add(1, std::memory_order_acq_rel) == 0) {
-      for (int i = 0; i < 2000 && ready_count_.load(std::memory_order_acquire) == 0; ++i) {
-        if (i % 16 == 15) std::this_thread::yield();
-        else cpu_relax();
-      }
-    }
-    spinners_.fetch_sub(1, std::memory_order_acq_rel);
     std::unique_lock<std::mutex> lk(mu_);
     while (!stopping_ && (op = pop_locked()) == nullptr) {
+      searching_.fetch_sub(1, std::memory_order_seq_cst);
       ++sleepers_;
       cv_.wait(lk);
       --sleepers_;
       if (waking_ > 0) --waking_;  // this may be the wake-up that was sent
+      searching_.fetch_add(1, std::memory_order_seq_cst);
     }
     if (!op) return;
-    wake = ready_count_.load(std::memory_order_relaxed) > 0 && should_wake_locked();
+    searching_.fetch_sub(1, std::memory_order_seq_cst);
+    // More work queued: pass the wake-up on (chaining), so that parallelism
+    // ramps up on the workers' side rather than in the pushing thread.
+    const bool wake = ready_count_.load(std::memory_order_relaxed) > 0 && should_wake_locked();
     lk.unlock();
     if (wake) cv_.notify_one();
     run_chain(op);

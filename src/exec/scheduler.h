@@ -8,7 +8,8 @@
 //  - A worker that finishes an op runs the first successor that became ready
 //    itself (the latency path) and queues the rest.
 //  - Idle workers spin briefly (one at a time, yielding the core) and then
-//    sleep on a condition variable; nothing polls while idle.
+//    sleep on a condition variable; nothing polls while idle. A push wakes
+//    a sleeper only when no worker is searching for work.
 //  - No runtime lock is held while an op executes.
 #pragma once
 
@@ -57,10 +58,17 @@ class Scheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Op*> ready_[kPriorityLevels];  // guarded by mu_
-  std::atomic<int> ready_count_{0};
+  std::atomic<int> ready_count_{0};          // seq_cst increments: see worker_main
   int sleepers_ = 0;                         // guarded by mu_
   int waking_ = 0;                           // wake-ups sent, not yet taken; guarded by mu_
-  std::atomic<int> spinners_{0};
+  // Workers awake and about to look at the queues (spinning, or finishing
+  // the last op of a chain). A push wakes a sleeper only when none is.
+  std::atomic<int> searching_{0};
+  std::atomic<int> spinners_{0};             // workers in the spin loop (at most one spins)
+  // Hand-off slot of the spinning worker: null (closed), kHandoffOpen (the
+  // spinner waits, every queue was empty) or an op handed over by push().
+  static inline Op* const kHandoffOpen = reinterpret_cast<Op*>(uintptr_t{1});
+  alignas(64) std::atomic<Op*> handoff_{nullptr};
   bool stopping_ = false;                    // guarded by mu_
   std::vector<std::thread> workers_;
 };
