@@ -38,13 +38,13 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
   Route route;
   if (CUresult r = capture_record(e, s, flags, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
-  auto* op = new MarkerOp();
+  auto* op = new MarkerOp(e->timing());
   if (s->quiescent()) {
     // Nothing earlier can still run: the event is reached now. Completing
     // the marker here skips the stream's timeline (an idle stream's query
     // and sync are unaffected) and the scheduler.
     op->execute(CUDA_SUCCESS);
-    op->mark_done([](Op*) {});
+    op->complete_unpublished();
     e->set_snapshot(OpRef(op));
     return CUDA_SUCCESS;
   }

@@ -188,8 +188,8 @@ CUresult wait_event(NullStream ns, CUstream h, CUevent ev, unsigned flags) {
   Route route;
   if (CUresult r = capture_wait(s, e, flags, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
-  OpRef dep = e->snapshot();
-  if (!dep || dep->done()) return CUDA_SUCCESS;  // never recorded, or already complete: nothing to wait for
+  OpRef dep = e->pending_snapshot();
+  if (!dep) return CUDA_SUCCESS;  // never recorded, or already complete: nothing to wait for
   s->enqueue(new MarkerOp(), dep.get());
   return CUDA_SUCCESS;
 }

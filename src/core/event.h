@@ -32,17 +32,26 @@ class Event {
   std::atomic<bool> cap_set{false};
 
   void set_snapshot(OpRef op) {
-    std::lock_guard<std::mutex> g(mu_);
+    OpRef old;
+    SpinLockGuard g(mu_);
+    old = std::move(op_);  // released after the lock drops
     op_ = std::move(op);
   }
   // The marker op of the last record, with a reference; null if never recorded.
   OpRef snapshot() {
-    std::lock_guard<std::mutex> g(mu_);
+    SpinLockGuard g(mu_);
+    return OpRef::share(op_.get());
+  }
+  // As snapshot(), but null also when the marker is done already: what a
+  // wait needs, without touching the reference count in the common case.
+  OpRef pending_snapshot() {
+    SpinLockGuard g(mu_);
+    if (!op_ || op_->done()) return OpRef();
     return OpRef::share(op_.get());
   }
 
  private:
-  std::mutex mu_;
+  SpinLock mu_;
   OpRef op_;  // guarded by mu_
 };
 

@@ -117,11 +117,11 @@ class Stream {
   // a completion running on different cores do not write the same line.
   // Written by enqueuing threads:
  public:
-  alignas(64) std::mutex mu;
-  std::atomic<uint64_t> enqueued{0};
+  alignas(64) std::atomic<uint64_t> enqueued{0};
 
  private:
-  OpRef last_;  // guarded by mu
+  SpinLock tail_lock_;  // held for a few instructions: linking an op
+  OpRef last_;  // guarded by tail_lock_
 
   // Written by the workers that complete ops (read by waiters):
  public:

@@ -222,7 +222,7 @@ CUresult GraphExec::launch(Stream* s) {
   for (size_t k = 0; k < count; ++k) {
     const ExecNode& first = plan->nodes[plan->segments[k].front()];
     bool event = first.kind == NodeKind::kEventRecord || first.kind == NodeKind::kEventWait;
-    ops[k] = event ? static_cast<Op*>(new MarkerOp()) : new SegmentOp(plan, static_cast<uint32_t>(k));
+    ops[k] = event ? static_cast<Op*>(new MarkerOp(/*timed=*/true)) : new SegmentOp(plan, static_cast<uint32_t>(k));
   }
   for (size_t k = 0; k < count; ++k) {
     for (uint32_t d : plan->seg_dependents[k]) ops[k]->add_successor(ops[d]);

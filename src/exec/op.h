@@ -44,6 +44,8 @@ class Op {
   virtual bool trivial() const { return false; }
 
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // retain() for an op no other thread can reach yet (no atomic RMW).
+  void retain_unpublished() { refs_.store(refs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   void release() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
@@ -84,6 +86,13 @@ class Op {
     if (waiters_.load(std::memory_order_seq_cst) > 0) done_flag_.notify_all();
     if (first) each(first);
     for (Op* s : more) each(s);
+  }
+
+  // Marks done an op that no other thread can reach yet, so that it has no
+  // successors and no waiters (an event record on an idle stream).
+  void complete_unpublished() {
+    done_ = true;
+    done_flag_.store(true, std::memory_order_relaxed);  // published later with a release
   }
 
   // Blocks until the op is done: a short spin, then a futex sleep.

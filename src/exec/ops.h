@@ -17,13 +17,20 @@ namespace cucpu {
 // ready; `reached_ns` is when the stream reached it (cuEventElapsedTime).
 class MarkerOp final : public Op {
  public:
+  // `timed`: read the clock when reached (events without DISABLE_TIMING);
+  // other markers skip the clock read.
+  explicit MarkerOp(bool timed = false) : timed_(timed) {}
   void execute(int) override {
+    if (!timed_) return;
     reached_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                            std::chrono::steady_clock::now().time_since_epoch())
                                            .count());
   }
   bool trivial() const override { return true; }
   uint64_t reached_ns = 0;  // written before the op is marked done
+
+ private:
+  bool timed_;
 };
 
 // cuLaunchHostFunc / cuStreamAddCallback. The function runs on a worker with

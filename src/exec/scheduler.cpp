@@ -54,6 +54,7 @@ void Scheduler::push(Op* op) {
   // queue's lock, deque and counter. Priority order is kept: the slot is
   // open only while every queue is empty.
   Op* open = kHandoffOpen;
+  __builtin_prefetch(&handoff_, 1, 3);  // read then CAS: one transfer, not two
   if (handoff_.load(std::memory_order_relaxed) == kHandoffOpen &&
       handoff_.compare_exchange_strong(open, op, std::memory_order_acq_rel, std::memory_order_relaxed))
     return;
