@@ -104,6 +104,62 @@ void BM_HostFuncSyncRoundTrip(benchmark::State& st) {
 }
 BENCHMARK(BM_HostFuncSyncRoundTrip);
 
+// A stream holding 256 host functions behind a gate, released and then
+// synchronized: the cost per op of draining while a thread waits in
+// cuStreamSynchronize (each completion must not wake the waiter).
+void BM_DrainUnderSynchronize(benchmark::State& st) {
+  env();
+  constexpr int kOps = 256;
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  std::atomic<bool> open{false};
+  auto gate = [](void* p) {
+    auto* flag = static_cast<std::atomic<bool>*>(p);
+    while (!flag->load(std::memory_order_acquire)) std::this_thread::yield();
+  };
+  for (auto _ : st) {
+    st.PauseTiming();
+    open = false;
+    check(cuLaunchHostFunc(s, gate, &open));
+    for (int i = 0; i < kOps; ++i) check(cuLaunchHostFunc(s, noop, nullptr));
+    st.ResumeTiming();
+    open.store(true, std::memory_order_release);
+    check(cuStreamSynchronize(s));
+  }
+  st.counters["ns_per_op"] =
+      benchmark::Counter(kOps * static_cast<double>(st.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_DrainUnderSynchronize)->Unit(benchmark::kMicrosecond);
+
+// No CUDA: two threads bouncing one cache line each way. Half of this is
+// what handing one op to a worker on another core costs at the least, the
+// floor under the enqueue benchmark when the worker drains as fast as ops
+// arrive.
+void BM_MachineCacheLineRoundTrip(benchmark::State& st) {
+  alignas(64) static std::atomic<long> ping{0};
+  alignas(64) static std::atomic<long> pong{0};
+  std::atomic<bool> stop{false};
+  ping = 0;
+  pong = 0;
+  std::thread echo([&] {
+    long seen = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      long v = ping.load(std::memory_order_acquire);
+      if (v != seen) pong.store(seen = v, std::memory_order_release);
+    }
+  });
+  long n = 0;
+  for (auto _ : st) {
+    ping.store(++n, std::memory_order_release);
+    while (pong.load(std::memory_order_acquire) != n) {
+    }
+  }
+  stop = true;
+  echo.join();
+}
+BENCHMARK(BM_MachineCacheLineRoundTrip);
+
 void BM_EventRecordStreamWait(benchmark::State& st) {
   env();
   CUstream a, b;

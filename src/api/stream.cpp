@@ -105,7 +105,7 @@ CUresult get_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, CUstreamA
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  std::lock_guard<std::mutex> g(s->attr_mu);
+  std::lock_guard<SpinLock> g(s->attr_mu);
   switch (attr) {
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: out->accessPolicyWindow = s->attrs.access_policy; break;
     case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
@@ -132,7 +132,7 @@ CUresult set_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, const CUs
   if (!v) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  std::lock_guard<std::mutex> g(s->attr_mu);
+  std::lock_guard<SpinLock> g(s->attr_mu);
   switch (attr) {
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
       if (!access_policy_ok(v->accessPolicyWindow)) return CUDA_ERROR_INVALID_VALUE;
@@ -170,10 +170,10 @@ CUresult copy_attributes(NullStream ns, CUstream dst_h, CUstream src_h) {
   if (dst == src) return CUDA_SUCCESS;
   StreamAttributes a;
   {
-    std::lock_guard<std::mutex> g(src->attr_mu);
+    std::lock_guard<SpinLock> g(src->attr_mu);
     a = src->attrs;
   }
-  std::lock_guard<std::mutex> g(dst->attr_mu);
+  std::lock_guard<SpinLock> g(dst->attr_mu);
   dst->attrs = a;
   dst->priority.store(src->priority.load());
   return CUDA_SUCCESS;

@@ -147,7 +147,7 @@ void Stream::wait_for(uint64_t seq) {
     else cpu_relax();
   }
   {
-    std::lock_guard<std::mutex> g(wait_mu_);
+    std::lock_guard<SpinLock> g(wait_mu_);
     wait_targets_.push_back(seq);
     if (seq < wake_at_.load(std::memory_order_relaxed)) wake_at_.store(seq, std::memory_order_seq_cst);
   }
@@ -156,7 +156,7 @@ void Stream::wait_for(uint64_t seq) {
     if (completed.load(std::memory_order_seq_cst) >= seq) break;
     epoch_.wait(e, std::memory_order_seq_cst);
   }
-  std::lock_guard<std::mutex> g(wait_mu_);
+  std::lock_guard<SpinLock> g(wait_mu_);
   for (size_t i = 0; i < wait_targets_.size(); ++i)
     if (wait_targets_[i] == seq) {
       wait_targets_[i] = wait_targets_.back();

@@ -51,6 +51,21 @@ class Stream {
   const uint64_t id;
   std::atomic<int> priority;
 
+  // Layout: the fields above and the enqueue side's below share the first
+  // cache line; the completion side (written by workers) has a line of its
+  // own at the end, so enqueues and completions on different cores do not
+  // write the same line.
+  std::atomic<uint64_t> enqueued{0};
+  // Non-null while the stream captures; the rest of the state is in `cap`,
+  // guarded by capture_mu(). Enqueue paths read only this pointer.
+  std::atomic<CaptureSequence*> capturing{nullptr};
+
+ private:
+  SpinLock tail_lock_;  // held for a few instructions: linking an op
+  OpRef last_;          // guarded by tail_lock_
+
+ public:
+
   bool blocking() const { return (flags & CU_STREAM_NON_BLOCKING) == 0; }
 
   // Links `op` into the stream (taking over the caller's reference) after
@@ -96,12 +111,9 @@ class Stream {
   // Called by the engine when the op with sequence `seq` is done.
   void on_op_done(uint64_t seq);
 
-  std::mutex attr_mu;
+  SpinLock attr_mu;
   StreamAttributes attrs;  // guarded by attr_mu
 
-  // Non-null while the stream captures; the rest of the state is in `cap`,
-  // guarded by capture_mu(). Enqueue paths read only this pointer.
-  std::atomic<CaptureSequence*> capturing{nullptr};
   // Set once managed memory was attached to this stream (SINGLE).
   void note_attachment() { attached_.store(true, std::memory_order_release); }
   StreamCapture cap;
@@ -110,18 +122,8 @@ class Stream {
   std::atomic<int> refs_{1};
   std::atomic<bool> attached_{false};
   std::atomic<bool> handle_dropped_{false};
-  std::mutex wait_mu_;
+  SpinLock wait_mu_;
   std::vector<uint64_t> wait_targets_;  // guarded by wait_mu_: seqs slept for
-
-  // The hot fields sit on two cache lines, one per side, so an enqueue and
-  // a completion running on different cores do not write the same line.
-  // Written by enqueuing threads:
- public:
-  alignas(64) std::atomic<uint64_t> enqueued{0};
-
- private:
-  SpinLock tail_lock_;  // held for a few instructions: linking an op
-  OpRef last_;  // guarded by tail_lock_
 
   // Written by the workers that complete ops (read by waiters):
  public:
