@@ -45,6 +45,7 @@ void Context::unlink_stream(Stream* s) {
     *it = streams_.back();
     streams_.pop_back();
   }
+  unlinked_.notify_all();
   per_thread_.erase(std::remove_if(per_thread_.begin(), per_thread_.end(),
                                    [s](auto& e) { return e.second == s; }),
                     per_thread_.end());
@@ -101,6 +102,11 @@ void Context::shut_down() {
     rt().streams.kill(s);
     s->drop_handle();
   }
+  // A stream's last reference may be dropped by the worker that completed
+  // its last op, just after the synchronize above saw it complete; that
+  // release unlinks the stream from this context, so wait for it.
+  std::unique_lock<std::mutex> lk(streams_mu);
+  unlinked_.wait(lk, [&] { return streams_.empty(); });
 }
 
 std::vector<Context*>& context_stack() {

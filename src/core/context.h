@@ -6,10 +6,11 @@
 //    enqueues on blocking streams, so that "legacy op waits for every
 //    blocking stream" and "blocking op waits for the last legacy op" see a
 //    consistent cut. Non-blocking streams never take it.
-//  - Lock order: order_mu -> streams_mu -> Stream::mu.
+//  - Lock order: order_mu -> streams_mu -> a stream's tail lock.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <shared_mutex>
@@ -72,6 +73,7 @@ class Context {
  private:
   Stream* legacy_ = nullptr;
   std::vector<Stream*> streams_;  // guarded by streams_mu
+  std::condition_variable unlinked_;  // signalled (under streams_mu) when a stream leaves streams_
   std::vector<std::pair<uint64_t, Stream*>> per_thread_;  // thread key -> stream; guarded by streams_mu
 };
 

@@ -133,7 +133,7 @@ void Stream::on_op_done(uint64_t seq) {
     epoch_.notify_all();
   }
   // The handle is gone and this was the last op: drop the handle's
-  // reference. Nothing may touch the stream after this.
+  // reference (the caller holds its own, see op_after_finish).
   if (seq == final_seq_.load(std::memory_order_seq_cst) && !handle_dropped_.exchange(true, std::memory_order_acq_rel))
     release();
 }
@@ -173,7 +173,14 @@ int op_status_before_execute(Op* op) { return op->stream->ctx->sticky.load(std::
 
 void op_after_finish(Op* op) {
   if (op->seq == 0) return;  // a part of a group: see Stream::enqueue_group
-  op->stream->on_op_done(op->seq);
+  // The worker's own reference: once `completed` is stored, a thread in
+  // drop_handle() may drop the handle's reference at any moment, while
+  // on_op_done still touches the stream. Nothing else on the enqueue side
+  // touches refs_, so this stays in the worker's cache.
+  Stream* s = op->stream;
+  s->retain();
+  s->on_op_done(op->seq);
+  s->release();
 }
 
 }  // namespace cucpu
