@@ -39,6 +39,8 @@ void Stream::enqueue(Op* op, Op* extra_dep) { enqueue_group(nullptr, 0, op, extr
 
 void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, const std::vector<bool>* roots,
                            const std::vector<bool>* sinks) {
+  Scheduler& sched = Scheduler::instance();
+  sched.prefetch_handoff();
   const int prio = priority.load(std::memory_order_relaxed);
   join->stream = this;
   join->priority = prio;
@@ -102,7 +104,6 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   // Dropping the build guard: an op ready now goes to the scheduler with the
   // builder's reference; otherwise the builder's reference is dropped and
   // the last dependency's link reference will carry it (Scheduler::finish).
-  Scheduler& sched = Scheduler::instance();
   auto launch = [&](Op* o) {
     if (o->release_dependency()) sched.submit(o);
     else o->release();
