@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One device call: builds cucpu from each source tree given and from the
+# working tree ("now"), then runs one benchmark binary against NVIDIA's
+# driver and each build, in alternating rounds, and prints the medians side
+# by side. Trees are unpacked revisions, carried along (git-ignored), e.g.
+#   git archive 4f37d29 | tar -x -C .ab/start      (locally)
+#   bench/ab-on-gpu.sh .ab/start                   (device; carry .ab and .bench-deps)
+# Env: BENCH_FILTER (regex), REPS (repetitions, default 5), ROUNDS (default 2).
+set -uo pipefail
+out="${OUT:-$PWD/out}"
+mkdir -p "$out"
+deps="${BENCH_DEPS:-$PWD/.bench-deps}"
+cuda="${CUDA_HOME:-/usr/local/cuda}"
+g++ -O2 -std=c++17 -I"$cuda/include" -I"$deps/include" -Ibench bench/stream_bench.cpp bench/copy_bench.cpp \
+  bench/graph_bench.cpp -o /tmp/ab_bench -L"$cuda/lib64/stubs" -L"$deps/lib" -lbenchmark -lcuda -lpthread || exit 1
+args="--benchmark_repetitions=${REPS:-5} --benchmark_report_aggregates_only=true --benchmark_min_time=0.2"
+args="$args --benchmark_format=json --benchmark_filter=${BENCH_FILTER:-.}"
+names=(nvidia)
+for tree in "$@" .; do
+  name=$(basename "$(realpath "$tree")"); [ "$tree" = . ] && name=now
+  cmake -S "$tree" -B "/tmp/ab-$name" -DCMAKE_BUILD_TYPE=Release -DCUCPU_BUILD_TESTS=OFF -DCUCPU_BUILD_BENCH=OFF >/dev/null &&
+    cmake --build "/tmp/ab-$name" -j"$(nproc)" --target cuda >/dev/null || exit 1
+  names+=("$name")
+done
+for round in $(seq "${ROUNDS:-2}"); do
+  for name in "${names[@]}"; do
+    libs="$deps/lib"; [ "$name" != nvidia ] && libs="/tmp/ab-$name/lib:$libs"
+    LD_LIBRARY_PATH="$libs" /tmp/ab_bench $args > "$out/$name-$round.json"
+  done
+done
+python3 bench/ab_table.py "$out" "${ROUNDS:-2}" "${names[@]}" | tee "$out/ab-table.md"
