@@ -98,6 +98,22 @@ Op* Scheduler::pop_locked() {
   return nullptr;
 }
 
+void Scheduler::stop_searching() {
+  // A pusher that saw this worker searching woke no one. If it queued an op
+  // meanwhile, wake for it now: seq_cst on both counters (the pusher
+  // increments ready_count_ and then reads searching_) means that one side
+  // sees the other. Without this, a queued op could wait behind whatever
+  // this worker runs next, however long that takes.
+  searching_.fetch_sub(1, std::memory_order_seq_cst);
+  if (ready_count_.load(std::memory_order_seq_cst) == 0) return;
+  bool wake;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    wake = should_wake_locked();
+  }
+  if (wake) cv_.notify_one();
+}
+
 void Scheduler::run_chain(Op* op) {
   // Only workers take non-trivial successors inline: trivial ops finishing
   // on an API thread must not run user code there.
@@ -115,7 +131,7 @@ void Scheduler::run_chain(Op* op) {
     if (more.empty()) {
       op = nullptr;
     } else {
-      if (on_worker) searching_.fetch_sub(1, std::memory_order_seq_cst);
+      if (on_worker) stop_searching();
       op = more.back();
       more.pop_back();
     }
@@ -171,18 +187,7 @@ void Scheduler::worker_main() {
       spinners_.fetch_sub(1, std::memory_order_acq_rel);
     }
     if (op) {
-      // Leave searching_ before looking at the queues: a pusher that saw
-      // this worker searching did not wake anyone, so if it queued an op
-      // (seq_cst on both counters: one side sees the other), wake for it.
-      searching_.fetch_sub(1, std::memory_order_seq_cst);
-      if (ready_count_.load(std::memory_order_seq_cst) > 0) {
-        bool wake;
-        {
-          std::lock_guard<std::mutex> g(mu_);
-          wake = should_wake_locked();
-        }
-        if (wake) cv_.notify_one();
-      }
+      stop_searching();
       run_chain(op);
       continue;
     }

@@ -57,6 +57,9 @@ class Scheduler {
   // trivial successors, and one other when allow_inline, go to run_here.
   void finish(Op* op, bool allow_inline, std::vector<Op*>& run_here);
   void push(Op* op);
+  // Leaves searching_ outside mu_ (to run an op), waking a sleeper for any
+  // op queued meanwhile.
+  void stop_searching();
   bool should_wake_locked();
 
   std::mutex mu_;
