@@ -107,6 +107,20 @@ class Op {
     waiters_.fetch_sub(1, std::memory_order_seq_cst);
   }
 
+  // Called by execute() when the op's work goes on elsewhere (a stream
+  // memory wait on an unmet condition). The engine then leaves the op
+  // unfinished and calls park(); whoever completes the work later calls
+  // Scheduler::complete(). Only the thread running execute() touches this.
+  void defer() { deferred_ = true; }
+  bool take_deferred() {
+    const bool d = deferred_;
+    deferred_ = false;
+    return d;
+  }
+  // Hands a deferred op, with the runner's reference, to whatever completes
+  // it. The caller must not touch the op afterwards.
+  virtual void park() {}
+
   Stream* stream = nullptr;  // owning stream; alive until the op is done (Stream::drop_handle)
   uint64_t seq = 0;          // position in the stream, assigned at enqueue
   int priority = 0;          // copy of the stream's priority (lower runs first)
@@ -116,6 +130,7 @@ class Op {
   std::atomic<int32_t> pending_{1};
   SpinLock lock_;
   bool done_ = false;                // guarded by lock_
+  bool deferred_ = false;            // see defer()
   std::atomic<bool> done_flag_{false};
   std::atomic<int> waiters_{0};      // threads in wait_done()
   Op* first_successor_ = nullptr;     // guarded by lock_; holds a reference

@@ -114,6 +114,12 @@ void Scheduler::stop_searching() {
   if (wake) cv_.notify_one();
 }
 
+void Scheduler::complete(Op* op) {
+  std::vector<Op*> trivial;
+  finish(op, false, trivial);
+  for (Op* t : trivial) run_chain(t);
+}
+
 void Scheduler::run_chain(Op* op) {
   // Only workers take non-trivial successors inline: trivial ops finishing
   // on an API thread must not run user code there.
@@ -121,6 +127,20 @@ void Scheduler::run_chain(Op* op) {
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
   while (op) {
     op->execute(op_status_before_execute(op));
+    if (op->take_deferred()) {
+      // Its work goes on elsewhere; the chain ends here unless more is
+      // ready. Like a finished last op, the worker counts as searching.
+      Op* parked = op;
+      if (more.empty()) {
+        if (on_worker) searching_.fetch_add(1, std::memory_order_seq_cst);
+        op = nullptr;
+      } else {
+        op = more.back();
+        more.pop_back();
+      }
+      parked->park();
+      continue;
+    }
     // A worker counts itself as searching before its op is marked done: a
     // thread that sees the op done and pushes the stream's next op then
     // leaves the wake-up to this worker, which is about to look at the

@@ -37,6 +37,10 @@ class Scheduler {
   static Scheduler& instance();
 
   void submit(Op* op);
+  // Finishes a deferred op (see Op::defer) on the calling thread, which
+  // must not be running an op itself: releases its successors, running
+  // trivial ones here. Takes over the runner's reference.
+  void complete(Op* op);
   // Starts taking the hand-off slot's cache line for writing: an enqueue
   // calls this first, so that the transfer overlaps the one of the
   // stream's previous op instead of following it.

@@ -52,8 +52,15 @@ inline bool on_cucpu() {
   return std::strncmp(name, "cucpu", 5) == 0;
 }
 
-inline void info(const char* key, CUresult r) { std::printf("INFO %s %s\n", key, name_of(r)); }
-inline void info_value(const char* key, long long v) { std::printf("INFO %s %lld\n", key, v); }
+// Flushed at once, so rows printed before a hang survive the runner's timeout.
+inline void info(const char* key, CUresult r) {
+  std::printf("INFO %s %s\n", key, name_of(r));
+  std::fflush(stdout);
+}
+inline void info_value(const char* key, long long v) {
+  std::printf("INFO %s %lld\n", key, v);
+  std::fflush(stdout);
+}
 
 // A host function that blocks its stream until release() (the suite's way
 // to hold a stream busy without sleeping).

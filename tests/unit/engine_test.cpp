@@ -1,10 +1,12 @@
 // Engine behaviour seen through the C API that the real driver cannot show
-// deterministically: priority order among ready work (with one worker) and
-// sticky errors from faults in asynchronous work.
+// deterministically: priority order among ready work (with one worker),
+// sticky errors from faults in asynchronous work, and stream memory waits
+// that leave the single worker free.
 #include <gtest/gtest.h>
 #include <cuda.h>
 
 #include <atomic>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -87,6 +89,51 @@ TEST_F(Engine, FaultInAsyncCopyIsSticky) {
   EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
   CUdeviceptr more;
   EXPECT_EQ(cuMemAlloc(&more, 16), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+// With one worker, a stream memory wait whose condition does not hold must
+// not occupy it: the host function that satisfies the wait runs on that
+// same worker (if the wait held it, this would hang).
+TEST_F(Engine, ParkedMemoryWaitLeavesTheWorkerFree) {
+  alignas(8) static uint32_t words[2];
+  __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+  ASSERT_EQ(cuMemHostRegister(words, sizeof words, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
+  CUdeviceptr word;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&word, words, 0), CUDA_SUCCESS);
+  CUstream waiter, setter;
+  ASSERT_EQ(cuStreamCreate(&waiter, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamCreate(&setter, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  Order order;
+  Mark after_wait{&order, 2}, before_set{&order, 1};
+  ASSERT_EQ(cuStreamWaitValue32(waiter, word, 3, CU_STREAM_WAIT_VALUE_EQ), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(waiter, Mark::run, &after_wait), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamQuery(waiter), CUDA_ERROR_NOT_READY);
+  ASSERT_EQ(cuLaunchHostFunc(setter, Mark::run, &before_set), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(setter, [](void* p) { __atomic_store_n(static_cast<uint32_t*>(p), 3u, __ATOMIC_RELEASE); },
+                             words),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(waiter), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(setter), CUDA_SUCCESS);
+  ASSERT_EQ(order.seen.size(), 2u);
+  EXPECT_EQ(order.seen[0], 1);
+  EXPECT_EQ(order.seen[1], 2);
+  for (CUstream s : {waiter, setter}) cuStreamDestroy(s);
+  ASSERT_EQ(cuMemHostUnregister(words), CUDA_SUCCESS);
+}
+
+// A parked wait whose word stops being device-accessible faults the
+// context (like a device access to unmapped memory), instead of waiting
+// on forever or reading memory it no longer may.
+TEST_F(Engine, ParkedMemoryWaitOnUnregisteredWordIsSticky) {
+  alignas(8) static uint32_t words[2];
+  ASSERT_EQ(cuMemHostRegister(words, sizeof words, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
+  CUdeviceptr word;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&word, words, 0), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamWaitValue32(s, word, 1, CU_STREAM_WAIT_VALUE_EQ), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemHostUnregister(words), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
 }
 
 }  // namespace

@@ -1,0 +1,45 @@
+// Stream memory operations (cuStreamWaitValue*, cuStreamWriteValue*,
+// cuStreamBatchMemOp): one op runs a batch of waits and writes in order.
+//
+// A wait whose condition does not hold yet must not block a worker, so the
+// op defers (Op::defer) and is parked with the value watcher: one thread
+// that polls the parked waits, and only while there are any (spinning
+// briefly, then sleeping in growing steps up to 100 µs; it sleeps on a
+// condition variable when nothing is parked). When a parked op's last wait
+// holds, the watcher runs the rest of its batch and completes it
+// (Scheduler::complete).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "copy/copy3d.h"
+#include "exec/op.h"
+
+namespace cucpu {
+
+struct MemOpSpec {
+  enum class Kind : uint8_t { kWait32, kWait64, kWrite32, kWrite64, kBarrier };
+  Kind kind = Kind::kBarrier;
+  unsigned condition = 0;  // waits: CU_STREAM_WAIT_VALUE_GEQ/EQ/AND/NOR
+  uintptr_t addr = 0;
+  uint64_t value = 0;
+  MemCheck check;          // the word's allocation, re-checked before each access
+};
+
+class MemOpsOp final : public Op {
+ public:
+  explicit MemOpsOp(std::vector<MemOpSpec> specs) : specs_(std::move(specs)) {}
+  void execute(int status) override;
+  void park() override;
+  // Runs the batch from where it stopped. True when it is through (or gave
+  // up on freed memory); false while a wait's condition does not hold.
+  // Called by the thread that owns the op: its runner, then the watcher.
+  bool resume();
+
+ private:
+  std::vector<MemOpSpec> specs_;
+  size_t next_ = 0;  // the first spec not yet done
+};
+
+}  // namespace cucpu
