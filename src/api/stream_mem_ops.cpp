@@ -79,7 +79,7 @@ CUresult batch(NullStream ns, CUstream h, unsigned count, CUstreamBatchMemOpPara
   for (unsigned i = 0; i < count; ++i) {
     const CUstreamBatchMemOpParams& p = ops[i];
     CUresult r = CUDA_SUCCESS;
-    switch (p.operation) {
+    switch (api::raw_enum(p.operation)) {  // any bit pattern may arrive: no enum load
       case CU_STREAM_MEM_OP_WAIT_VALUE_32:
         r = wait_spec(p.waitValue.address, p.waitValue.value, p.waitValue.flags, false, &specs[i]);
         break;

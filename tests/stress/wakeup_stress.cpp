@@ -4,8 +4,10 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -49,6 +51,49 @@ TEST(WakeupStress, ReadyWorkGetsAnIdleWorkerWhileAnotherChainRuns) {
   }
   EXPECT_EQ(cuStreamDestroy(a), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamDestroy(b), CUDA_SUCCESS);
+  EXPECT_EQ(cuDevicePrimaryCtxRelease(dev), CUDA_SUCCESS);
+}
+
+// Pairs of streams take turns through one word each: in round k, stream A
+// waits for 2k and writes 2k+1, stream B waits for 2k+1 and writes 2k+2.
+// Every round's work is enqueued up front, so nearly every wait parks with
+// the value watcher and is completed from there; any lost or reordered
+// completion leaves a pair stuck (the test times out) or a wrong final
+// value. Waits never hold a worker, so this passes with one worker too.
+TEST(WakeupStress, MemoryWaitHandshakesBetweenStreams) {
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  CUdevice dev;
+  CUcontext ctx;
+  ASSERT_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  constexpr int kPairs = 8, kRounds = 200;
+  CUdeviceptr words;
+  ASSERT_EQ(cuMemAlloc(&words, kPairs * sizeof(uint32_t)), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32(words, 0, kPairs), CUDA_SUCCESS);
+  std::vector<CUstream> a(kPairs), b(kPairs);
+  for (int p = 0; p < kPairs; ++p) {
+    ASSERT_EQ(cuStreamCreate(&a[p], CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamCreate(&b[p], CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  }
+  for (int k = 0; k < kRounds; ++k) {
+    for (int p = 0; p < kPairs; ++p) {
+      const CUdeviceptr w = words + p * sizeof(uint32_t);
+      ASSERT_EQ(cuStreamWaitValue32(a[p], w, 2 * k, CU_STREAM_WAIT_VALUE_GEQ), CUDA_SUCCESS);
+      ASSERT_EQ(cuStreamWriteValue32(a[p], w, 2 * k + 1, 0), CUDA_SUCCESS);
+      ASSERT_EQ(cuStreamWaitValue32(b[p], w, 2 * k + 1, CU_STREAM_WAIT_VALUE_GEQ), CUDA_SUCCESS);
+      ASSERT_EQ(cuStreamWriteValue32(b[p], w, 2 * k + 2, 0), CUDA_SUCCESS);
+    }
+  }
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  std::vector<uint32_t> final_values(kPairs);
+  ASSERT_EQ(cuMemcpyDtoH(final_values.data(), words, kPairs * sizeof(uint32_t)), CUDA_SUCCESS);
+  for (uint32_t v : final_values) EXPECT_EQ(v, 2u * kRounds);
+  for (int p = 0; p < kPairs; ++p) {
+    EXPECT_EQ(cuStreamDestroy(a[p]), CUDA_SUCCESS);
+    EXPECT_EQ(cuStreamDestroy(b[p]), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(cuMemFree(words), CUDA_SUCCESS);
   EXPECT_EQ(cuDevicePrimaryCtxRelease(dev), CUDA_SUCCESS);
 }
 
