@@ -51,25 +51,25 @@ CUresult enqueue(NullStream ns, CUstream h, std::vector<MemOpSpec> specs) {
   return CUDA_SUCCESS;
 }
 
-CUresult wait32(NullStream ns, CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned flags) {
+// One wait or write; `spec` is wait_spec or write_spec.
+template <class Value>
+CUresult single(NullStream ns, CUstream h, CUdeviceptr addr, Value value, unsigned flags,
+                CUresult (*spec)(CUdeviceptr, uint64_t, unsigned, bool, MemOpSpec*)) {
   std::vector<MemOpSpec> specs(1);
-  if (CUresult r = wait_spec(addr, value, flags, false, &specs[0])) return r;
+  if (CUresult r = spec(addr, value, flags, sizeof(Value) == 8, &specs[0])) return r;
   return enqueue(ns, h, std::move(specs));
+}
+CUresult wait32(NullStream ns, CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned flags) {
+  return single(ns, h, addr, value, flags, wait_spec);
 }
 CUresult wait64(NullStream ns, CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags) {
-  std::vector<MemOpSpec> specs(1);
-  if (CUresult r = wait_spec(addr, value, flags, true, &specs[0])) return r;
-  return enqueue(ns, h, std::move(specs));
+  return single(ns, h, addr, value, flags, wait_spec);
 }
 CUresult write32(NullStream ns, CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned flags) {
-  std::vector<MemOpSpec> specs(1);
-  if (CUresult r = write_spec(addr, value, flags, false, &specs[0])) return r;
-  return enqueue(ns, h, std::move(specs));
+  return single(ns, h, addr, value, flags, write_spec);
 }
 CUresult write64(NullStream ns, CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags) {
-  std::vector<MemOpSpec> specs(1);
-  if (CUresult r = write_spec(addr, value, flags, true, &specs[0])) return r;
-  return enqueue(ns, h, std::move(specs));
+  return single(ns, h, addr, value, flags, write_spec);
 }
 
 CUresult batch(NullStream ns, CUstream h, unsigned count, CUstreamBatchMemOpParams* ops, unsigned flags) {

@@ -21,6 +21,16 @@ struct Flag {
 
 void CUDA_CB noop(void*) {}
 
+// Makes device 0's primary context current (released by each test).
+void use_primary_context() {
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  CUdevice dev;
+  CUcontext ctx;
+  ASSERT_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+}
+
 // Each round: stream A runs a no-op, then a host function that waits for a
 // flag; stream B, enqueued just after, raises it. The worker finishing A's
 // no-op goes straight on to A's waiting function, so B's function has to
@@ -31,12 +41,7 @@ void CUDA_CB noop(void*) {}
 TEST(WakeupStress, ReadyWorkGetsAnIdleWorkerWhileAnotherChainRuns) {
   const char* w = std::getenv("CUCPU_WORKERS");
   if (w && std::atoi(w) < 2) GTEST_SKIP() << "needs two workers";
-  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-  CUdevice dev;
-  CUcontext ctx;
-  ASSERT_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
-  ASSERT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(use_primary_context());
   CUstream a, b;
   ASSERT_EQ(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
@@ -51,7 +56,7 @@ TEST(WakeupStress, ReadyWorkGetsAnIdleWorkerWhileAnotherChainRuns) {
   }
   EXPECT_EQ(cuStreamDestroy(a), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamDestroy(b), CUDA_SUCCESS);
-  EXPECT_EQ(cuDevicePrimaryCtxRelease(dev), CUDA_SUCCESS);
+  EXPECT_EQ(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
 
 // Pairs of streams take turns through one word each: in round k, stream A
@@ -61,12 +66,7 @@ TEST(WakeupStress, ReadyWorkGetsAnIdleWorkerWhileAnotherChainRuns) {
 // completion leaves a pair stuck (the test times out) or a wrong final
 // value. Waits never hold a worker, so this passes with one worker too.
 TEST(WakeupStress, MemoryWaitHandshakesBetweenStreams) {
-  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-  CUdevice dev;
-  CUcontext ctx;
-  ASSERT_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
-  ASSERT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(use_primary_context());
   constexpr int kPairs = 8, kRounds = 200;
   CUdeviceptr words;
   ASSERT_EQ(cuMemAlloc(&words, kPairs * sizeof(uint32_t)), CUDA_SUCCESS);
@@ -94,7 +94,7 @@ TEST(WakeupStress, MemoryWaitHandshakesBetweenStreams) {
     EXPECT_EQ(cuStreamDestroy(b[p]), CUDA_SUCCESS);
   }
   EXPECT_EQ(cuMemFree(words), CUDA_SUCCESS);
-  EXPECT_EQ(cuDevicePrimaryCtxRelease(dev), CUDA_SUCCESS);
+  EXPECT_EQ(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
 
 }  // namespace
