@@ -59,5 +59,18 @@ inline CUresult exec_set(CUgraphExec he, CUgraphNode hn, NodeKind kind, const No
   return e->set_params(n, p);
 }
 
+// Batch-memop node parameters (the v1 and v2 structs have one layout). The
+// operations are copied into the node and validated with add_node.
+inline CUresult memop_params(const CUDA_BATCH_MEM_OP_NODE_PARAMS* p, NodeParams* out) {
+  if (!p || p->flags != 0 || p->count >= 256 || (p->count > 0 && !p->paramArray)) return CUDA_ERROR_INVALID_VALUE;
+  if (p->ctx) {
+    Context* c;
+    if (CUresult r = ctx_handle(p->ctx, &c)) return r;
+  }
+  out->kind = NodeKind::kBatchMemOp;
+  out->memops.assign(p->paramArray, p->paramArray + p->count);
+  out->memop_ctx = p->ctx;
+  return CUDA_SUCCESS;
+}
 
 }  // namespace cucpu::api

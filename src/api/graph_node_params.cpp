@@ -58,13 +58,18 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
       out->child = own == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE ? child : child->clone();
       return CUDA_SUCCESS;
     }
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+      const CUDA_BATCH_MEM_OP_NODE_PARAMS_v2& m = in->memOp;
+      CUDA_BATCH_MEM_OP_NODE_PARAMS v1{m.ctx, m.count, m.paramArray, m.flags};
+      return memop_params(&v1, out);
+    }
     case CU_GRAPH_NODE_TYPE_KERNEL:
       // Driver 580: a kernel node without a function is INVALID_HANDLE.
       // cucpu runs no kernels, so one with a function is NOT_SUPPORTED.
       if (!in->kernel.func && !in->kernel.kern) return CUDA_ERROR_INVALID_HANDLE;
       return CUDA_ERROR_NOT_SUPPORTED;
     default:
-      return CUDA_ERROR_NOT_SUPPORTED;  // memory and semaphore nodes, conditionals
+      return CUDA_ERROR_NOT_SUPPORTED;  // memory-allocation and semaphore nodes, conditionals
   }
 }
 

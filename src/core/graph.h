@@ -19,7 +19,7 @@ namespace cucpu {
 class Context;
 class Graph;
 
-enum class NodeKind { kEmpty, kHost, kMemcpy, kMemset, kEventRecord, kEventWait, kChildGraph };
+enum class NodeKind { kEmpty, kHost, kMemcpy, kMemset, kEventRecord, kEventWait, kChildGraph, kBatchMemOp };
 
 struct NodeParams {
   NodeKind kind = NodeKind::kEmpty;
@@ -28,6 +28,9 @@ struct NodeParams {
   CUDA_MEMSET_NODE_PARAMS memset{};
   CUevent event = nullptr;
   Graph* child = nullptr;  // owned by the node (a clone of the caller's graph)
+  // Batch-memop nodes: the operations (owned copies) and the node's context.
+  std::vector<CUstreamBatchMemOpParams> memops;
+  CUcontext memop_ctx = nullptr;
 };
 
 struct Node {

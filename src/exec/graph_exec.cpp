@@ -40,6 +40,8 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       if (!rt().events.live(p.event)) return CUDA_ERROR_INVALID_VALUE;
       e->event = p.event;
       return CUDA_SUCCESS;
+    case NodeKind::kBatchMemOp:
+      return build_mem_op_specs(p.memops.data(), static_cast<unsigned>(p.memops.size()), &e->memops);
     default:
       return CUDA_SUCCESS;
   }
@@ -121,8 +123,11 @@ void ExecPlan::segment() {
       ++indeg[d];
       pred[d] = i;  // meaningful only where indeg ends up 1
     }
+  // Event and batch-memop nodes stand alone: each becomes its own op (a
+  // marker, or a MemOpsOp that may defer), never part of a chain.
   auto is_event = [&](uint32_t i) {
-    return nodes[i].kind == NodeKind::kEventRecord || nodes[i].kind == NodeKind::kEventWait;
+    return nodes[i].kind == NodeKind::kEventRecord || nodes[i].kind == NodeKind::kEventWait ||
+           nodes[i].kind == NodeKind::kBatchMemOp;
   };
   // Kahn's order, so a chain's nodes are appended in dependency order.
   std::vector<uint32_t> order, left(indeg);
@@ -222,7 +227,9 @@ CUresult GraphExec::launch(Stream* s) {
   for (size_t k = 0; k < count; ++k) {
     const ExecNode& first = plan->nodes[plan->segments[k].front()];
     bool event = first.kind == NodeKind::kEventRecord || first.kind == NodeKind::kEventWait;
-    ops[k] = event ? static_cast<Op*>(new MarkerOp(/*timed=*/true)) : new SegmentOp(plan, static_cast<uint32_t>(k));
+    if (first.kind == NodeKind::kBatchMemOp) ops[k] = new MemOpsOp(first.memops);
+    else if (event) ops[k] = new MarkerOp(/*timed=*/true);
+    else ops[k] = new SegmentOp(plan, static_cast<uint32_t>(k));
   }
   for (size_t k = 0; k < count; ++k) {
     for (uint32_t d : plan->seg_dependents[k]) ops[k]->add_successor(ops[d]);

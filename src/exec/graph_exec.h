@@ -23,6 +23,7 @@
 
 #include "copy/copy3d.h"
 #include "core/graph.h"
+#include "exec/mem_ops.h"
 #include "exec/op.h"
 
 namespace cucpu {
@@ -39,6 +40,7 @@ struct ExecNode {
   Memset2D set;
   MemCheck set_check;
   CUevent event = nullptr;
+  std::vector<MemOpSpec> memops;  // batch-memop nodes
   std::vector<uint32_t> dependents;
 };
 

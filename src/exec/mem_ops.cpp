@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
+#include "core/allocation.h"
 #include "core/context.h"
 #include "core/stream.h"
 #include "exec/ops.h"
@@ -94,7 +96,71 @@ class ValueWatcher {
   std::vector<MemOpsOp*> incoming_;  // guarded by mu_
 };
 
+// The word must lie in one allocation that is not managed memory, aligned
+// to its size.
+CUresult check_word(CUdeviceptr addr, size_t size, MemOpSpec* m) {
+  if (addr == 0 || addr % size != 0) return CUDA_ERROR_INVALID_VALUE;
+  auto a = Registry::instance().find(static_cast<uintptr_t>(addr));
+  if (!a || a->kind == MemKind::kManaged) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = check_device_range(addr, size, &m->check)) return r;
+  m->addr = static_cast<uintptr_t>(addr);
+  return CUDA_SUCCESS;
+}
+
+CUresult wait_spec(CUdeviceptr addr, uint64_t value, unsigned flags, bool wide, MemOpSpec* m) {
+  if (flags & CU_STREAM_WAIT_VALUE_FLUSH) return CUDA_ERROR_NOT_SUPPORTED;  // CAN_FLUSH_REMOTE_WRITES is 0
+  if (flags > CU_STREAM_WAIT_VALUE_NOR) return CUDA_ERROR_INVALID_VALUE;
+  m->kind = wide ? MemOpSpec::Kind::kWait64 : MemOpSpec::Kind::kWait32;
+  m->condition = flags;
+  m->value = value;
+  return check_word(addr, wide ? 8 : 4, m);
+}
+
+CUresult write_spec(CUdeviceptr addr, uint64_t value, unsigned flags, bool wide, MemOpSpec* m) {
+  // Driver 580 refuses CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER too.
+  if (flags != CU_STREAM_WRITE_VALUE_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
+  m->kind = wide ? MemOpSpec::Kind::kWrite64 : MemOpSpec::Kind::kWrite32;
+  m->value = value;
+  return check_word(addr, wide ? 8 : 4, m);
+}
+
 }  // namespace
+
+CUresult build_mem_op_specs(const CUstreamBatchMemOpParams* ops, unsigned count, std::vector<MemOpSpec>* out) {
+  if (count > 0 && !ops) return CUDA_ERROR_INVALID_VALUE;  // driver 580 crashes here
+  out->assign(count, MemOpSpec{});
+  for (unsigned i = 0; i < count; ++i) {
+    const CUstreamBatchMemOpParams& p = ops[i];
+    MemOpSpec* m = &(*out)[i];
+    int type;  // any bit pattern may arrive: read it without an enum load
+    std::memcpy(&type, &p.operation, sizeof type);
+    CUresult r = CUDA_SUCCESS;
+    switch (type) {
+      case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+        r = wait_spec(p.waitValue.address, p.waitValue.value, p.waitValue.flags, false, m);
+        break;
+      case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+        r = wait_spec(p.waitValue.address, p.waitValue.value64, p.waitValue.flags, true, m);
+        break;
+      case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+        r = write_spec(p.writeValue.address, p.writeValue.value, p.writeValue.flags, false, m);
+        break;
+      case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+        r = write_spec(p.writeValue.address, p.writeValue.value64, p.writeValue.flags, true, m);
+        break;
+      case CU_STREAM_MEM_OP_BARRIER:
+        m->kind = MemOpSpec::Kind::kBarrier;
+        break;
+      case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+        r = CUDA_ERROR_NOT_SUPPORTED;
+        break;
+      default:
+        r = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
 
 void MemOpsOp::execute(int status) {
   if (status != CUDA_SUCCESS) {

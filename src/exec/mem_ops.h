@@ -27,6 +27,11 @@ struct MemOpSpec {
   MemCheck check;          // the word's allocation, re-checked before each access
 };
 
+// Validates `count` operations (the rules and error codes of driver 580,
+// docs/conformance.md) and translates them for MemOpsOp. `ops` may be null
+// when count is 0.
+CUresult build_mem_op_specs(const CUstreamBatchMemOpParams* ops, unsigned count, std::vector<MemOpSpec>* out);
+
 class MemOpsOp final : public Op {
  public:
   explicit MemOpsOp(std::vector<MemOpSpec> specs) : specs_(std::move(specs)) {}

@@ -210,3 +210,58 @@ CONF_TEST(MemOpsBadInput) {
   cuMemFree(p);
   cuMemFree(managed);
 }
+
+// Batch-memop graph nodes: added directly and through cuGraphAddNode, read
+// back, updated in the executable graph, launched.
+CONF_TEST(MemOpsGraphNodes) {
+  cuCtxSetCurrent(conf::primary());
+  CUdeviceptr p;
+  ASSERT_CU(cuMemAlloc(&p, 16));
+  ASSERT_CU(cuMemsetD32(p, 0, 4));
+  CUgraph g;
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUstreamBatchMemOpParams first{};
+  first.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  first.writeValue.address = p;
+  first.writeValue.value = 7;
+  CUDA_BATCH_MEM_OP_NODE_PARAMS params{conf::primary(), 1, &first, 0};
+  CUgraphNode a, b;
+  ASSERT_CU(cuGraphAddBatchMemOpNode(&a, g, nullptr, 0, &params));
+  CUstreamBatchMemOpParams second[2] = {};
+  second[0].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+  second[0].waitValue.address = p;
+  second[0].waitValue.value = 7;
+  second[0].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+  second[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  second[1].writeValue.address = p + 4;
+  second[1].writeValue.value = 9;
+  CUgraphNodeParams generic{};
+  generic.type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+  generic.memOp = {conf::primary(), 2, second, 0};
+  ASSERT_CU(cuGraphAddNode(&b, g, &a, nullptr, 1, &generic));  // cuda.h maps this to _v2
+  CUgraphNodeType type;
+  ASSERT_CU(cuGraphNodeGetType(b, &type));
+  EXPECT_TRUE(type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+  CUDA_BATCH_MEM_OP_NODE_PARAMS got{};
+  ASSERT_CU(cuGraphBatchMemOpNodeGetParams(b, &got));
+  EXPECT_TRUE(got.count == 2 && got.paramArray && got.paramArray[1].writeValue.value == 9);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphBatchMemOpNodeGetParams(b, nullptr));
+  CUgraphExec exec;
+  ASSERT_CU(cuGraphInstantiate(&exec, g, 0));
+  CUstream s = new_stream();
+  ASSERT_CU(cuGraphLaunch(exec, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  unsigned int v[2] = {};
+  ASSERT_CU(cuMemcpyDtoH(v, p, 8));
+  EXPECT_TRUE(v[0] == 7 && v[1] == 9);
+  first.writeValue.value = 8;  // the executable graph's copy changes; GEQ 7 still holds
+  ASSERT_CU(cuGraphExecBatchMemOpNodeSetParams(exec, a, &params));
+  ASSERT_CU(cuGraphLaunch(exec, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  ASSERT_CU(cuMemcpyDtoH(v, p, 8));
+  EXPECT_TRUE(v[0] == 8 && v[1] == 9);
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(g);
+  cuStreamDestroy(s);
+  cuMemFree(p);
+}

@@ -107,7 +107,7 @@ TEST_F(BadInput, NullOutputsAndValues) {
 TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
   CUmodule m;
   EXPECT_EQ(cuModuleLoad(&m, "missing.cubin"), CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(cuGraphAddBatchMemOpNode(nullptr, nullptr, nullptr, 0, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(cuGraphAddMemAllocNode(nullptr, nullptr, nullptr, 0, nullptr), CUDA_ERROR_NOT_SUPPORTED);
 }
 
 }  // namespace
