@@ -97,6 +97,24 @@ int main() {
   CHECK(cuStreamDestroy(temp));
   CHECK(cuCtxSynchronize());
 
+  // Stream memory operations: s2 waits on a flag word until s1 writes it,
+  // without holding a worker while it waits.
+  {
+    CUdeviceptr flag;
+    CHECK(cuMemAlloc(&flag, sizeof(unsigned)));
+    CHECK(cuMemsetD32(flag, 0, 1));
+    Note f{"s2 passed its wait on the flag word"}, g{"s1 writes the flag word next"};
+    CHECK(cuStreamWaitValue32(s2, flag, 1, CU_STREAM_WAIT_VALUE_EQ));
+    CHECK(cuLaunchHostFunc(s2, say, &f));
+    CHECK(cuLaunchHostFunc(s1, say, &g));
+    CHECK(cuStreamWriteValue32(s1, flag, 1, CU_STREAM_WRITE_VALUE_DEFAULT));
+    CHECK(cuStreamSynchronize(s2));
+    const bool mem_ok = g.order > 0 && f.order == g.order + 1;
+    ok = ok && mem_ok;
+    std::printf("wait on a memory word released by another stream's write: %s\n", mem_ok ? "correct" : "WRONG");
+    CHECK(cuMemFree(flag));
+  }
+
   // Stream capture: a fork/join pattern becomes a graph, replayed 1000 times.
   {
     CUstream a, b;
