@@ -49,3 +49,39 @@ CONF_TEST(CallsInsideHostFunction) {
   ASSERT_CU(cuStreamDestroy(p.other));
   ASSERT_CU(cuStreamDestroy(s));
 }
+
+// "The callback stream is considered idle for the duration of the
+// callback": what a host function sees of its own stream, and of an event
+// recorded just before it; and what another thread sees meanwhile.
+namespace {
+struct OwnStream {
+  CUstream self;
+  CUevent before;
+  CUresult query_self, query_event;
+  conf::Gate gate;
+};
+void CUDA_CB look_at_own_stream(void* p) {
+  auto* x = static_cast<OwnStream*>(p);
+  x->query_self = cuStreamQuery(x->self);
+  x->query_event = cuEventQuery(x->before);
+  conf::Gate::hold(&x->gate);
+}
+}  // namespace
+
+CONF_TEST(HostFnSeesItsOwnStream) {
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  OwnStream o{};
+  o.self = s;
+  ASSERT_CU(cuEventCreate(&o.before, CU_EVENT_DISABLE_TIMING));
+  ASSERT_CU(cuEventRecord(o.before, s));
+  ASSERT_CU(cuLaunchHostFunc(s, look_at_own_stream, &o));
+  while (!o.gate.entered.load()) std::this_thread::yield();
+  conf::info("hostfn_running_query_from_outside", cuStreamQuery(s));
+  o.gate.release();
+  ASSERT_CU(cuStreamSynchronize(s));
+  conf::info("hostfn_query_own_stream", o.query_self);
+  conf::info("hostfn_query_event_before_it", o.query_event);
+  ASSERT_CU(cuEventDestroy(o.before));
+  ASSERT_CU(cuStreamDestroy(s));
+}
