@@ -121,6 +121,49 @@ TEST_F(Engine, ParkedMemoryWaitLeavesTheWorkerFree) {
   ASSERT_EQ(cuMemHostUnregister(words), CUDA_SUCCESS);
 }
 
+// The same inside a launched graph: a batch-memop wait node defers too, and
+// the host node after it runs once another stream's host function (on the
+// one worker) has set the word.
+TEST_F(Engine, GraphMemoryWaitNodeLeavesTheWorkerFree) {
+  alignas(8) static uint32_t words[2];
+  __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+  ASSERT_EQ(cuMemHostRegister(words, sizeof words, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
+  CUdeviceptr word;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&word, words, 0), CUDA_SUCCESS);
+  CUgraph g;
+  ASSERT_EQ(cuGraphCreate(&g, 0), CUDA_SUCCESS);
+  CUstreamBatchMemOpParams wait{};
+  wait.waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+  wait.waitValue.address = word;
+  wait.waitValue.value = 5;
+  wait.waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+  CUDA_BATCH_MEM_OP_NODE_PARAMS wp{ctx_, 1, &wait, 0};
+  Order order;
+  Mark after_wait{&order, 2}, setter_mark{&order, 1};
+  CUDA_HOST_NODE_PARAMS hp{Mark::run, &after_wait};
+  CUgraphNode wait_node, host_node;
+  ASSERT_EQ(cuGraphAddBatchMemOpNode(&wait_node, g, nullptr, 0, &wp), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphAddHostNode(&host_node, g, &wait_node, 1, &hp), CUDA_SUCCESS);
+  CUgraphExec exec;
+  ASSERT_EQ(cuGraphInstantiate(&exec, g, 0), CUDA_SUCCESS);
+  CUstream runner, setter;
+  ASSERT_EQ(cuStreamCreate(&runner, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamCreate(&setter, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(exec, runner), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamQuery(runner), CUDA_ERROR_NOT_READY);
+  ASSERT_EQ(cuLaunchHostFunc(setter, Mark::run, &setter_mark), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchHostFunc(setter, [](void* p) { __atomic_store_n(static_cast<uint32_t*>(p), 5u, __ATOMIC_RELEASE); },
+                             words),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(runner), CUDA_SUCCESS);
+  ASSERT_EQ(order.seen.size(), 2u);
+  EXPECT_EQ(order.seen[1], 2);
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(g);
+  for (CUstream s : {runner, setter}) cuStreamDestroy(s);
+  ASSERT_EQ(cuMemHostUnregister(words), CUDA_SUCCESS);
+}
+
 // A parked wait whose word stops being device-accessible faults the
 // context (like a device access to unmapped memory), instead of waiting
 // on forever or reading memory it no longer may.
