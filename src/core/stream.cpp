@@ -113,13 +113,18 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
 }
 
 void Stream::drop_handle() {
+  // Our own reference while we look at the stream: once final_seq_ is
+  // stored, the worker completing the last op may drop the handle's
+  // reference at any moment (found by TSan in the stress test).
+  retain();
   const uint64_t last = enqueued.load(std::memory_order_seq_cst);
   final_seq_.store(last, std::memory_order_seq_cst);
   // Pairs with on_op_done: this store of final_seq_ and its store of
   // `completed` are each followed by a load of the other, so at least one
   // side sees that the last op is done; handle_dropped_ makes it exactly one.
   if (completed.load(std::memory_order_seq_cst) >= last && !handle_dropped_.exchange(true, std::memory_order_acq_rel))
-    release();
+    release();  // the handle's
+  release();    // ours
 }
 
 void Stream::on_op_done(uint64_t seq) {
