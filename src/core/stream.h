@@ -12,7 +12,9 @@
 //    (cuCtxSynchronize) take one with try_retain(). Ops hold none, to keep
 //    enqueue off this object's reference count: drop_handle() leaves the
 //    handle's reference to the stream's last op, so the object (and its
-//    pending work) lives on until that op finishes.
+//    pending work) lives on until that op finishes. The two threads that
+//    race for that hand-over (the destroyer, the worker completing the op)
+//    each hold a reference of their own while they look at the stream.
 #pragma once
 
 #include <atomic>
