@@ -388,3 +388,36 @@ CONF_TEST(AsyncCopiesInOrder) {
   ASSERT_CU(cuMemFree(d));
   ASSERT_CU(cuStreamDestroy(s));
 }
+
+// Streams and events of two contexts mixed: observed on each driver.
+CONF_TEST(CrossContextStreamsAndEvents) {
+  CUdevice dev;
+  ASSERT_CU(cuDeviceGet(&dev, 0));
+  CUcontext other;
+  ASSERT_CU(cuCtxCreate(&other, nullptr, 0, dev));  // becomes current
+  CUstream theirs;
+  CUevent their_event;
+  ASSERT_CU(cuStreamCreate(&theirs, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuEventCreate(&their_event, CU_EVENT_DISABLE_TIMING));
+  ASSERT_CU(cuEventRecord(their_event, theirs));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  CUstream ours;
+  CUevent our_event;
+  ASSERT_CU(cuStreamCreate(&ours, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuEventCreate(&our_event, CU_EVENT_DISABLE_TIMING));
+  CUcontext got = nullptr;
+  ASSERT_CU(cuStreamGetCtx(theirs, &got));
+  EXPECT_TRUE(got == other);  // a stream's own context, whatever is current
+  conf::info("xctx_copy_attributes", cuStreamCopyAttributes(ours, theirs));
+  conf::info("xctx_wait_event", cuStreamWaitEvent(ours, their_event, 0));
+  conf::info("xctx_record_event", cuEventRecord(our_event, theirs));
+  conf::info("xctx_query_stream", cuStreamQuery(theirs));
+  conf::info("xctx_sync_stream", cuStreamSynchronize(theirs));
+  ASSERT_CU(cuStreamSynchronize(ours));
+  ASSERT_CU(cuStreamDestroy(theirs));
+  ASSERT_CU(cuEventDestroy(their_event));
+  ASSERT_CU(cuStreamDestroy(ours));
+  ASSERT_CU(cuEventDestroy(our_event));
+  ASSERT_CU(cuCtxDestroy(other));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+}
