@@ -5,17 +5,17 @@
 #include <cstring>
 
 #include "api/common.h"
+#include "api/memory.h"
 #include "core/allocation.h"
 #include "core/array.h"
 #include "core/capture.h"
+#include "core/mem_pool.h"
 
 using namespace cucpu;
 
-namespace {
+namespace cucpu::api {
 
-constexpr size_t kAlignment = 256;  // cuMemAlloc's documented minimum alignment
-
-CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out) {
+CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool) {
   if (CUresult r = capture_check_unsafe_call()) return r;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -29,10 +29,24 @@ CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void**
   a.ctx = c;
   a.flags = flags;
   if (kind == MemKind::kManaged) a.attach_flags = flags;
+  a.pool = pool;
+  if (pool) pool->on_alloc(bytes);
   Registry::instance().add(a);
   *out = p;
   return CUDA_SUCCESS;
 }
+
+void release_allocation(const Allocation& a) {
+  Registry::instance().remove(a.base);
+  if (a.pool) a.pool->on_free(a.size);
+  std::free(reinterpret_cast<void*>(a.base));
+}
+
+}  // namespace cucpu::api
+
+namespace {
+
+using api::allocate;
 
 CUresult mem_alloc(CUdeviceptr* dptr, size_t bytes) {
   if (!dptr) return CUDA_ERROR_INVALID_VALUE;
@@ -67,10 +81,10 @@ CUresult mem_free(uintptr_t p, bool host) {
   if (!a || a->base != p) return CUDA_ERROR_INVALID_VALUE;
   bool is_host = a->kind == MemKind::kHost;
   if (is_host != host || a->kind == MemKind::kRegistered) return CUDA_ERROR_INVALID_VALUE;
+  if (a->free_pending) return CUDA_ERROR_INVALID_VALUE;  // its cuMemFreeAsync is enqueued already
   // cuMemFree synchronizes: the context's work finishes before memory goes.
   a->ctx->synchronize();
-  Registry::instance().remove(p);
-  std::free(reinterpret_cast<void*>(p));
+  api::release_allocation(*a);
   return CUDA_SUCCESS;
 }
 

@@ -29,6 +29,14 @@ std::optional<Allocation> Registry::remove(uintptr_t base) {
   return a;
 }
 
+bool Registry::begin_async_free(uintptr_t base) {
+  std::unique_lock lock(mu_);
+  auto it = by_base_.find(base);
+  if (it == by_base_.end() || !it->second.pool || it->second.free_pending) return false;
+  it->second.free_pending = true;
+  return true;
+}
+
 std::optional<Allocation> Registry::find(uintptr_t p) const {
   std::shared_lock lock(mu_);
   auto it = by_base_.upper_bound(p);

@@ -19,6 +19,7 @@
 namespace cucpu {
 
 class Context;
+class MemPool;
 class Stream;
 
 enum class MemKind { kDevice, kHost, kRegistered, kManaged };
@@ -34,6 +35,10 @@ struct Allocation {
   unsigned attach_flags = 0;
   uint64_t attach_stream_id = 0;  // 0: none
   bool sync_memops = false;
+  // Stream-ordered allocations: the pool it came from, and whether a
+  // cuMemFreeAsync of it is already enqueued.
+  MemPool* pool = nullptr;
+  bool free_pending = false;
 
   bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
 };
@@ -55,6 +60,9 @@ class Registry {
   // Updates the stream association of the allocation based at `base`.
   bool set_attachment(uintptr_t base, unsigned flags, uint64_t stream_id);
   bool set_sync_memops(uintptr_t base, bool on);
+  // Marks the pool allocation based at `base` as having its stream-ordered
+  // free enqueued. False when there is none, or it was marked already.
+  bool begin_async_free(uintptr_t base);
   // A destroyed stream's SINGLE attachments revert to GLOBAL; returns how many.
   size_t detach_stream(uint64_t stream_id);
   // Total bytes of device and managed allocations (for cuMemGetInfo).

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/array.h"
+#include "core/mem_pool.h"
 #include "core/context.h"
 #include "core/event.h"
 #include "core/graph.h"
@@ -46,7 +47,7 @@ thread_local bool t_in_host_fn = false;
 
 Runtime::Runtime()
     : contexts(1 << 16), streams(1 << 20), events(1 << 20), arrays(1 << 18), graphs(1 << 18), nodes(1 << 22),
-      execs(1 << 18) {
+      execs(1 << 18), mempools(1 << 16) {
   int n = configured_devices();
   size_t mem = physical_memory();
   devices.resize(static_cast<size_t>(n));

@@ -23,6 +23,7 @@ struct Array;
 class Graph;
 struct Node;
 class GraphExec;
+class MemPool;
 
 enum class LibState : int { kUninitialized, kReady, kTornDown };
 
@@ -37,6 +38,10 @@ struct Device {
   int primary_refs = 0;          // guarded by Runtime::primary_mu
   unsigned primary_flags = 0;    // guarded by Runtime::primary_mu
   bool primary_active = false;   // guarded by Runtime::primary_mu
+  // Stream-ordered allocation pools: the default one (made on first use)
+  // and the current one (cuDeviceSetMemPool). Guarded by Runtime::pool_mu.
+  MemPool* default_pool = nullptr;
+  MemPool* current_pool = nullptr;
 };
 
 struct Runtime {
@@ -44,6 +49,7 @@ struct Runtime {
   std::atomic<int> state{static_cast<int>(LibState::kUninitialized)};
   std::vector<Device> devices;
   std::mutex primary_mu;
+  std::mutex pool_mu;
   std::atomic<uint64_t> next_ctx_id{1};
   std::atomic<uint64_t> next_stream_id{1};
   HandlePool<Context> contexts;
@@ -53,6 +59,7 @@ struct Runtime {
   HandlePool<Graph> graphs;
   HandlePool<Node> nodes;
   HandlePool<GraphExec> execs;
+  HandlePool<MemPool> mempools;
 };
 
 Runtime& rt();

@@ -178,3 +178,69 @@ CONF_TEST(Arrays) {
   d.NumChannels = 3;
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuArray3DCreate(&a, &d));
 }
+
+// The stream-ordered allocator: a block allocated on a stream is usable by
+// work enqueued after it there, and freed in stream order; pools count it.
+CONF_TEST(StreamOrderedAllocation) {
+  int pools = 0;
+  ASSERT_CU(cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0));
+  EXPECT_TRUE(pools == 1);
+  CUmemoryPool def = nullptr, cur = nullptr;
+  ASSERT_CU(cuDeviceGetDefaultMemPool(&def, 0));
+  ASSERT_CU(cuDeviceGetMemPool(&cur, 0));
+  EXPECT_TRUE(def != nullptr && def == cur);
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  const size_t n = 1 << 20;
+  CUdeviceptr p = 0;
+  ASSERT_CU(cuMemAllocAsync(&p, n, s));
+  EXPECT_TRUE(p != 0);
+  ASSERT_CU(cuMemsetD8Async(p, 0x5A, n, s));
+  std::vector<unsigned char> host(n, 0);
+  ASSERT_CU(cuMemcpyDtoHAsync(host.data(), p, n, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  EXPECT_TRUE(host[0] == 0x5A && host[n - 1] == 0x5A);
+  cuuint64_t used = 0;
+  ASSERT_CU(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+  EXPECT_TRUE(used >= n);
+  ASSERT_CU(cuMemFreeAsync(p, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  ASSERT_CU(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+  EXPECT_TRUE(used == 0);
+  cuuint64_t threshold = 1 << 20;
+  ASSERT_CU(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+  threshold = 0;
+  ASSERT_CU(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+  EXPECT_TRUE(threshold == (1 << 20));
+  threshold = 0;
+  ASSERT_CU(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+  ASSERT_CU(cuMemPoolTrimTo(def, 0));
+  // A pool of one's own, made current and then destroyed.
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = 0;
+  CUmemoryPool mine = nullptr;
+  ASSERT_CU(cuMemPoolCreate(&mine, &props));
+  ASSERT_CU(cuMemAllocFromPoolAsync(&p, 4096, mine, s));
+  ASSERT_CU(cuMemsetD32Async(p, 7, 1024, s));
+  ASSERT_CU(cuMemFreeAsync(p, s));
+  ASSERT_CU(cuDeviceSetMemPool(0, mine));
+  ASSERT_CU(cuDeviceGetMemPool(&cur, 0));
+  EXPECT_TRUE(cur == mine);
+  ASSERT_CU(cuStreamSynchronize(s));
+  CUmemLocation loc{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  CUmemAccess_flags access;
+  ASSERT_CU(cuMemPoolGetAccess(&access, mine, &loc));
+  EXPECT_TRUE(access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  ASSERT_CU(cuDeviceSetMemPool(0, def));
+  ASSERT_CU(cuMemPoolDestroy(mine));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemAllocAsync(nullptr, n, s));
+  conf::info("mempool_alloc_async_size0", cuMemAllocAsync(&p, 0, s));
+  conf::info("mempool_free_async_null", cuMemFreeAsync(0, s));
+  conf::info("mempool_destroy_default", cuMemPoolDestroy(def));
+  cuuint64_t value = 1;
+  conf::info("mempool_set_used_current", cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &value));
+  conf::info("mempool_set_used_high_nonzero", cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &value));
+  ASSERT_CU(cuStreamDestroy(s));
+}

@@ -104,6 +104,28 @@ TEST_F(BadInput, NullOutputsAndValues) {
   EXPECT_EQ(cuMemcpyDtoH(host, p, 1), CUDA_ERROR_INVALID_VALUE);  // freed
 }
 
+TEST_F(BadInput, StreamOrderedFreesAreCheckedOnce) {
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr p, plain;
+  ASSERT_EQ(cuMemAlloc(&plain, 64), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFreeAsync(plain, s), CUDA_ERROR_INVALID_VALUE);  // not pool memory
+  ASSERT_EQ(cuMemAllocAsync(&p, 64, s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFreeAsync(p + 8, s), CUDA_ERROR_INVALID_VALUE);  // not a block's base
+  ASSERT_EQ(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE);  // its free is enqueued already
+  EXPECT_EQ(cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
+  CUmemoryPool pool;
+  ASSERT_EQ(cuDeviceGetDefaultMemPool(&pool, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemPoolGetAttribute(pool, static_cast<CUmemPool_attribute>(999), &p), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemAllocFromPoolAsync(&p, 64, reinterpret_cast<CUmemoryPool>(&p), s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuDeviceGetDefaultMemPool(&pool, 7), CUDA_ERROR_INVALID_DEVICE);
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(plain), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
 TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
   CUmodule m;
   EXPECT_EQ(cuModuleLoad(&m, "missing.cubin"), CUDA_ERROR_NOT_SUPPORTED);

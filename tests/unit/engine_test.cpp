@@ -164,6 +164,22 @@ TEST_F(Engine, GraphMemoryWaitNodeLeavesTheWorkerFree) {
   ASSERT_EQ(cuMemHostUnregister(words), CUDA_SUCCESS);
 }
 
+// Work enqueued after a stream-ordered free that still touches the block
+// faults the context, as a device access to freed memory would.
+TEST_F(Engine, UseAfterStreamOrderedFreeIsSticky) {
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  Gate gate;  // holds the stream, so the free cannot run before the last set is enqueued
+  ASSERT_EQ(cuLaunchHostFunc(s, Gate::hold, &gate), CUDA_SUCCESS);
+  CUdeviceptr p;
+  ASSERT_EQ(cuMemAllocAsync(&p, 4096, s), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8Async(p, 1, 4096, s), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD8Async(p, 2, 4096, s), CUDA_SUCCESS);  // the block still exists now
+  gate.open = true;
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
 // A parked wait whose word stops being device-accessible faults the
 // context (like a device access to unmapped memory), instead of waiting
 // on forever or reading memory it no longer may.

@@ -1,0 +1,211 @@
+// The stream-ordered allocator: cuMemAllocAsync, cuMemFreeAsync and memory
+// pools. A block is allocated when asked for (so it can be used by work
+// enqueued after the call, in stream order) and freed when its
+// stream-ordered free runs; pools keep attributes and usage counts
+// (core/mem_pool.h). During capture both calls are refused
+// (STREAM_CAPTURE_UNSUPPORTED, the capture stays valid): cucpu's graphs
+// have no memory-allocation nodes.
+#include "api/common.h"
+#include "api/memory.h"
+#include "core/mem_pool.h"
+#include "exec/ops.h"
+
+using namespace cucpu;
+using api::NullStream;
+
+namespace {
+
+CUresult device_of(CUdevice dev, Device** out) {
+  if (dev < 0 || static_cast<size_t>(dev) >= rt().devices.size()) return CUDA_ERROR_INVALID_DEVICE;
+  *out = &rt().devices[static_cast<size_t>(dev)];
+  return CUDA_SUCCESS;
+}
+
+MemPool* default_pool_locked(Device* d) {
+  if (!d->default_pool) {
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location = {CU_MEM_LOCATION_TYPE_DEVICE, d->ordinal};
+    d->default_pool = rt().mempools.create(d, props, true);
+  }
+  return d->default_pool;
+}
+
+MemPool* current_pool(Device* d) {
+  std::lock_guard<std::mutex> g(rt().pool_mu);
+  return d->current_pool ? d->current_pool : default_pool_locked(d);
+}
+
+CUmemoryPool handle(MemPool* p) { return reinterpret_cast<CUmemoryPool>(p); }
+MemPool* pool_of(CUmemoryPool h) { return rt().mempools.live(h); }
+
+// A stream that may receive stream-ordered allocator work.
+CUresult ordered_stream(NullStream ns, CUstream h, Stream** s) {
+  if (CUresult r = api::stream_handle(h, ns, s)) return r;
+  Route route;
+  return capture_route(*s, NodeParams{}, false, &route, false);
+}
+
+CUresult alloc_from(NullStream ns, CUdeviceptr* dptr, size_t bytes, MemPool* pool, CUstream h) {
+  if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = ordered_stream(ns, h, &s)) return r;
+  if (!pool) pool = current_pool(s->ctx->device);
+  if (pool->device != s->ctx->device) return CUDA_ERROR_INVALID_VALUE;
+  void* p;
+  if (CUresult r = api::allocate(s->ctx, bytes, MemKind::kDevice, 0, &p, pool)) return r;
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult alloc_async(NullStream ns, CUdeviceptr* dptr, size_t bytes, CUstream h) {
+  return alloc_from(ns, dptr, bytes, nullptr, h);
+}
+
+CUresult alloc_from_pool_async(NullStream ns, CUdeviceptr* dptr, size_t bytes, CUmemoryPool hp, CUstream h) {
+  MemPool* pool = pool_of(hp);
+  if (!pool) return CUDA_ERROR_INVALID_VALUE;
+  return alloc_from(ns, dptr, bytes, pool, h);
+}
+
+CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
+  if (dptr == 0) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = ordered_stream(ns, h, &s)) return r;
+  const auto base = static_cast<uintptr_t>(dptr);
+  // Only pool memory, and only once.
+  if (!Registry::instance().begin_async_free(base)) return CUDA_ERROR_INVALID_VALUE;
+  auto a = Registry::instance().find(base);
+  s->enqueue(new FunctionOp([a = *a] { api::release_allocation(a); }));
+  return CUDA_SUCCESS;
+}
+
+CUresult pool_create(CUmemoryPool* out, const CUmemPoolProps* props) {
+  if (!out || !props) return CUDA_ERROR_INVALID_VALUE;
+  if (props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+  if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;  // host pools
+  Device* d;
+  if (CUresult r = device_of(props->location.id, &d)) return r;
+  if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;  // no IPC export
+  *out = handle(rt().mempools.create(d, *props, false));
+  return CUDA_SUCCESS;
+}
+
+CUresult pool_destroy(CUmemoryPool hp) {
+  MemPool* pool = pool_of(hp);
+  if (!pool || pool->is_default) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> g(rt().pool_mu);
+  if (pool->device->current_pool == pool) pool->device->current_pool = nullptr;  // back to the default
+  rt().mempools.kill(pool);  // the object stays: its allocations still count against it
+  return CUDA_SUCCESS;
+}
+
+CUresult pool_set_access(CUmemoryPool hp, const CUmemAccessDesc* map, size_t count) {
+  MemPool* pool = pool_of(hp);
+  if (!pool || (count > 0 && !map)) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i) {
+    Device* d;
+    if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = device_of(map[i].location.id, &d)) return r;
+    const int f = api::raw_enum(map[i].flags);
+    if (f != CU_MEM_ACCESS_FLAGS_PROT_NONE && f != CU_MEM_ACCESS_FLAGS_PROT_READ && f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = pool->set_access(d->ordinal, static_cast<CUmemAccess_flags>(f))) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult pool_get_access(CUmemAccess_flags* flags, CUmemoryPool hp, CUmemLocation* loc) {
+  MemPool* pool = pool_of(hp);
+  if (!pool || !flags || !loc || loc->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+  Device* d;
+  if (CUresult r = device_of(loc->id, &d)) return r;
+  *flags = pool->access_of(d->ordinal);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUCPU_STREAM_ENTRY(cuMemAllocAsync, _ptsz, alloc_async, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream), dptr,
+                   bytesize, hStream)
+CUCPU_STREAM_ENTRY(cuMemAllocFromPoolAsync, _ptsz, alloc_from_pool_async,
+                   (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream), dptr, bytesize, pool,
+                   hStream)
+CUCPU_STREAM_ENTRY(cuMemFreeAsync, _ptsz, free_async, (CUdeviceptr dptr, CUstream hStream), dptr, hStream)
+
+extern "C" {
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* out, CUdevice dev) {
+  return api::call("cuDeviceGetDefaultMemPool", api::kDefault, [&] {
+    Device* d;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = device_of(dev, &d)) return r;
+    std::lock_guard<std::mutex> g(rt().pool_mu);
+    *out = handle(default_pool_locked(d));
+    return CUDA_SUCCESS;
+  }, out, dev);
+}
+
+CUresult cuDeviceGetMemPool(CUmemoryPool* out, CUdevice dev) {
+  return api::call("cuDeviceGetMemPool", api::kDefault, [&] {
+    Device* d;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = device_of(dev, &d)) return r;
+    *out = handle(current_pool(d));
+    return CUDA_SUCCESS;
+  }, out, dev);
+}
+
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool hp) {
+  return api::call("cuDeviceSetMemPool", api::kDefault, [&] {
+    Device* d;
+    if (CUresult r = device_of(dev, &d)) return r;
+    MemPool* pool = pool_of(hp);
+    if (!pool || pool->device != d) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(rt().pool_mu);
+    d->current_pool = pool;
+    return CUDA_SUCCESS;
+  }, dev, hp);
+}
+
+CUresult cuMemPoolCreate(CUmemoryPool* out, const CUmemPoolProps* props) {
+  return api::call("cuMemPoolCreate", api::kDefault, [&] { return pool_create(out, props); }, out, props);
+}
+
+CUresult cuMemPoolDestroy(CUmemoryPool hp) {
+  return api::call("cuMemPoolDestroy", api::kDefault, [&] { return pool_destroy(hp); }, hp);
+}
+
+CUresult cuMemPoolGetAttribute(CUmemoryPool hp, CUmemPool_attribute attr, void* value) {
+  return api::call("cuMemPoolGetAttribute", api::kDefault, [&] {
+    MemPool* pool = pool_of(hp);
+    if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    return pool->get_attribute(api::raw_enum(attr), value);
+  }, hp, attr, value);
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool hp, CUmemPool_attribute attr, void* value) {
+  return api::call("cuMemPoolSetAttribute", api::kDefault, [&] {
+    MemPool* pool = pool_of(hp);
+    if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    return pool->set_attribute(api::raw_enum(attr), value);
+  }, hp, attr, value);
+}
+
+// Nothing is cached, so there is nothing to trim.
+CUresult cuMemPoolTrimTo(CUmemoryPool hp, size_t min_bytes_to_keep) {
+  return api::call("cuMemPoolTrimTo", api::kDefault,
+                   [&] { return pool_of(hp) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }, hp, min_bytes_to_keep);
+}
+
+CUresult cuMemPoolSetAccess(CUmemoryPool hp, const CUmemAccessDesc* map, size_t count) {
+  return api::call("cuMemPoolSetAccess", api::kDefault, [&] { return pool_set_access(hp, map, count); }, hp, map,
+                   count);
+}
+
+CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool hp, CUmemLocation* loc) {
+  return api::call("cuMemPoolGetAccess", api::kDefault, [&] { return pool_get_access(flags, hp, loc); }, flags, hp,
+                   loc);
+}
+
+}  // extern "C"

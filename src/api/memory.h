@@ -1,0 +1,23 @@
+// Allocation helpers shared by the memory entry points (memory.cpp) and the
+// stream-ordered allocator (mem_pool.cpp).
+#pragma once
+
+#include "cuda.h"
+#include "core/allocation.h"
+
+namespace cucpu {
+class Context;
+class MemPool;
+}  // namespace cucpu
+
+namespace cucpu::api {
+
+constexpr size_t kAlignment = 256;  // cuMemAlloc's documented minimum alignment
+
+// Allocates `bytes` (rounded up to kAlignment) and registers it; `pool`
+// when it comes from a stream-ordered allocation pool.
+CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool = nullptr);
+// Unregisters and frees an allocation (its pool's usage goes down).
+void release_allocation(const Allocation& a);
+
+}  // namespace cucpu::api
