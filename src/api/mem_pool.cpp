@@ -124,6 +124,28 @@ CUresult pool_get_access(CUmemAccess_flags* flags, CUmemoryPool hp, CUmemLocatio
   return CUDA_SUCCESS;
 }
 
+CUresult set_current(Device* d, CUmemoryPool hp) {
+  MemPool* pool = pool_of(hp);
+  if (!pool || pool->device != d) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> g(rt().pool_mu);
+  d->current_pool = pool;
+  return CUDA_SUCCESS;
+}
+
+CUresult get_default(Device* d, CUmemoryPool* out) {
+  std::lock_guard<std::mutex> g(rt().pool_mu);
+  *out = handle(default_pool_locked(d));
+  return CUDA_SUCCESS;
+}
+
+// The CUDA 13 location-based forms: device locations and pinned pools only.
+CUresult device_location(const CUmemLocation* loc, CUmemAllocationType type, Device** d) {
+  if (!loc) return CUDA_ERROR_INVALID_VALUE;
+  if (api::raw_enum(type) != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+  if (api::raw_enum(loc->type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;  // host pools
+  return device_of(loc->id, d);
+}
+
 }  // namespace
 
 CUCPU_STREAM_ENTRY(cuMemAllocAsync, _ptsz, alloc_async, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream), dptr,
@@ -140,9 +162,7 @@ CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* out, CUdevice dev) {
     Device* d;
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = device_of(dev, &d)) return r;
-    std::lock_guard<std::mutex> g(rt().pool_mu);
-    *out = handle(default_pool_locked(d));
-    return CUDA_SUCCESS;
+    return get_default(d, out);
   }, out, dev);
 }
 
@@ -160,12 +180,35 @@ CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool hp) {
   return api::call("cuDeviceSetMemPool", api::kDefault, [&] {
     Device* d;
     if (CUresult r = device_of(dev, &d)) return r;
-    MemPool* pool = pool_of(hp);
-    if (!pool || pool->device != d) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(rt().pool_mu);
-    d->current_pool = pool;
-    return CUDA_SUCCESS;
+    return set_current(d, hp);
   }, dev, hp);
+}
+
+CUresult cuMemGetDefaultMemPool(CUmemoryPool* out, CUmemLocation* loc, CUmemAllocationType type) {
+  return api::call("cuMemGetDefaultMemPool", api::kDefault, [&] {
+    Device* d;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = device_location(loc, type, &d)) return r;
+    return get_default(d, out);
+  }, out, loc, type);
+}
+
+CUresult cuMemGetMemPool(CUmemoryPool* out, CUmemLocation* loc, CUmemAllocationType type) {
+  return api::call("cuMemGetMemPool", api::kDefault, [&] {
+    Device* d;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = device_location(loc, type, &d)) return r;
+    *out = handle(current_pool(d));
+    return CUDA_SUCCESS;
+  }, out, loc, type);
+}
+
+CUresult cuMemSetMemPool(CUmemLocation* loc, CUmemAllocationType type, CUmemoryPool hp) {
+  return api::call("cuMemSetMemPool", api::kDefault, [&] {
+    Device* d;
+    if (CUresult r = device_location(loc, type, &d)) return r;
+    return set_current(d, hp);
+  }, loc, type, hp);
 }
 
 CUresult cuMemPoolCreate(CUmemoryPool* out, const CUmemPoolProps* props) {

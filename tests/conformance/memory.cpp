@@ -234,6 +234,12 @@ CONF_TEST(StreamOrderedAllocation) {
   ASSERT_CU(cuMemPoolGetAccess(&access, mine, &loc));
   EXPECT_TRUE(access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
   ASSERT_CU(cuDeviceSetMemPool(0, def));
+  // The CUDA 13 location-based forms name the same pools.
+  CUmemoryPool by_location = nullptr;
+  ASSERT_CU(cuMemGetDefaultMemPool(&by_location, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+  EXPECT_TRUE(by_location == def);
+  ASSERT_CU(cuMemGetMemPool(&by_location, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+  EXPECT_TRUE(by_location == def);
   ASSERT_CU(cuMemPoolDestroy(mine));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemAllocAsync(nullptr, n, s));
   conf::info("mempool_alloc_async_size0", cuMemAllocAsync(&p, 0, s));
