@@ -15,6 +15,22 @@ namespace {
 using bench::check;
 void init_once() { bench::use_primary_context(); }
 
+// `ops` stream-ordered copies of `extent`, op i from src + i * bytes to dst + i * bytes.
+std::vector<CUDA_MEMCPY3D_BATCH_OP> slice_copies(CUdeviceptr src, CUdeviceptr dst, size_t ops, size_t bytes,
+                                                 CUextent3D extent) {
+  std::vector<CUDA_MEMCPY3D_BATCH_OP> list(ops);
+  for (size_t i = 0; i < ops; ++i) {
+    CUDA_MEMCPY3D_BATCH_OP& op = list[i];
+    op = {};
+    op.src.type = op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    op.src.op.ptr.ptr = src + i * bytes;
+    op.dst.op.ptr.ptr = dst + i * bytes;
+    op.extent = extent;
+    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  }
+  return list;
+}
+
 // Per-op cost of enqueueing a batch of 256 small (1 KiB, 16x8x8 bytes) 3D copies.
 void BM_Batch3D_256x1KiB(benchmark::State& st) {
   init_once();
@@ -24,16 +40,7 @@ void BM_Batch3D_256x1KiB(benchmark::State& st) {
   check(cuMemAlloc(&dst, ops * bytes));
   CUstream s;
   check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-  std::vector<CUDA_MEMCPY3D_BATCH_OP> list(ops);
-  for (size_t i = 0; i < ops; ++i) {
-    CUDA_MEMCPY3D_BATCH_OP& op = list[i];
-    op = {};
-    op.src.type = op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-    op.src.op.ptr.ptr = src + i * bytes;
-    op.dst.op.ptr.ptr = dst + i * bytes;
-    op.extent = {16, 8, 8};
-    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-  }
+  std::vector<CUDA_MEMCPY3D_BATCH_OP> list = slice_copies(src, dst, ops, bytes, {16, 8, 8});
   for (auto _ : st) {
     check(cuMemcpy3DBatchAsync(ops, list.data(), 0, s));
     st.PauseTiming();
@@ -125,16 +132,7 @@ void BM_Batch3D_64x4MiB(benchmark::State& st) {
   check(cuMemsetD8(dst, 2, ops * bytes));
   CUstream s;
   check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-  std::vector<CUDA_MEMCPY3D_BATCH_OP> list(ops);
-  for (size_t i = 0; i < ops; ++i) {
-    CUDA_MEMCPY3D_BATCH_OP& op = list[i];
-    op = {};
-    op.src.type = op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-    op.src.op.ptr.ptr = src + i * bytes;
-    op.dst.op.ptr.ptr = dst + i * bytes;
-    op.extent = {4096, 1024, 1};
-    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-  }
+  std::vector<CUDA_MEMCPY3D_BATCH_OP> list = slice_copies(src, dst, ops, bytes, {4096, 1024, 1});
   for (auto _ : st) {
     check(cuMemcpy3DBatchAsync(ops, list.data(), 0, s));
     check(cuStreamSynchronize(s));

@@ -26,14 +26,19 @@ def medians(path):
     return out
 
 
-nv, ours = medians(sys.argv[1]), medians(sys.argv[2])
-print("| benchmark (median) | NVIDIA driver | cucpu | speed-up |")
-print("|---|---|---|---|")
-for name in nv:
-    a, b = nv[name], ours.get(name)
-    if b is None:
-        continue
-    if name.endswith("(GB/s)"):
-        print(f"| {name} | {a:,.1f} GB/s | {b:,.1f} GB/s | {b / a:,.2f}x |")
-    else:
-        print(f"| {name} | {a:,.0f} ns | {b:,.1f} ns | {a / b:,.1f}x |")
+def main():
+    nv, ours = medians(sys.argv[1]), medians(sys.argv[2])
+    print("| benchmark (median) | NVIDIA driver | cucpu | speed-up |")
+    print("|---|---|---|---|")
+    for name in nv:
+        a, b = nv[name], ours.get(name)
+        if b is None:
+            continue
+        if name.endswith("(GB/s)"):
+            print(f"| {name} | {a:,.1f} GB/s | {b:,.1f} GB/s | {b / a:,.2f}x |")
+        else:
+            print(f"| {name} | {a:,.0f} ns | {b:,.1f} ns | {a / b:,.1f}x |")
+
+
+if __name__ == "__main__":
+    main()

@@ -74,8 +74,8 @@ CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
   if (CUresult r = ordered_stream(ns, h, &s)) return r;
   const auto base = static_cast<uintptr_t>(dptr);
   // Only pool memory, and only once.
-  if (!Registry::instance().begin_async_free(base)) return CUDA_ERROR_INVALID_VALUE;
-  auto a = Registry::instance().find(base);
+  auto a = Registry::instance().begin_async_free(base);
+  if (!a) return CUDA_ERROR_INVALID_VALUE;
   s->enqueue(new FunctionOp([a = *a] { api::release_allocation(a); }));
   return CUDA_SUCCESS;
 }

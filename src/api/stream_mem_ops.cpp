@@ -20,8 +20,10 @@ CUresult enqueue(NullStream ns, CUstream h, const CUstreamBatchMemOpParams* ops,
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   NodeParams node;
   node.kind = NodeKind::kBatchMemOp;
-  node.memops.assign(ops, ops + count);
-  node.memop_ctx = reinterpret_cast<CUcontext>(s->ctx);
+  if (s->capturing.load(std::memory_order_acquire)) {  // the node's copy of the operations, only when needed
+    node.memops.assign(ops, ops + count);
+    node.memop_ctx = reinterpret_cast<CUcontext>(s->ctx);
+  }
   Route route;
   if (CUresult r = capture_route(s, node, true, &route)) return r;
   if (route == Route::kCaptured || specs.empty()) return CUDA_SUCCESS;

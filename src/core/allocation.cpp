@@ -29,12 +29,12 @@ std::optional<Allocation> Registry::remove(uintptr_t base) {
   return a;
 }
 
-bool Registry::begin_async_free(uintptr_t base) {
+std::optional<Allocation> Registry::begin_async_free(uintptr_t base) {
   std::unique_lock lock(mu_);
   auto it = by_base_.find(base);
-  if (it == by_base_.end() || !it->second.pool || it->second.free_pending) return false;
+  if (it == by_base_.end() || !it->second.pool || it->second.free_pending) return std::nullopt;
   it->second.free_pending = true;
-  return true;
+  return it->second;
 }
 
 std::optional<Allocation> Registry::find(uintptr_t p) const {

@@ -61,8 +61,9 @@ class Registry {
   bool set_attachment(uintptr_t base, unsigned flags, uint64_t stream_id);
   bool set_sync_memops(uintptr_t base, bool on);
   // Marks the pool allocation based at `base` as having its stream-ordered
-  // free enqueued. False when there is none, or it was marked already.
-  bool begin_async_free(uintptr_t base);
+  // free enqueued, and returns it. Empty when there is none, or it was
+  // marked already.
+  std::optional<Allocation> begin_async_free(uintptr_t base);
   // A destroyed stream's SINGLE attachments revert to GLOBAL; returns how many.
   size_t detach_stream(uint64_t stream_id);
   // Total bytes of device and managed allocations (for cuMemGetInfo).

@@ -113,9 +113,9 @@ class Op {
   // Scheduler::complete(). Only the thread running execute() touches this.
   void defer() { deferred_ = true; }
   bool take_deferred() {
-    const bool d = deferred_;
+    if (!deferred_) return false;  // the common case: no write to the op
     deferred_ = false;
-    return d;
+    return true;
   }
   // Hands a deferred op, with the runner's reference, to whatever completes
   // it. The caller must not touch the op afterwards.

@@ -233,33 +233,30 @@ CONF_TEST(StreamWaitEvent) {
   ASSERT_CU(cuStreamDestroy(s2));
 }
 
+// Holds `held` with a gate; work on `waiter` must wait for it.
+static void expect_waits_for(CUstream held, CUstream waiter) {
+  conf::Gate gate;
+  ASSERT_CU(cuLaunchHostFunc(held, conf::Gate::hold, &gate));
+  Log log;
+  Tagged t{&log, 1};
+  ASSERT_CU(cuLaunchHostFunc(waiter, Tagged::run, &t));
+  EXPECT_CU(CUDA_ERROR_NOT_READY, cuStreamQuery(waiter));
+  gate.release();
+  ASSERT_CU(cuStreamSynchronize(waiter));
+  EXPECT_TRUE(log.n == 1);
+}
+
 CONF_TEST(LegacyWaitsForBlockingStream) {
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, 0));
-  conf::Gate gate;
-  ASSERT_CU(cuLaunchHostFunc(s, conf::Gate::hold, &gate));
-  Log log;
-  Tagged t{&log, 1};
-  ASSERT_CU(cuLaunchHostFunc(CU_STREAM_LEGACY, Tagged::run, &t));
-  EXPECT_CU(CUDA_ERROR_NOT_READY, cuStreamQuery(CU_STREAM_LEGACY));
-  gate.release();
-  ASSERT_CU(cuStreamSynchronize(CU_STREAM_LEGACY));
-  EXPECT_TRUE(log.n == 1);
+  expect_waits_for(s, CU_STREAM_LEGACY);
   ASSERT_CU(cuStreamDestroy(s));
 }
 
 CONF_TEST(BlockingStreamWaitsForLegacy) {
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, 0));
-  conf::Gate gate;
-  ASSERT_CU(cuLaunchHostFunc(nullptr, conf::Gate::hold, &gate));
-  Log log;
-  Tagged t{&log, 1};
-  ASSERT_CU(cuLaunchHostFunc(s, Tagged::run, &t));
-  EXPECT_CU(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
-  gate.release();
-  ASSERT_CU(cuStreamSynchronize(s));
-  EXPECT_TRUE(log.n == 1);
+  expect_waits_for(nullptr, s);
   ASSERT_CU(cuStreamDestroy(s));
 }
 

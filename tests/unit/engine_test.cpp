@@ -31,6 +31,27 @@ struct Mark {
   }
 };
 
+// A host word mapped for device access (stream memory operations wait on
+// it); it starts at 0.
+struct MappedWord {
+  alignas(8) uint32_t words[2] = {0, 0};
+  CUdeviceptr device = 0;
+  CUresult map() {
+    if (CUresult r = cuMemHostRegister(words, sizeof words, CU_MEMHOSTREGISTER_DEVICEMAP)) return r;
+    return cuMemHostGetDevicePointer(&device, words, 0);
+  }
+  CUresult unmap() { return cuMemHostUnregister(words); }
+};
+// A host function that stores `value` into the word.
+struct SetWord {
+  MappedWord* word;
+  uint32_t value;
+  static void CUDA_CB run(void* p) {
+    auto* s = static_cast<SetWord*>(p);
+    __atomic_store_n(&s->word->words[0], s->value, __ATOMIC_RELEASE);
+  }
+};
+
 class Engine : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -95,11 +116,9 @@ TEST_F(Engine, FaultInAsyncCopyIsSticky) {
 // not occupy it: the host function that satisfies the wait runs on that
 // same worker (if the wait held it, this would hang).
 TEST_F(Engine, ParkedMemoryWaitLeavesTheWorkerFree) {
-  alignas(8) static uint32_t words[2];
-  __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
-  ASSERT_EQ(cuMemHostRegister(words, sizeof words, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
-  CUdeviceptr word;
-  ASSERT_EQ(cuMemHostGetDevicePointer(&word, words, 0), CUDA_SUCCESS);
+  MappedWord mapped;
+  ASSERT_EQ(mapped.map(), CUDA_SUCCESS);
+  const CUdeviceptr word = mapped.device;
   CUstream waiter, setter;
   ASSERT_EQ(cuStreamCreate(&waiter, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamCreate(&setter, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
@@ -109,27 +128,24 @@ TEST_F(Engine, ParkedMemoryWaitLeavesTheWorkerFree) {
   ASSERT_EQ(cuLaunchHostFunc(waiter, Mark::run, &after_wait), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamQuery(waiter), CUDA_ERROR_NOT_READY);
   ASSERT_EQ(cuLaunchHostFunc(setter, Mark::run, &before_set), CUDA_SUCCESS);
-  ASSERT_EQ(cuLaunchHostFunc(setter, [](void* p) { __atomic_store_n(static_cast<uint32_t*>(p), 3u, __ATOMIC_RELEASE); },
-                             words),
-            CUDA_SUCCESS);
+  SetWord set{&mapped, 3u};
+  ASSERT_EQ(cuLaunchHostFunc(setter, SetWord::run, &set), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamSynchronize(waiter), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamSynchronize(setter), CUDA_SUCCESS);
   ASSERT_EQ(order.seen.size(), 2u);
   EXPECT_EQ(order.seen[0], 1);
   EXPECT_EQ(order.seen[1], 2);
   for (CUstream s : {waiter, setter}) cuStreamDestroy(s);
-  ASSERT_EQ(cuMemHostUnregister(words), CUDA_SUCCESS);
+  ASSERT_EQ(mapped.unmap(), CUDA_SUCCESS);
 }
 
 // The same inside a launched graph: a batch-memop wait node defers too, and
 // the host node after it runs once another stream's host function (on the
 // one worker) has set the word.
 TEST_F(Engine, GraphMemoryWaitNodeLeavesTheWorkerFree) {
-  alignas(8) static uint32_t words[2];
-  __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
-  ASSERT_EQ(cuMemHostRegister(words, sizeof words, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
-  CUdeviceptr word;
-  ASSERT_EQ(cuMemHostGetDevicePointer(&word, words, 0), CUDA_SUCCESS);
+  MappedWord mapped;
+  ASSERT_EQ(mapped.map(), CUDA_SUCCESS);
+  const CUdeviceptr word = mapped.device;
   CUgraph g;
   ASSERT_EQ(cuGraphCreate(&g, 0), CUDA_SUCCESS);
   CUstreamBatchMemOpParams wait{};
@@ -152,16 +168,15 @@ TEST_F(Engine, GraphMemoryWaitNodeLeavesTheWorkerFree) {
   ASSERT_EQ(cuGraphLaunch(exec, runner), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamQuery(runner), CUDA_ERROR_NOT_READY);
   ASSERT_EQ(cuLaunchHostFunc(setter, Mark::run, &setter_mark), CUDA_SUCCESS);
-  ASSERT_EQ(cuLaunchHostFunc(setter, [](void* p) { __atomic_store_n(static_cast<uint32_t*>(p), 5u, __ATOMIC_RELEASE); },
-                             words),
-            CUDA_SUCCESS);
+  SetWord set{&mapped, 5u};
+  ASSERT_EQ(cuLaunchHostFunc(setter, SetWord::run, &set), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamSynchronize(runner), CUDA_SUCCESS);
   ASSERT_EQ(order.seen.size(), 2u);
   EXPECT_EQ(order.seen[1], 2);
   cuGraphExecDestroy(exec);
   cuGraphDestroy(g);
   for (CUstream s : {runner, setter}) cuStreamDestroy(s);
-  ASSERT_EQ(cuMemHostUnregister(words), CUDA_SUCCESS);
+  ASSERT_EQ(mapped.unmap(), CUDA_SUCCESS);
 }
 
 // Work enqueued after a stream-ordered free that still touches the block
@@ -184,14 +199,13 @@ TEST_F(Engine, UseAfterStreamOrderedFreeIsSticky) {
 // context (like a device access to unmapped memory), instead of waiting
 // on forever or reading memory it no longer may.
 TEST_F(Engine, ParkedMemoryWaitOnUnregisteredWordIsSticky) {
-  alignas(8) static uint32_t words[2];
-  ASSERT_EQ(cuMemHostRegister(words, sizeof words, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
-  CUdeviceptr word;
-  ASSERT_EQ(cuMemHostGetDevicePointer(&word, words, 0), CUDA_SUCCESS);
+  MappedWord mapped;
+  ASSERT_EQ(mapped.map(), CUDA_SUCCESS);
+  const CUdeviceptr word = mapped.device;
   CUstream s;
   ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamWaitValue32(s, word, 1, CU_STREAM_WAIT_VALUE_EQ), CUDA_SUCCESS);
-  ASSERT_EQ(cuMemHostUnregister(words), CUDA_SUCCESS);
+  ASSERT_EQ(mapped.unmap(), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
 }
 
