@@ -47,9 +47,13 @@ CUresult ordered_stream(NullStream ns, CUstream h, Stream** s) {
 }
 
 CUresult alloc_from(NullStream ns, CUdeviceptr* dptr, size_t bytes, MemPool* pool, CUstream h) {
-  if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!dptr) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = ordered_stream(ns, h, &s)) return r;
+  if (bytes == 0) {  // as driver 580: success, and nothing to free
+    *dptr = 0;
+    return CUDA_SUCCESS;
+  }
   if (!pool) pool = current_pool(s->ctx->device);
   if (pool->device != s->ctx->device) return CUDA_ERROR_INVALID_VALUE;
   void* p;
@@ -69,9 +73,9 @@ CUresult alloc_from_pool_async(NullStream ns, CUdeviceptr* dptr, size_t bytes, C
 }
 
 CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
-  if (dptr == 0) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = ordered_stream(ns, h, &s)) return r;
+  if (dptr == 0) return CUDA_SUCCESS;  // as driver 580: freeing NULL does nothing
   const auto base = static_cast<uintptr_t>(dptr);
   // Only pool memory, and only once.
   auto a = Registry::instance().begin_async_free(base);

@@ -168,6 +168,7 @@ CUresult copy_attributes(NullStream ns, CUstream dst_h, CUstream src_h) {
   if (CUresult r = api::stream_handle(dst_h, ns, &dst)) return r;
   if (CUresult r = api::stream_handle(src_h, ns, &src)) return r;
   if (dst == src) return CUDA_SUCCESS;
+  if (dst->ctx != src->ctx) return CUDA_ERROR_INVALID_VALUE;  // as driver 580
   StreamAttributes a;
   {
     std::lock_guard<SpinLock> g(src->attr_mu);
