@@ -14,7 +14,11 @@ Stream::Stream(Context* ctx, StreamKind kind, unsigned flags, int priority)
     : ctx(ctx), kind(kind), flags(flags),
       id(rt().next_stream_id.fetch_add(1, std::memory_order_relaxed)), priority(priority) {}
 
-Stream::~Stream() = default;
+Stream::~Stream() {
+  // The last op's follower gave the stream up before dropping the last
+  // reference, so the tail reference is still held here.
+  if (tail_) tail_->release();
+}
 
 void Stream::release() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -30,20 +34,26 @@ bool Stream::quiescent() {
 }
 
 OpRef Stream::last_pending_op() {
+  // Only for blocking streams and the legacy stream, which never have an
+  // owner: tail_lock_ alone guards tail_, and the tail reference keeps the
+  // op alive while tail_ names it.
   SpinLockGuard g(tail_lock_);
-  if (!last_ || last_->done()) return OpRef();
-  return OpRef::share(last_.get());
+  if (!tail_ || tail_->done()) return OpRef();
+  return OpRef::share(tail_);
 }
 
 void Stream::enqueue(Op* op, Op* extra_dep) { enqueue_group(nullptr, 0, op, extra_dep); }
 
 void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, const std::vector<bool>* roots,
                            const std::vector<bool>* sinks) {
-  Scheduler& sched = Scheduler::instance();
-  sched.prefetch_handoff();
   const int prio = priority.load(std::memory_order_relaxed);
   join->stream = this;
   join->priority = prio;
+  // The common case: one op, nothing to wait for but the stream, enqueued
+  // by the thread that owns the stream.
+  const bool plain = n == 0 && !extra_dep && kind == StreamKind::kRegular && !blocking();
+  if (plain && try_enqueue_owned(join)) return;
+
   // Ops take no reference to the stream: a destroyed stream lives until its
   // last op is done (see drop_handle). Parts keep seq 0: they are not
   // timeline positions, and the join finishes after every part.
@@ -51,20 +61,21 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
     parts[i]->stream = this;
     parts[i]->priority = prio;
   }
-  OpRef prev;
+  const bool guarded = !plain;  // more than the stream link may be linked to the join
+  if (guarded) join->add_build_guard();
   std::vector<OpRef> legacy_deps;
+  bool claimed = false;
 
   auto link_in_stream = [&] {
     SpinLockGuard g(tail_lock_);
-    prev = std::move(last_);
-    // The previous op's line is read (done?) and then written (a link or
-    // the reference drop) below; most likely a worker holds it. Asking for
-    // it in exclusive state now takes one transfer instead of two.
-    if (prev) __builtin_prefetch(prev.get(), 1, 3);
-    join->retain_unpublished();  // last_'s reference; the join is not linked anywhere yet
-    last_ = OpRef(join);
-    join->seq = enqueued.load(std::memory_order_relaxed) + 1;
-    enqueued.store(join->seq, std::memory_order_release);
+    note_producer_locked();
+    // Parts that need the earlier work wait for the tail op. It cannot be
+    // freed meanwhile: its tail reference lasts until a follower sees the
+    // link to the join, which is stored below.
+    if (tail_)
+      for (size_t i = 0; i < n; ++i)
+        if (!roots || (*roots)[i]) tail_->add_successor(parts[i]);
+    claimed = link_tail(join, true);
   };
 
   if (kind == StreamKind::kLegacy) {
@@ -85,10 +96,9 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
     link_in_stream();
   }
 
-  // The heads are what must wait for earlier work: the join op alone, or
-  // every part (and the join then waits for the parts).
+  // The heads are what must wait for other streams' work: the join op
+  // alone, or every root part (and the join then waits for the parts).
   auto link_head = [&](Op* head) {
-    if (prev) prev->add_successor(head);
     for (auto& d : legacy_deps) d->add_successor(head);
     if (extra_dep) extra_dep->add_successor(head);
   };
@@ -101,15 +111,18 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
       if (!sinks || (*sinks)[i]) parts[i]->add_successor(join);
     }
   }
-  // Dropping the build guard: an op ready now goes to the scheduler with the
-  // builder's reference; otherwise the builder's reference is dropped and
-  // the last dependency's link reference will carry it (Scheduler::finish).
+  // Dropping a dependency we hold (a build guard, or the join's stream
+  // link once claimed): an op ready now goes to the scheduler with that
+  // dependency's reference; otherwise the reference is dropped and the last
+  // dependency's reference will carry the op (Scheduler::finish).
+  Scheduler& sched = Scheduler::instance();
   auto launch = [&](Op* o) {
     if (o->release_dependency()) sched.submit(o);
     else o->release();
   };
   for (size_t i = 0; i < n; ++i) launch(parts[i]);
-  launch(join);
+  if (guarded) launch(join);
+  if (claimed) launch(join);
 }
 
 void Stream::drop_handle() {
@@ -139,7 +152,7 @@ void Stream::on_op_done(uint64_t seq) {
     epoch_.notify_all();
   }
   // The handle is gone and this was the last op: drop the handle's
-  // reference (the caller holds its own, see op_after_finish).
+  // reference (the caller holds its own, see Scheduler::finish).
   if (seq == final_seq_.load(std::memory_order_seq_cst) && !handle_dropped_.exchange(true, std::memory_order_acq_rel))
     release();
 }
@@ -176,17 +189,5 @@ void Stream::wait_for(uint64_t seq) {
 
 // Engine hooks (declared in exec/scheduler.h).
 int op_status_before_execute(Op* op) { return op->stream->ctx->sticky.load(std::memory_order_acquire); }
-
-void op_after_finish(Op* op) {
-  if (op->seq == 0) return;  // a part of a group: see Stream::enqueue_group
-  // The worker's own reference: once `completed` is stored, a thread in
-  // drop_handle() may drop the handle's reference at any moment, while
-  // on_op_done still touches the stream. Nothing else on the enqueue side
-  // touches refs_, so this stays in the worker's cache.
-  Stream* s = op->stream;
-  s->retain();
-  s->on_op_done(op->seq);
-  s->release();
-}
 
 }  // namespace cucpu

@@ -4,6 +4,26 @@
 //  - enqueue() links a new op after the stream's last op (and, for blocking
 //    streams, after the context's legacy stream or vice versa), then hands
 //    it to the scheduler once its dependencies are done.
+//  - Stream links (see exec/op.h). Exactly one thread at a time is this
+//    stream's *follower*: the one that will finish the tail op and follow
+//    its link. When that thread finds no link, it watches for one a few
+//    microseconds (Scheduler) and then gives the stream up: it stores the
+//    tail it gave up in idle_tail_, and the next producer claims the stream
+//    and launches its op itself. The race between "link stored, idle_tail_
+//    loaded" (the producer) and "idle_tail_ stored, link loaded" (give_up)
+//    is settled by fences: a full fence on both sides, or, on streams with
+//    an owner, an asymmetric pair (exec/asymmetric_fence.h) that leaves the
+//    owner's enqueue without any locked instruction. A claim is a
+//    compare-exchange of idle_tail_ from that very tail to null, so when both
+//    sides see each other exactly one follows, and a give-up that lost its
+//    race cannot claim a later give-up of the same stream.
+//  - Ownership. A non-blocking stream fed by one thread for a while is
+//    granted to that thread: its enqueues then skip tail_lock_ and all
+//    fences. Any other thread that enqueues revokes the grant for good (an
+//    asymmetric fence, then it waits until the owner is not inside an
+//    enqueue of this stream). A follower that gives an owned stream up
+//    revokes it too (the stream went idle, and each give-up of an owned
+//    stream costs a heavy fence); it may be granted again later.
 //  - `enqueued` and `completed` are sequence numbers: an op with seq N is
 //    done when completed >= N. Ops of one stream finish in seq order, so
 //    query is two atomic loads.
@@ -29,6 +49,19 @@
 namespace cucpu {
 
 class Context;
+
+// What a thread that enqueues publishes about itself, so that a thread
+// revoking its ownership of a stream can wait until it is not inside an
+// enqueue of that stream. Slots are never freed; a slot of an exited thread
+// goes to the next new thread (which may then enqueue into the streams the
+// old one owned: still one live owner each).
+struct alignas(64) ProducerSlot {
+  std::atomic<const void*> in_progress{nullptr};  // the stream being enqueued into without a lock
+  // The calling thread's slot (allocated on first use).
+  static ProducerSlot* mine();
+  // The calling thread's slot if it has one, else null.
+  static ProducerSlot* mine_if_any();
+};
 
 enum class StreamKind { kRegular, kLegacy, kPerThread };
 
@@ -64,7 +97,16 @@ class Stream {
 
  private:
   SpinLock tail_lock_;  // held for a few instructions: linking an op
-  OpRef last_;          // guarded by tail_lock_
+  // The last op enqueued (null before the first), holding the tail
+  // reference, which its follower drops once the next op is linked.
+  // Guarded by tail_lock_, or by ownership.
+  Op* tail_ = nullptr;
+  // The owning thread's slot; null: none (may be granted); kShared: fed by
+  // several threads, never granted again; kRevoking: being taken back.
+  // Written under tail_lock_.
+  std::atomic<ProducerSlot*> owner_{nullptr};
+  static inline ProducerSlot* const kShared = reinterpret_cast<ProducerSlot*>(uintptr_t{1});
+  static inline ProducerSlot* const kRevoking = reinterpret_cast<ProducerSlot*>(uintptr_t{2});
 
  public:
 
@@ -113,6 +155,12 @@ class Stream {
   // Called by the engine when the op with sequence `seq` is done.
   void on_op_done(uint64_t seq);
 
+  // Called by the thread that finished `tail`, this stream's tail op, and
+  // found no link after it: this thread stops being the follower. Returns
+  // true when a link arrived meanwhile and this thread claimed it after
+  // all (it must then follow it).
+  bool give_up(Op* tail);
+
   SpinLock attr_mu;
   StreamAttributes attrs;  // guarded by attr_mu
 
@@ -126,6 +174,40 @@ class Stream {
   std::atomic<bool> handle_dropped_{false};
   SpinLock wait_mu_;
   std::vector<uint64_t> wait_targets_;  // guarded by wait_mu_: seqs slept for
+  ProducerSlot* last_producer_ = nullptr;  // guarded by tail_lock_: for granting ownership
+  uint32_t producer_run_ = 0;              // guarded by tail_lock_: enqueues by last_producer_ in a row
+  // Enqueues by one thread in a row after which it owns the stream (guarded
+  // by tail_lock_). Streams that see a few ops never get an owner, and so
+  // never cost a heavy fence; each give-up that takes ownership back
+  // doubles it.
+  uint32_t grant_after_ = 32;
+  static constexpr uint32_t kMaxGrantAfter = 1u << 20;
+
+  // Links `op` as the new tail (tail_lock_ held, or ownership). Returns true
+  // when this thread claimed the stream (nobody followed the old tail): it
+  // must then release the op's stream link itself. `fenced`: a full fence
+  // between the link and the load of idle_tail_ (every caller but an owner).
+  bool link_tail(Op* op, bool fenced);
+  // The owner's enqueue: no lock, no locked instruction. False (nothing
+  // done) when the calling thread does not own the stream.
+  bool try_enqueue_owned(Op* op);
+  // tail_lock_ held: grants or revokes ownership for the calling thread.
+  void note_producer_locked();
+  // tail_lock_ held: takes ownership from `owner` (see "Ownership"), then
+  // sets owner_ to `after`.
+  void revoke_locked(ProducerSlot* owner, ProducerSlot* after);
+  // Becomes the follower of `tail` (kNoTail: of the empty stream), if it
+  // is still the tail given up.
+  bool claim(Op* tail) {
+    return idle_tail_.compare_exchange_strong(tail, nullptr, std::memory_order_acq_rel, std::memory_order_relaxed);
+  }
+  static inline Op* const kNoTail = reinterpret_cast<Op*>(uintptr_t{1});
+
+  // Read by every enqueue; written only when a follower gives the stream
+  // up and when a producer claims it back.
+  // The tail op its follower gave up (kNoTail before the first op), or
+  // null while a thread follows the stream.
+  alignas(64) std::atomic<Op*> idle_tail_{kNoTail};
 
   // Written by the workers that complete ops (read by waiters):
  public:

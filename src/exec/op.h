@@ -1,19 +1,33 @@
 // Op: one unit of stream work and a node of the engine's dependency graph.
 //
 // Life of an op:
-//  1. Built by an API call with `pending` = 1, a guard that keeps it from
-//     becoming ready while its dependencies are being linked.
-//  2. Linked: each predecessor that is not done yet adds it as a successor
-//     and increments `pending` (under the predecessor's lock, so a
-//     predecessor finishing concurrently either sees the link or reports
+//  1. Built by an API call with `pending` = 1. For an op of a stream's
+//     timeline (seq != 0) that 1 is the stream link: the op may run once
+//     the op before it in its stream is done (see "Stream links" below).
+//     For a part of a group it is a build guard. An op that also waits for
+//     other ops takes a build guard too (add_build_guard), which keeps it
+//     from becoming ready while those dependencies are being linked.
+//  2. Linked: each other predecessor that is not done yet adds it as a
+//     successor and increments `pending` (under the predecessor's lock, so
+//     a predecessor finishing concurrently either sees the link or reports
 //     itself done).
-//  3. The guard is dropped; whoever brings `pending` to zero
-//     (fetch_sub(acq_rel) == 1) hands it to the scheduler. acq_rel makes the
-//     predecessors' writes visible to the thread that runs the op.
+//  3. Whoever brings `pending` to zero (fetch_sub(acq_rel) == 1) hands it
+//     to the scheduler. acq_rel makes the predecessors' writes visible to
+//     the thread that runs the op.
 //  4. Executed on a worker (or inline when trivial()), then finished: marked
 //     done and its successors released.
-// Ops are reference counted: the stream's `last` pointer, events and the
-// scheduler each hold one reference.
+// Ops are reference counted: each pending dependency (the stream link, the
+// build guard, each successor link) carries one reference, which becomes
+// the runner's when the op becomes ready; the stream's tail, events and
+// event waits hold others.
+//
+// Stream links. The producer of a stream appends an op by storing it in
+// the previous op's next_in_stream, a plain release store: no locked
+// instruction, and no load of a line a worker wrote, so that an enqueue
+// never waits for a cache-line transfer. The thread that finishes the
+// previous op follows the link (Scheduler::finish); the protocol that
+// decides who follows when the producer and the finishing thread race is
+// in core/stream.h.
 #pragma once
 
 #include <atomic>
@@ -68,6 +82,18 @@ class Op {
 
   // Drops one dependency (or the build guard). True when the op is ready.
   bool release_dependency() { return pending_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+  // Adds a build guard, with its reference, to an op no other thread can
+  // reach yet (no atomic read-modify-write).
+  void add_build_guard() {
+    pending_.store(pending_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    retain_unpublished();
+  }
+
+  // The op after this one in its stream, or null while none is enqueued.
+  // Set once, by the stream's producer, with release order: the thread that
+  // sees the link also sees the linked op's fields.
+  Op* next_in_stream() const { return next_in_stream_.load(std::memory_order_acquire); }
+  void set_next_in_stream(Op* next) { next_in_stream_.store(next, std::memory_order_release); }
 
   // Marks the op done, then calls each(successor) for every successor (each
   // carrying the link's reference) with no lock held.
@@ -126,6 +152,7 @@ class Op {
   int priority = 0;          // copy of the stream's priority (lower runs first)
 
  private:
+  std::atomic<Op*> next_in_stream_{nullptr};
   std::atomic<int32_t> refs_{1};
   std::atomic<int32_t> pending_{1};
   SpinLock lock_;

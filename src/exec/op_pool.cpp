@@ -8,61 +8,57 @@
 namespace cucpu {
 namespace {
 
-constexpr size_t kBatch = 64;          // blocks moved between a cache and the global list
+constexpr size_t kBatch = 64;  // blocks moved between a cache and the global list
 constexpr size_t kCacheLimit = 2 * kBatch;
+// How many allocations ahead a block is prefetched for writing. Blocks come
+// back from workers on other cores; their lines must be on the way well
+// before the op is built in them (one line transfer takes longer than an
+// enqueue on a many-core machine).
+constexpr size_t kPrefetchAhead = 4;
 
-struct Block {
-  Block* next;
+struct Batch {
+  void* blocks[kBatch];
 };
 
-// The global list: batches of blocks, each batch a linked chain.
+// The global list of full batches.
 struct Global {
   std::mutex mu;
-  std::vector<Block*> batches;  // guarded by mu; each entry heads kBatch blocks
+  std::vector<Batch*> batches;  // guarded by mu
 };
 Global& global() {
   static Global* g = new Global();  // outlives thread caches flushed at exit
   return *g;
 }
 
+// A thread's cache: a stack of block addresses in thread-local memory, so
+// that taking a block reads no line of the block itself (a free list
+// threaded through the blocks would load a line a worker just wrote).
 struct Cache {
-  Block* head = nullptr;
+  void* blocks[kCacheLimit];
   size_t count = 0;
   ~Cache() {
     // Hand everything back so other threads can reuse it.
     while (count >= kBatch) give_batch();
-    if (head) {
-      std::lock_guard<std::mutex> g(global().mu);
-      global().batches.push_back(head);  // a short chain is fine: it is only walked
-      head = nullptr;
-      count = 0;
-    }
+    while (count > 0) std::free(blocks[--count]);
   }
   void give_batch() {
-    Block* first = head;
-    Block* last = head;
-    for (size_t i = 1; i < kBatch; ++i) last = last->next;
-    head = last->next;
-    last->next = nullptr;
+    auto* b = new Batch;
     count -= kBatch;
+    for (size_t i = 0; i < kBatch; ++i) b->blocks[i] = blocks[count + i];
     std::lock_guard<std::mutex> g(global().mu);
-    global().batches.push_back(first);
+    global().batches.push_back(b);
   }
   bool take_batch() {
-    Block* b;
+    Batch* b;
     {
       std::lock_guard<std::mutex> g(global().mu);
       if (global().batches.empty()) return false;
       b = global().batches.back();
       global().batches.pop_back();
     }
-    while (b) {
-      Block* n = b->next;
-      b->next = head;
-      head = b;
-      ++count;
-      b = n;
-    }
+    for (size_t i = 0; i < kBatch; ++i) blocks[count++] = b->blocks[i];
+    delete b;
+    for (size_t i = 1; i <= kPrefetchAhead && i <= count; ++i) __builtin_prefetch(blocks[count - i], 1, 3);
     return true;
   }
 };
@@ -73,17 +69,19 @@ thread_local Cache t_cache;
 void* OpPool::allocate(size_t n) {
   if (n > kBlockSize) return ::operator new(n);
   Cache& c = t_cache;
-  if (!c.head && !c.take_batch()) {
+  if (c.count == 0 && !c.take_batch()) {
     void* p = std::aligned_alloc(64, kBlockSize);
     if (!p) throw std::bad_alloc();
     return p;
   }
-  Block* b = c.head;
-  c.head = b->next;
-  --c.count;
-  // The next block was most likely freed by a worker on another core: start
-  // taking its cache line for writing now, while this op is being built.
-  if (c.head) __builtin_prefetch(c.head, 1, 3);
+  void* b = c.blocks[--c.count];
+  if (c.count >= kPrefetchAhead) {
+    // Start taking, for writing, the first two lines of a block a few
+    // allocations ahead (an op's fields span them).
+    char* ahead = static_cast<char*>(c.blocks[c.count - kPrefetchAhead]);
+    __builtin_prefetch(ahead, 1, 3);
+    __builtin_prefetch(ahead + 64, 1, 3);
+  }
   return b;
 }
 
@@ -93,10 +91,8 @@ void OpPool::deallocate(void* p, size_t n) noexcept {
     return;
   }
   Cache& c = t_cache;
-  auto* b = static_cast<Block*>(p);
-  b->next = c.head;
-  c.head = b;
-  if (++c.count > kCacheLimit) c.give_batch();
+  c.blocks[c.count++] = p;
+  if (c.count == kCacheLimit) c.give_batch();
 }
 
 }  // namespace cucpu

@@ -4,8 +4,8 @@
 // of an enqueue). Each thread keeps a small cache of free blocks; caches
 // trade batches through one global list.
 //
-// Contract: any thread may allocate or free any block. Blocks are never
-// returned to the system.
+// Contract: any thread may allocate or free any block. Blocks go back to
+// the system only from a thread that exits holding less than a batch.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,10 @@
 #include "exec/scheduler.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
+#include "core/stream.h"
 #include "exec/spin_lock.h"
 
 namespace cucpu {
@@ -116,7 +118,7 @@ void Scheduler::stop_searching() {
 
 void Scheduler::complete(Op* op) {
   std::vector<Op*> trivial;
-  finish(op, false, trivial);
+  if (Op* tail = finish(op, false, trivial)) watch_tail(tail, false, false, trivial);
   for (Op* t : trivial) run_chain(t);
 }
 
@@ -147,7 +149,9 @@ void Scheduler::run_chain(Op* op) {
     // queues anyway (this is what keeps a one-stream producer off futex
     // calls). If the chain goes on after all, the worker is busy again.
     if (on_worker) searching_.fetch_add(1, std::memory_order_seq_cst);
-    finish(op, on_worker, more);
+    // Linger only with nothing else to run here: what a finished op made
+    // ready must not wait for a stream that may stay quiet.
+    if (Op* tail = finish(op, on_worker, more)) watch_tail(tail, on_worker && more.empty(), on_worker, more);
     if (more.empty()) {
       op = nullptr;
     } else {
@@ -158,28 +162,90 @@ void Scheduler::run_chain(Op* op) {
   }
 }
 
-void Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
-  // The stream's completed sequence must advance before the op is marked
-  // done: once done, a later op of the stream may be linked without a
-  // dependency, run and publish its own (higher) sequence number.
-  op_after_finish(op);
-  bool took_inline = false;
-  op->mark_done([&](Op* s) {
-    if (!s->release_dependency()) {
-      s->release();  // the link's reference; others still hold theirs
-      return;
-    }
-    // The link's reference becomes the reference of whoever runs it.
-    if (s->trivial()) {
-      run_here.push_back(s);
-    } else if (allow_inline && !took_inline) {
-      run_here.push_back(s);
-      took_inline = true;
-    } else {
-      push(s);
-    }
+Op* Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
+  // Parts of a group (seq 0) have no place in a stream's timeline.
+  Stream* const s = op->seq != 0 ? op->stream : nullptr;
+  Op* next = nullptr;
+  if (s) {
+    // Our own reference, until the stream's link is followed or given up:
+    // once `completed` is stored, a thread in drop_handle() may drop the
+    // handle's reference at any moment.
+    s->retain();
+    // The stream's completed sequence must advance before the op is marked
+    // done: once done, the stream's next op may run and publish its own
+    // (higher) sequence number.
+    s->on_op_done(op->seq);
+    next = op->next_in_stream();  // if linked already, it gets the inline slot
+  }
+  // The inline slot is kept for the stream's next op when it is linked.
+  bool inline_taken = !allow_inline || next != nullptr;
+  op->mark_done([&](Op* succ) {
+    if (succ->release_dependency()) dispatch(succ, inline_taken, run_here);
+    else succ->release();  // the link's reference; others still hold theirs
   });
+  if (!s) {
+    op->release();  // the runner's reference
+    return nullptr;
+  }
+  if (next) {
+    inline_taken = !allow_inline;
+  } else {
+    next = op->next_in_stream();
+    // Still the stream's tail: the caller watches for the link or gives the
+    // stream up, keeping the runner's reference until then (a producer
+    // that claims the stream may drop the tail reference at any moment).
+    if (!next) return op;
+  }
   op->release();  // the runner's reference
+  follow(op, next, inline_taken, run_here);
+  s->release();
+  return nullptr;
+}
+
+void Scheduler::dispatch(Op* op, bool& inline_taken, std::vector<Op*>& run_here) {
+  if (op->trivial()) {
+    run_here.push_back(op);
+  } else if (!inline_taken) {
+    run_here.push_back(op);
+    inline_taken = true;
+  } else {
+    push(op);
+  }
+}
+
+void Scheduler::follow(Op* tail, Op* next, bool& inline_taken, std::vector<Op*>& run_here) {
+  tail->release();  // its tail reference: no one touches its link any more
+  // Pushed last, so run_chain runs it first.
+  if (next->release_dependency()) dispatch(next, inline_taken, run_here);
+  else next->release();  // the stream link's reference; its other dependencies carry it
+}
+
+void Scheduler::watch_tail(Op* tail, bool linger, bool allow_inline, std::vector<Op*>& run_here) {
+  Stream* const s = tail->stream;
+  Op* next = nullptr;
+  if (linger) {
+    // A producer feeding this stream is likely to link the next op within
+    // microseconds; watching the link costs this core a few microseconds
+    // and saves the producer the scheduler's queue and a wake-up. Stop at
+    // once when other work is queued.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(5);
+    for (int i = 1; !(next = tail->next_in_stream()); ++i) {
+      if (ready_count_.load(std::memory_order_relaxed) != 0) break;
+      if (i % 16 == 0) {
+        if (std::chrono::steady_clock::now() > until) break;
+        std::this_thread::yield();  // a small machine: the producer may need this core
+      } else {
+        cpu_relax();
+      }
+    }
+  }
+  if (next || s->give_up(tail)) {
+    if (!next) next = tail->next_in_stream();
+    bool inline_taken = !allow_inline || !run_here.empty();
+    follow(tail, next, inline_taken, run_here);
+  }
+  tail->release();  // the runner's reference, kept by finish
+  s->release();
 }
 
 void Scheduler::worker_main() {

@@ -6,7 +6,11 @@
 //    ready queue ordered by stream priority (lower value first, FIFO within
 //    a priority).
 //  - A worker that finishes an op runs the first successor that became ready
-//    itself (the latency path) and queues the rest.
+//    itself (the latency path), preferring the op's successor in its
+//    stream, and queues the rest. When the stream has no next op yet, the
+//    worker watches for one for a few microseconds (unless other work is
+//    queued) before giving the stream up (Stream::give_up): a producer
+//    feeding one stream then hands each op over with one plain store.
 //  - Idle workers spin briefly (one at a time, yielding the core) and then
 //    sleep on a condition variable; nothing polls while idle. A push wakes
 //    a sleeper only when no worker is searching for work.
@@ -25,10 +29,9 @@
 
 namespace cucpu {
 
-// Hooks the engine calls around op execution; implemented by the stream
+// Hook the engine calls before op execution; implemented by the stream
 // layer (core/stream.cpp), which knows contexts and sticky errors.
 int op_status_before_execute(Op* op);
-void op_after_finish(Op* op);
 
 class Scheduler {
  public:
@@ -41,10 +44,6 @@ class Scheduler {
   // must not be running an op itself: releases its successors, running
   // trivial ones here. Takes over the runner's reference.
   void complete(Op* op);
-  // Starts taking the hand-off slot's cache line for writing: an enqueue
-  // calls this first, so that the transfer overlaps the one of the
-  // stream's previous op instead of following it.
-  void prefetch_handoff() { __builtin_prefetch(&handoff_, 1, 3); }
   size_t worker_count() const { return workers_.size(); }
   // True on a pool thread (used to refuse blocking calls from host functions).
   static bool on_worker_thread();
@@ -57,9 +56,20 @@ class Scheduler {
   Op* pop_locked();
   // Runs `op` and any chain of successors handed back inline.
   void run_chain(Op* op);
-  // Finishes `op`: completion hooks, then releases its successors. Ready
-  // trivial successors, and one other when allow_inline, go to run_here.
-  void finish(Op* op, bool allow_inline, std::vector<Op*>& run_here);
+  // Finishes `op`: stream completion, then releases its successors and
+  // follows its stream link. Ready trivial successors, and one other when
+  // allow_inline, go to run_here. Returns `op` when it is its stream's tail
+  // with no link yet: the caller must then call watch_tail.
+  Op* finish(Op* op, bool allow_inline, std::vector<Op*>& run_here);
+  // Takes over a ready op (and the reference it carries).
+  void dispatch(Op* op, bool& inline_taken, std::vector<Op*>& run_here);
+  // Follows the link from `tail` to `next`: drops tail's tail reference and
+  // releases next's stream dependency.
+  void follow(Op* tail, Op* next, bool& inline_taken, std::vector<Op*>& run_here);
+  // For the tail returned by finish: watches for its link when `linger`,
+  // else (or when none comes) gives the stream up; then drops the stream
+  // reference finish took.
+  void watch_tail(Op* tail, bool linger, bool allow_inline, std::vector<Op*>& run_here);
   void push(Op* op);
   // Leaves searching_ outside mu_ (to run an op), waking a sleeper for any
   // op queued meanwhile.
