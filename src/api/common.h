@@ -62,6 +62,21 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
   return s->ctx->sticky_error();
 }
 
+// capture_route for hot paths: `make()` builds the node parameters only
+// when the stream captures, or is the legacy stream while a blocking
+// stream of its context captures. Otherwise two loads decide (node
+// parameters are a few hundred bytes: zeroing them on every enqueue would
+// fill the store buffer that an enqueue relies on).
+template <class MakeParams>
+CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route* route) {
+  if (s->capturing.load(std::memory_order_acquire) == nullptr &&
+      (s->kind != StreamKind::kLegacy || s->ctx->blocking_captures.load(std::memory_order_acquire) == 0)) {
+    *route = Route::kEnqueue;
+    return CUDA_SUCCESS;
+  }
+  return capture_route(s, make(), capturable, route);
+}
+
 }  // namespace cucpu::api
 
 // Defines an entry point and its per-thread-default-stream twin (SUFFIX is

@@ -199,11 +199,14 @@ CUresult launch_host_func(NullStream ns, CUstream h, CUhostFn fn, void* data) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  NodeParams p;
-  p.kind = NodeKind::kHost;
-  p.host = {fn, data};
+  auto node = [&] {
+    NodeParams p;
+    p.kind = NodeKind::kHost;
+    p.host = {fn, data};
+    return p;
+  };
   Route route;
-  if (CUresult r = capture_route(s, p, true, &route)) return r;
+  if (CUresult r = api::capture_route_lazy(s, node, true, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
   s->enqueue(new HostFuncOp(fn, data));
   return CUDA_SUCCESS;
@@ -214,7 +217,7 @@ CUresult add_callback(NullStream ns, CUstream h, CUstreamCallback cb, void* data
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   Route route;  // callbacks cannot be captured (host functions can)
-  if (CUresult r = capture_route(s, NodeParams{}, false, &route)) return r;
+  if (CUresult r = api::capture_route_lazy(s, [] { return NodeParams{}; }, false, &route)) return r;
   s->enqueue(new HostFuncOp(cb, h, data));
   return CUDA_SUCCESS;
 }

@@ -182,6 +182,13 @@ class Stream {
   // doubles it.
   uint32_t grant_after_ = 32;
   static constexpr uint32_t kMaxGrantAfter = 1u << 20;
+  // Seq of the last tail given up. Written by followers only, which the
+  // stream's links and claims order one after another.
+  uint64_t last_give_up_seq_ = 0;
+  // Ops between two give-ups of an owned stream below which the follower
+  // takes the ownership back (above, one heavy fence per give-up costs
+  // little per op).
+  static constexpr uint64_t kOpsPerHeavyFence = 256;
 
   // Links `op` as the new tail (tail_lock_ held, or ownership). Returns true
   // when this thread claimed the stream (nobody followed the old tail): it

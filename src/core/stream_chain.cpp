@@ -133,11 +133,13 @@ void Stream::note_producer_locked() {
 bool Stream::give_up(Op* tail) {
   ProducerSlot* const me = ProducerSlot::mine_if_any();
   ProducerSlot* o = owner_.load(std::memory_order_acquire);
-  if (o != nullptr && o != kShared && o != me) {
-    // An owned stream that goes idle: each give-up would cost a heavy
-    // fence, so take the ownership back (one heavy fence) and make the
-    // next grant wait twice as long. A stream whose producer outruns it
-    // is rarely given up and keeps its owner.
+  const uint64_t ops_since = tail->seq - last_give_up_seq_;
+  last_give_up_seq_ = tail->seq;
+  if (o != nullptr && o != kShared && o != me && ops_since < kOpsPerHeavyFence) {
+    // An owned stream that keeps going idle: each give-up costs a heavy
+    // fence, so take the ownership back (one heavy fence) and make the next
+    // grant wait twice as long. A stream whose producer runs ahead of it,
+    // given up now and then between bursts, keeps its owner.
     SpinLockGuard g(tail_lock_);
     o = owner_.load(std::memory_order_relaxed);
     if (o != nullptr && o != kShared && o != kRevoking && o != me) {
@@ -146,12 +148,14 @@ bool Stream::give_up(Op* tail) {
       if (grant_after_ < kMaxGrantAfter) grant_after_ *= 2;
     }
   }
-  idle_tail_.store(tail, std::memory_order_relaxed);
+  // Release: a producer that claims the stream (acq_rel) sees what this
+  // follower did.
+  idle_tail_.store(tail, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // An owner's enqueue has only a compiler barrier between its link and its
-  // load of idle_tail_; the heavy fence orders it. Needed only when the
-  // stream was granted (or is being revoked) since the check above, and
-  // not when this thread is the owner (it is not inside an enqueue).
+  // load of idle_tail_; the heavy fence orders it. Needed only while the
+  // stream has an owner (or is being revoked), and not when this thread is
+  // the owner (it is not inside an enqueue).
   o = owner_.load(std::memory_order_relaxed);
   if (o != nullptr && o != kShared && o != me) heavy_fence();
   if (!tail->next_in_stream()) return false;

@@ -14,7 +14,7 @@ constexpr size_t kCacheLimit = 2 * kBatch;
 // back from workers on other cores; their lines must be on the way well
 // before the op is built in them (one line transfer takes longer than an
 // enqueue on a many-core machine).
-constexpr size_t kPrefetchAhead = 4;
+constexpr size_t kPrefetchAhead = 8;
 
 struct Batch {
   void* blocks[kBatch];
