@@ -154,6 +154,8 @@ class Stream {
 
   // Called by the engine when the op with sequence `seq` is done.
   void on_op_done(uint64_t seq);
+  // True once the handle is dropped: nothing more will be enqueued.
+  bool closed() const { return final_seq_.load(std::memory_order_relaxed) != UINT64_MAX; }
 
   // Called by the thread that finished `tail`, this stream's tail op, and
   // found no link after it: this thread stops being the follower. Returns
@@ -203,8 +205,7 @@ class Stream {
   // tail_lock_ held: takes ownership from `owner` (see "Ownership"), then
   // sets owner_ to `after`.
   void revoke_locked(ProducerSlot* owner, ProducerSlot* after);
-  // Becomes the follower of `tail` (kNoTail: of the empty stream), if it
-  // is still the tail given up.
+  // Becomes the follower of `tail`, if it is still the tail given up.
   bool claim(Op* tail) {
     return idle_tail_.compare_exchange_strong(tail, nullptr, std::memory_order_acq_rel, std::memory_order_relaxed);
   }
@@ -212,8 +213,8 @@ class Stream {
 
   // Read by every enqueue; written only when a follower gives the stream
   // up and when a producer claims it back.
-  // The tail op its follower gave up (kNoTail before the first op), or
-  // null while a thread follows the stream.
+  // The tail op its follower gave up, or null while a thread follows the
+  // stream (kNoTail before the first op).
   alignas(64) std::atomic<Op*> idle_tail_{kNoTail};
 
   // Written by the workers that complete ops (read by waiters):

@@ -44,7 +44,7 @@ class Stream;
 
 class Op {
  public:
-  virtual ~Op() = default;
+  virtual ~Op() { delete more_successors_; }
 
   // Every op lives in an OpPool block (sized delete gives the block's size).
   static void* operator new(size_t n) { return OpPool::allocate(n); }
@@ -75,7 +75,10 @@ class Op {
     next->pending_.fetch_add(1, std::memory_order_relaxed);
     next->retain();
     if (!first_successor_) first_successor_ = next;  // the common case: no allocation
-    else more_successors_.push_back(next);
+    else {
+      if (!more_successors_) more_successors_ = new std::vector<Op*>();
+      more_successors_->push_back(next);
+    }
     return true;
   }
   bool done() const { return done_flag_.load(std::memory_order_acquire); }
@@ -100,18 +103,22 @@ class Op {
   template <class F>
   void mark_done(F&& each) {
     Op* first;
-    std::vector<Op*> more;
+    std::vector<Op*>* more;
     {
       SpinLockGuard g(lock_);
       done_ = true;
       first = first_successor_;
       first_successor_ = nullptr;
-      more.swap(more_successors_);
+      more = more_successors_;
+      more_successors_ = nullptr;
     }
     done_flag_.store(true, std::memory_order_release);
     if (waiters_.load(std::memory_order_seq_cst) > 0) done_flag_.notify_all();
     if (first) each(first);
-    for (Op* s : more) each(s);
+    if (more) {
+      for (Op* s : *more) each(s);
+      delete more;
+    }
   }
 
   // Marks done an op that no other thread can reach yet, so that it has no
@@ -161,7 +168,9 @@ class Op {
   std::atomic<bool> done_flag_{false};
   std::atomic<int> waiters_{0};      // threads in wait_done()
   Op* first_successor_ = nullptr;     // guarded by lock_; holds a reference
-  std::vector<Op*> more_successors_;  // guarded by lock_; each holds a reference
+  // Guarded by lock_; each holds a reference. A pointer, allocated for a
+  // second successor only, so that building an op stays a few stores.
+  std::vector<Op*>* more_successors_ = nullptr;
 };
 
 // Holds one reference to an op and drops it on scope exit.

@@ -223,7 +223,7 @@ void Scheduler::follow(Op* tail, Op* next, bool& inline_taken, std::vector<Op*>&
 void Scheduler::watch_tail(Op* tail, bool linger, bool allow_inline, std::vector<Op*>& run_here) {
   Stream* const s = tail->stream;
   Op* next = nullptr;
-  if (linger) {
+  if (linger && !s->closed()) {
     // A producer feeding this stream is likely to link the next op within
     // microseconds; watching the link costs this core a few microseconds
     // and saves the producer the scheduler's queue and a wake-up. Stop at
