@@ -154,6 +154,12 @@ class Stream {
 
   // Called by the engine when the op with sequence `seq` is done.
   void on_op_done(uint64_t seq);
+  // True when the calling thread owns the stream (see "Ownership"; for
+  // tests and diagnostics: the answer may change at once).
+  bool owned_by_caller() const {
+    ProducerSlot* me = ProducerSlot::mine_if_any();
+    return me && owner_.load(std::memory_order_relaxed) == me;
+  }
   // True once the handle is dropped: nothing more will be enqueued.
   bool closed() const { return final_seq_.load(std::memory_order_relaxed) != UINT64_MAX; }
 

@@ -98,3 +98,62 @@ TEST(WakeupStress, MemoryWaitHandshakesBetweenStreams) {
 }
 
 }  // namespace
+
+namespace {
+
+// One host function of the turn-taking test: checks that it runs right
+// after the previous op its thread enqueued on the same stream.
+struct TurnStep {
+  std::atomic<int>* last;  // the thread's last index run on this stream
+  int index;
+  static void CUDA_CB run(void* p) {
+    auto* step = static_cast<TurnStep*>(p);
+    if (step->last->load(std::memory_order_relaxed) == step->index - 1)
+      step->last->store(step->index, std::memory_order_relaxed);
+    else
+      step->last->store(-1000000, std::memory_order_relaxed);  // out of order: poisons the count
+  }
+};
+
+}  // namespace
+
+// Threads take turns feeding one stream in bursts long enough for the
+// first to be granted the stream (lock-free enqueues) and for the next to
+// take it back while the first one's ops still run; each round uses a new
+// stream and destroys it with work pending. Every thread's ops must run
+// once each, in that thread's order.
+TEST(WakeupStress, ThreadsTakeTurnsFeedingOneStream) {
+  ASSERT_NO_FATAL_FAILURE(use_primary_context());
+  CUcontext ctx;
+  ASSERT_EQ(cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
+  constexpr int kThreads = 4, kRounds = 100, kBurst = 48, kBursts = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    CUstream s;
+    ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    std::atomic<int> last[kThreads];
+    std::vector<TurnStep> steps(kThreads * kBurst * kBursts);
+    std::atomic<int> turn{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      last[t] = -1;
+      threads.emplace_back([&, t] {
+        cuCtxSetCurrent(ctx);
+        for (int b = 0; b < kBursts; ++b) {
+          while (turn.load(std::memory_order_acquire) % kThreads != t) std::this_thread::yield();
+          for (int i = 0; i < kBurst; ++i) {
+            const int index = b * kBurst + i;
+            TurnStep& step = steps[(t * kBursts * kBurst) + index];
+            step = TurnStep{&last[t], index};
+            if (cuLaunchHostFunc(s, TurnStep::run, &step) != CUDA_SUCCESS) std::abort();
+          }
+          turn.fetch_add(1, std::memory_order_acq_rel);
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    ASSERT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);  // work still pending: it runs anyway
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+    for (int t = 0; t < kThreads; ++t) ASSERT_EQ(last[t].load(), kBurst * kBursts - 1) << "round " << round;
+  }
+  EXPECT_EQ(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
