@@ -48,10 +48,10 @@ void BM_StreamSynchronizeIdle(benchmark::State& st) {
 }
 BENCHMARK(BM_StreamSynchronizeIdle);
 
-void BM_LaunchHostFuncEnqueue(benchmark::State& st) {
+void enqueue_host_funcs(benchmark::State& st, unsigned stream_flags) {
   env();
   CUstream s;
-  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  check(cuStreamCreate(&s, stream_flags));
   int n = 0;
   for (auto _ : st) {
     check(cuLaunchHostFunc(s, noop, nullptr));
@@ -64,7 +64,12 @@ void BM_LaunchHostFuncEnqueue(benchmark::State& st) {
   check(cuStreamSynchronize(s));
   check(cuStreamDestroy(s));
 }
+void BM_LaunchHostFuncEnqueue(benchmark::State& st) { enqueue_host_funcs(st, CU_STREAM_NON_BLOCKING); }
 BENCHMARK(BM_LaunchHostFuncEnqueue);
+// The same on a blocking stream (cuStreamCreate's default flags), which
+// is ordered with the legacy stream.
+void BM_LaunchHostFuncEnqueueBlockingStream(benchmark::State& st) { enqueue_host_funcs(st, CU_STREAM_DEFAULT); }
+BENCHMARK(BM_LaunchHostFuncEnqueueBlockingStream);
 
 struct Stamp {
   std::atomic<long long> ns{0};

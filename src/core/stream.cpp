@@ -34,10 +34,15 @@ bool Stream::quiescent() {
 }
 
 OpRef Stream::last_pending_op() {
-  // Only for blocking streams and the legacy stream, which never have an
-  // owner: tail_lock_ alone guards tail_, and the tail reference keeps the
-  // op alive while tail_ names it.
   SpinLockGuard g(tail_lock_);
+  // A legacy-stream enqueue asks this of every blocking stream after
+  // linking its own op. An owner may be linking without the lock: take the
+  // stream back first (and wait out that enqueue), so that its op is either
+  // seen here or was linked after the owner saw the legacy stream busy (and
+  // took the locked path, which orders it after the legacy op).
+  take_back_locked();
+  // tail_lock_ now guards tail_, and the tail reference keeps the op alive
+  // while tail_ names it.
   if (!tail_ || tail_->done()) return OpRef();
   return OpRef::share(tail_);
 }
@@ -49,9 +54,10 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   const int prio = priority.load(std::memory_order_relaxed);
   join->stream = this;
   join->priority = prio;
-  // The common case: one op, nothing to wait for but the stream, enqueued
-  // by the thread that owns the stream.
-  const bool plain = n == 0 && !extra_dep && kind == StreamKind::kRegular && !blocking();
+  // The common case: one op, nothing to wait for but the stream (and, for
+  // a blocking stream, an idle legacy stream), enqueued by the thread that
+  // owns the stream.
+  const bool plain = n == 0 && !extra_dep && kind != StreamKind::kLegacy;
   if (plain && try_enqueue_owned(join)) return;
 
   // Ops take no reference to the stream: a destroyed stream lives until its
@@ -61,7 +67,8 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
     parts[i]->stream = this;
     parts[i]->priority = prio;
   }
-  const bool guarded = !plain;  // more than the stream link may be linked to the join
+  // More than the stream link may be linked to the join: a build guard.
+  const bool guarded = n > 0 || extra_dep || kind == StreamKind::kLegacy || blocking();
   if (guarded) join->add_build_guard();
   std::vector<OpRef> legacy_deps;
   bool claimed = false;

@@ -17,9 +17,10 @@
 //    compare-exchange of idle_tail_ from that very tail to null, so when both
 //    sides see each other exactly one follows, and a give-up that lost its
 //    race cannot claim a later give-up of the same stream.
-//  - Ownership. A non-blocking stream fed by one thread for a while is
-//    granted to that thread: its enqueues then skip tail_lock_ and all
-//    fences. Any other thread that enqueues revokes the grant for good (an
+//  - Ownership. A stream (not the legacy one) fed by one thread for a
+//    while is granted to that thread: its enqueues then skip tail_lock_ and
+//    all fences (a legacy enqueue takes owned blocking streams back before
+//    it orders itself after their work). Any other thread that enqueues revokes the grant for good (an
 //    asymmetric fence, then it waits until the owner is not inside an
 //    enqueue of this stream). A follower that gives an owned stream up
 //    revokes it too (the stream went idle, and each give-up of an owned
@@ -211,6 +212,9 @@ class Stream {
   // tail_lock_ held: takes ownership from `owner` (see "Ownership"), then
   // sets owner_ to `after`.
   void revoke_locked(ProducerSlot* owner, ProducerSlot* after);
+  // tail_lock_ held: takes the stream back from its owner, if any, so that
+  // it may be granted again later (each take-back doubles the wait).
+  void take_back_locked();
   // Becomes the follower of `tail`, if it is still the tail given up.
   bool claim(Op* tail) {
     return idle_tail_.compare_exchange_strong(tail, nullptr, std::memory_order_acq_rel, std::memory_order_relaxed);

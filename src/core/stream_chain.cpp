@@ -88,6 +88,14 @@ bool Stream::try_enqueue_owned(Op* op) {
   // store of owner_ and heavy fence, then load of in_progress.
   me->in_progress.store(this, std::memory_order_relaxed);
   light_fence();
+  // A blocking stream needs no look at the legacy stream here: every
+  // legacy enqueue takes owned blocking streams back, after linking its own
+  // op and before looking at theirs (last_pending_op), and waits out an
+  // enqueue like this one. So this op either precedes the legacy op (which
+  // then waits for it) or finds the stream taken back and takes the locked
+  // path (which orders it after the legacy op). Legacy work older than the
+  // grant is ordered before this op through the granting enqueue, which
+  // took the locked path.
   if (owner_.load(std::memory_order_relaxed) != me) {
     me->in_progress.store(nullptr, std::memory_order_release);
     return false;
@@ -111,6 +119,14 @@ void Stream::revoke_locked(ProducerSlot* owner, ProducerSlot* after) {
   owner_.store(after, std::memory_order_release);
 }
 
+void Stream::take_back_locked() {
+  ProducerSlot* const o = owner_.load(std::memory_order_relaxed);
+  if (o == nullptr || o == kShared || o == kRevoking) return;
+  revoke_locked(o, nullptr);
+  producer_run_ = 0;
+  if (grant_after_ < kMaxGrantAfter) grant_after_ *= 2;
+}
+
 void Stream::note_producer_locked() {
   ProducerSlot* const o = owner_.load(std::memory_order_relaxed);
   if (o == kShared) return;
@@ -122,7 +138,7 @@ void Stream::note_producer_locked() {
     revoke_locked(o, kShared);
     return;
   }
-  if (kind != StreamKind::kRegular || blocking() || !heavy_fence_available()) return;
+  if (kind == StreamKind::kLegacy || !heavy_fence_available()) return;
   if (last_producer_ != me) {
     last_producer_ = me;
     producer_run_ = 1;
@@ -146,12 +162,7 @@ bool Stream::give_up(Op* tail) {
     // grant wait twice as long. A stream whose producer runs ahead of it,
     // given up now and then between bursts, keeps its owner.
     SpinLockGuard g(tail_lock_);
-    o = owner_.load(std::memory_order_relaxed);
-    if (o != nullptr && o != kShared && o != kRevoking && o != me) {
-      revoke_locked(o, nullptr);
-      producer_run_ = 0;
-      if (grant_after_ < kMaxGrantAfter) grant_after_ *= 2;
-    }
+    if (owner_.load(std::memory_order_relaxed) != me) take_back_locked();
   }
   // Release: a producer that claims the stream (acq_rel) sees what this
   // follower did.

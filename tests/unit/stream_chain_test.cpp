@@ -125,3 +125,136 @@ TEST_F(StreamChain, GiveUpsRaceWithOwnerEnqueues) {
 
 }  // namespace
 }  // namespace cucpu
+
+namespace cucpu {
+namespace {
+
+// An op that must never run at the same time as another ExclusiveOp: it
+// stays inside for a while and counts overlaps.
+struct Exclusive {
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> ran{0};
+};
+
+class ExclusiveOp final : public Op {
+ public:
+  ExclusiveOp(Exclusive* x, std::chrono::microseconds stay) : x_(x), stay_(stay) {}
+  void execute(int) override {
+    if (x_->inside.fetch_add(1) != 0) x_->overlaps.fetch_add(1);
+    const auto until = std::chrono::steady_clock::now() + stay_;
+    while (std::chrono::steady_clock::now() < until) cpu_relax();
+    x_->inside.fetch_sub(1);
+    x_->ran.fetch_add(1);
+  }
+
+ private:
+  Exclusive* x_;
+  std::chrono::microseconds stay_;
+};
+
+// The legacy stream and a blocking stream are ordered both ways, so their
+// ops never overlap, also while one thread owns the blocking stream
+// (lock-free enqueues) and another keeps enqueueing on the legacy stream
+// (each legacy enqueue takes the blocking stream back).
+TEST(StreamChainLegacy, OwnedBlockingStreamStaysOrderedWithLegacyStream) {
+  Context* ctx = rt().contexts.create(&rt().devices.at(0), 0u, false);
+  Stream* blocking = rt().streams.create(ctx, StreamKind::kRegular, 0u, 0);
+  ctx->link_stream(blocking);
+  Exclusive x;
+  // Paced so that neither stream builds a backlog: legacy ops arrive while
+  // the owner enqueues, and rarely enough for the owner to earn the stream
+  // back in between (each take-back doubles the wait for the next grant).
+  constexpr int kBlockingOps = 4000, kLegacyOps = 10;
+  // Yielding, so that on a small machine both workers get a core.
+  auto pause_for = [](std::chrono::microseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  };
+  std::atomic<bool> go{false};
+  std::thread legacy_feeder([&] {
+    while (!go.load()) std::this_thread::yield();
+    for (int i = 0; i < kLegacyOps; ++i) {
+      // Long enough that blocking ops enqueued meanwhile would overlap it
+      // if they did not wait.
+      ctx->legacy_stream()->enqueue(new ExclusiveOp(&x, std::chrono::microseconds(40)));
+      pause_for(std::chrono::microseconds(400));
+    }
+  });
+  for (int i = 0; i < kBlockingOps; ++i) {
+    if (i == 64) go = true;  // after the grant
+    blocking->enqueue(new ExclusiveOp(&x, std::chrono::microseconds(1)));
+    pause_for(std::chrono::microseconds(2));
+  }
+  legacy_feeder.join();
+  blocking->wait_idle();
+  ctx->legacy_stream()->wait_idle();
+  EXPECT_EQ(x.ran.load(), kBlockingOps + kLegacyOps);
+  EXPECT_EQ(x.overlaps.load(), 0) << "a legacy op ran alongside a blocking stream's op";
+  rt().streams.kill(blocking);
+  blocking->drop_handle();
+  rt().contexts.kill(ctx);
+  rt().contexts.release(ctx);
+}
+
+}  // namespace
+}  // namespace cucpu
+
+namespace cucpu {
+namespace {
+
+class FlagOp final : public Op {
+ public:
+  explicit FlagOp(std::atomic<bool>* flag) : flag_(flag) {}
+  void execute(int) override { flag_->store(true, std::memory_order_release); }
+
+ private:
+  std::atomic<bool>* flag_;
+};
+
+// A gate that says when it starts waiting.
+class ReportingGateOp final : public Op {
+ public:
+  ReportingGateOp(std::atomic<bool>* open, std::atomic<bool>* started) : open_(open), started_(started) {}
+  void execute(int) override {
+    started_->store(true, std::memory_order_release);
+    while (!open_->load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+
+ private:
+  std::atomic<bool>* open_;
+  std::atomic<bool>* started_;
+};
+
+// Deterministic form: the owner of a blocking stream enqueues behind a
+// legacy op that is still pending. The legacy enqueue must take the stream
+// back, so the owner's next op waits for the legacy op; had it been linked
+// lock-free, it would run as soon as the stream's gate opened, while the
+// legacy op is still held.
+TEST(StreamChainLegacy, LegacyEnqueueTakesBlockingStreamBack) {
+  if (!heavy_fence_available()) GTEST_SKIP() << "no membarrier: streams are never granted";
+  Context* ctx = rt().contexts.create(&rt().devices.at(0), 0u, false);
+  Stream* blocking = rt().streams.create(ctx, StreamKind::kRegular, 0u, 0);
+  ctx->link_stream(blocking);
+  std::atomic<bool> stream_gate{false}, legacy_gate{false}, legacy_started{false}, after_ran{false};
+  blocking->enqueue(new GateOp(&stream_gate));
+  Log log;
+  for (int i = 0; i < 100; ++i) blocking->enqueue(new LogOp(&log, i));
+  ASSERT_TRUE(blocking->owned_by_caller());
+  ctx->legacy_stream()->enqueue(new ReportingGateOp(&legacy_gate, &legacy_started));
+  EXPECT_FALSE(blocking->owned_by_caller()) << "the legacy enqueue took the stream back";
+  blocking->enqueue(new FlagOp(&after_ran));
+  stream_gate = true;
+  while (!legacy_started.load(std::memory_order_acquire)) std::this_thread::yield();
+  EXPECT_FALSE(after_ran.load()) << "the blocking stream's later op ran before the legacy op finished";
+  legacy_gate = true;
+  blocking->wait_idle();
+  EXPECT_TRUE(after_ran.load());
+  rt().streams.kill(blocking);
+  blocking->drop_handle();
+  rt().contexts.kill(ctx);
+  rt().contexts.release(ctx);
+}
+
+}  // namespace
+}  // namespace cucpu
