@@ -144,18 +144,22 @@ void Scheduler::run_chain(Op* op) {
       continue;
     }
     // A worker counts itself as searching before its op is marked done: a
-    // thread that sees the op done and pushes the stream's next op then
-    // leaves the wake-up to this worker, which is about to look at the
-    // queues anyway (this is what keeps a one-stream producer off futex
-    // calls). If the chain goes on after all, the worker is busy again.
-    if (on_worker) searching_.fetch_add(1, std::memory_order_seq_cst);
+    // thread that sees the op done and pushes work then leaves the wake-up
+    // to this worker, which is about to look at the queues anyway. If the
+    // chain goes on after all, the worker is busy again. When the stream's
+    // next op is already linked, the worker will most likely run it, so it
+    // skips the count (two read-modify-writes of a line all workers share)
+    // and takes it up only if the chain ends after all.
+    const bool linked_on = on_worker && op->seq != 0 && op->next_in_stream() != nullptr;
+    if (on_worker && !linked_on) searching_.fetch_add(1, std::memory_order_seq_cst);
     // Linger only with nothing else to run here: what a finished op made
     // ready must not wait for a stream that may stay quiet.
     if (Op* tail = finish(op, on_worker, more)) watch_tail(tail, on_worker && more.empty(), on_worker, more);
     if (more.empty()) {
+      if (linked_on) searching_.fetch_add(1, std::memory_order_seq_cst);  // what worker_main expects
       op = nullptr;
     } else {
-      if (on_worker) stop_searching();
+      if (on_worker && !linked_on) stop_searching();
       op = more.back();
       more.pop_back();
     }
