@@ -10,9 +10,7 @@ set -uo pipefail
 out="${OUT:-$PWD/out}"
 mkdir -p "$out"
 deps="${BENCH_DEPS:-$PWD/.bench-deps}"
-cuda="${CUDA_HOME:-/usr/local/cuda}"
-g++ -O2 -std=c++17 -I"$cuda/include" -I"$deps/include" -Ibench bench/stream_bench.cpp bench/copy_bench.cpp \
-  bench/graph_bench.cpp -o /tmp/ab_bench -L"$cuda/lib64/stubs" -L"$deps/lib" -lbenchmark -lcuda -lpthread || exit 1
+bench/build-against-nvidia.sh /tmp/ab_bench || exit 1
 args="--benchmark_repetitions=${REPS:-5} --benchmark_report_aggregates_only=true --benchmark_min_time=0.2"
 args="$args --benchmark_format=json --benchmark_filter=${BENCH_FILTER:-.}"
 names=(nvidia)

@@ -7,11 +7,9 @@ set -uo pipefail
 out="${OUT:-$PWD/out}"
 mkdir -p "$out"
 deps="${BENCH_DEPS:-$PWD/.bench-deps}"
-nv_inc="${CUDA_HOME:-/usr/local/cuda}/include"
 cmake -S . -B /tmp/cucpu-build -DCMAKE_BUILD_TYPE=Release -DCUCPU_BUILD_TESTS=OFF -DCUCPU_BUILD_BENCH=OFF >/dev/null
 cmake --build /tmp/cucpu-build -j"$(nproc)" --target cuda >/dev/null || exit 1
-g++ -O2 -std=c++17 -I"$nv_inc" -I"$deps/include" bench/stream_bench.cpp bench/copy_bench.cpp bench/graph_bench.cpp -Ibench -o /tmp/cucpu_bench \
-  -L"${CUDA_HOME:-/usr/local/cuda}/lib64/stubs" -L"$deps/lib" -lbenchmark -lcuda -lpthread || exit 1
+bench/build-against-nvidia.sh /tmp/cucpu_bench || exit 1
 export LD_LIBRARY_PATH="$deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 args="--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 --benchmark_format=json --benchmark_filter=${BENCH_FILTER:-.}"
 /tmp/cucpu_bench $args > "$out/bench-nvidia.json"
