@@ -60,8 +60,10 @@ class Op {
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
   // retain() for an op no other thread can reach yet (no atomic RMW).
   void retain_unpublished() { refs_.store(refs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-  void release() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  void release() { release(1); }
+  // Drops `n` references at once (one read-modify-write).
+  void release(int32_t n) {
+    if (refs_.fetch_sub(n, std::memory_order_acq_rel) == n) delete this;
   }
 
   // Registers `next` to run after this op. Returns false (and links

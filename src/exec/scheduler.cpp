@@ -200,8 +200,7 @@ Op* Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
     // that claims the stream may drop the tail reference at any moment).
     if (!next) return op;
   }
-  op->release();  // the runner's reference
-  follow(op, next, inline_taken, run_here);
+  follow(op, 2, next, inline_taken, run_here);  // with the runner's reference
   s->release();
   return nullptr;
 }
@@ -217,8 +216,8 @@ void Scheduler::dispatch(Op* op, bool& inline_taken, std::vector<Op*>& run_here)
   }
 }
 
-void Scheduler::follow(Op* tail, Op* next, bool& inline_taken, std::vector<Op*>& run_here) {
-  tail->release();  // its tail reference: no one touches its link any more
+void Scheduler::follow(Op* tail, int32_t tail_refs, Op* next, bool& inline_taken, std::vector<Op*>& run_here) {
+  tail->release(tail_refs);  // its tail reference: no one touches its link any more
   // Pushed last, so run_chain runs it first.
   if (next->release_dependency()) dispatch(next, inline_taken, run_here);
   else next->release();  // the stream link's reference; its other dependencies carry it
@@ -246,9 +245,10 @@ void Scheduler::watch_tail(Op* tail, bool linger, bool allow_inline, std::vector
   if (next || s->give_up(tail)) {
     if (!next) next = tail->next_in_stream();
     bool inline_taken = !allow_inline || !run_here.empty();
-    follow(tail, next, inline_taken, run_here);
+    follow(tail, 2, next, inline_taken, run_here);  // with the runner's reference, kept by finish
+  } else {
+    tail->release();  // the runner's reference, kept by finish
   }
-  tail->release();  // the runner's reference, kept by finish
   s->release();
 }
 

@@ -63,9 +63,10 @@ class Scheduler {
   Op* finish(Op* op, bool allow_inline, std::vector<Op*>& run_here);
   // Takes over a ready op (and the reference it carries).
   void dispatch(Op* op, bool& inline_taken, std::vector<Op*>& run_here);
-  // Follows the link from `tail` to `next`: drops tail's tail reference and
-  // releases next's stream dependency.
-  void follow(Op* tail, Op* next, bool& inline_taken, std::vector<Op*>& run_here);
+  // Follows the link from `tail` to `next`: drops tail's tail reference
+  // (and any other of the caller's, `tail_refs` in all) and releases next's
+  // stream dependency.
+  void follow(Op* tail, int32_t tail_refs, Op* next, bool& inline_taken, std::vector<Op*>& run_here);
   // For the tail returned by finish: watches for its link when `linger`,
   // else (or when none comes) gives the stream up; then drops the stream
   // reference finish took.
