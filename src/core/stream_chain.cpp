@@ -104,7 +104,7 @@ bool Stream::try_enqueue_owned(Op* op) {
   // Release: a revoker that sees this store sees tail_ and enqueued as left here.
   me->in_progress.store(nullptr, std::memory_order_release);
   if (claimed) {
-    if (op->release_dependency()) Scheduler::instance().submit(op);
+    if (op->release_stream_link()) Scheduler::instance().submit(op);
     else op->release();
   }
   return true;

@@ -87,6 +87,16 @@ class Op {
 
   // Drops one dependency (or the build guard). True when the op is ready.
   bool release_dependency() { return pending_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+  // release_dependency() for the stream link, by the thread that follows
+  // or claims it. Dependencies are added only before the op is published
+  // or while its build guard is held, and the link is released exactly
+  // once; so when the count reads 1, that 1 is the link and no other
+  // thread can change the count any more: the op is ready, without a
+  // read-modify-write (acquire pairs with the other dependencies' releases).
+  bool release_stream_link() {
+    if (pending_.load(std::memory_order_acquire) == 1) return true;
+    return release_dependency();
+  }
   // Adds a build guard, with its reference, to an op no other thread can
   // reach yet (no atomic read-modify-write).
   void add_build_guard() {

@@ -219,7 +219,7 @@ void Scheduler::dispatch(Op* op, bool& inline_taken, std::vector<Op*>& run_here)
 void Scheduler::follow(Op* tail, int32_t tail_refs, Op* next, bool& inline_taken, std::vector<Op*>& run_here) {
   tail->release(tail_refs);  // its tail reference: no one touches its link any more
   // Pushed last, so run_chain runs it first.
-  if (next->release_dependency()) dispatch(next, inline_taken, run_here);
+  if (next->release_stream_link()) dispatch(next, inline_taken, run_here);
   else next->release();  // the stream link's reference; its other dependencies carry it
 }
 
