@@ -22,9 +22,11 @@ CUresult target_stream(NullStream ns, CUstream h, bool sync, Stream** s) {
 }
 
 // Async work on a capturing stream becomes a node instead of an op.
-CUresult route(Stream* s, bool sync, const NodeParams& p, Route* r) {
+// `node()` builds the node's parameters, only when a capture takes them.
+template <class MakeNode>
+CUresult route(Stream* s, bool sync, MakeNode&& node, Route* r) {
   *r = Route::kEnqueue;
-  return sync ? CUDA_SUCCESS : capture_route(s, p, true, r);
+  return sync ? CUDA_SUCCESS : api::capture_route_lazy(s, node, true, r);
 }
 
 // Sync forms wait for the op that completes their work.
@@ -42,9 +44,12 @@ CUresult copy3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D* p) {
   if (CUresult r = resolve_copy3d(*p, &tasks[0].copy, tasks[0].checks)) return r;
   Stream* s;
   if (CUresult r = target_stream(ns, h, sync, &s)) return r;
-  NodeParams node;
-  node.kind = NodeKind::kMemcpy;
-  node.copy = *p;
+  auto node = [p] {
+    NodeParams n;
+    n.kind = NodeKind::kMemcpy;
+    n.copy = *p;
+    return n;
+  };
   Route how;
   if (CUresult r = route(s, sync, node, &how)) return r;
   if (how == Route::kCaptured) return CUDA_SUCCESS;
@@ -88,14 +93,17 @@ CUresult memset2d(NullStream ns, CUstream h, bool sync, CUdeviceptr dst, size_t 
   Memset2D m{reinterpret_cast<unsigned char*>(dst), pitch, elem, value, width, height};
   Stream* s;
   if (CUresult r = target_stream(ns, h, sync, &s)) return r;
-  NodeParams node;
-  node.kind = NodeKind::kMemset;
-  node.memset = {dst, pitch, value, elem, width, height};
+  auto node = [&] {
+    NodeParams n;
+    n.kind = NodeKind::kMemset;
+    n.memset = {dst, pitch, value, elem, width, height};
+    return n;
+  };
   Route how;
   if (CUresult r = route(s, sync, node, &how)) return r;
   if (how == Route::kCaptured) return CUDA_SUCCESS;
   auto* op = new MemsetOp(m, check);
-  OpRef done = OpRef::share(op);
+  OpRef done = sync ? OpRef::share(op) : OpRef();  // only a sync form waits for it
   s->enqueue(op);
   return finish(s, sync, done);
 }
