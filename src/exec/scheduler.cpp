@@ -169,7 +169,6 @@ void Scheduler::run_chain(Op* op) {
 Op* Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
   // Parts of a group (seq 0) have no place in a stream's timeline.
   Stream* const s = op->seq != 0 ? op->stream : nullptr;
-  Op* next = nullptr;
   if (s) {
     // Our own reference, until the stream's link is followed or given up:
     // once `completed` is stored, a thread in drop_handle() may drop the
@@ -179,28 +178,36 @@ Op* Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
     // done: once done, the stream's next op may run and publish its own
     // (higher) sequence number.
     s->on_op_done(op->seq);
-    next = op->next_in_stream();  // if linked already, it gets the inline slot
   }
-  // The inline slot is kept for the stream's next op when it is linked.
-  bool inline_taken = !allow_inline || next != nullptr;
+  // One ready successor may run here. The stream's next op has the first
+  // claim on that slot, but it is known ready only once its link is
+  // released (after the op is marked done); until then the first other
+  // ready successor is held back here rather than queued.
+  Op* held = nullptr;
   op->mark_done([&](Op* succ) {
-    if (succ->release_dependency()) dispatch(succ, inline_taken, run_here);
-    else succ->release();  // the link's reference; others still hold theirs
+    if (!succ->release_dependency()) succ->release();  // the link's reference; others still hold theirs
+    else if (succ->trivial()) run_here.push_back(succ);
+    else if (allow_inline && !held) held = succ;
+    else push(succ);
   });
+  Op* next = s ? op->next_in_stream() : nullptr;
+  bool inline_taken = !allow_inline;
+  if (next) {
+    // The runner's reference goes with the tail reference.
+    if (follow(op, 2, next, inline_taken, run_here) && held) {
+      push(held);
+      held = nullptr;
+    }
+  }
+  if (held) run_inline_last(held, run_here);
   if (!s) {
     op->release();  // the runner's reference
     return nullptr;
   }
-  if (next) {
-    inline_taken = !allow_inline;
-  } else {
-    next = op->next_in_stream();
-    // Still the stream's tail: the caller watches for the link or gives the
-    // stream up, keeping the runner's reference until then (a producer
-    // that claims the stream may drop the tail reference at any moment).
-    if (!next) return op;
-  }
-  follow(op, 2, next, inline_taken, run_here);  // with the runner's reference
+  // Still the stream's tail: the caller watches for the link or gives the
+  // stream up, keeping the runner's reference until then (a producer that
+  // claims the stream may drop the tail reference at any moment).
+  if (!next) return op;
   s->release();
   return nullptr;
 }
@@ -209,18 +216,28 @@ void Scheduler::dispatch(Op* op, bool& inline_taken, std::vector<Op*>& run_here)
   if (op->trivial()) {
     run_here.push_back(op);
   } else if (!inline_taken) {
-    run_here.push_back(op);
+    run_inline_last(op, run_here);
     inline_taken = true;
   } else {
     push(op);
   }
 }
 
-void Scheduler::follow(Op* tail, int32_t tail_refs, Op* next, bool& inline_taken, std::vector<Op*>& run_here) {
+void Scheduler::run_inline_last(Op* op, std::vector<Op*>& run_here) {
+  // run_chain takes ops from the back: bookkeeping ops (trivial, and what
+  // other streams wait for) go first, the one op of real work last.
+  run_here.insert(run_here.begin(), op);
+}
+
+bool Scheduler::follow(Op* tail, int32_t tail_refs, Op* next, bool& inline_taken, std::vector<Op*>& run_here) {
   tail->release(tail_refs);  // its tail reference: no one touches its link any more
-  // Pushed last, so run_chain runs it first.
-  if (next->release_stream_link()) dispatch(next, inline_taken, run_here);
-  else next->release();  // the stream link's reference; its other dependencies carry it
+  if (!next->release_stream_link()) {
+    next->release();  // the stream link's reference; its other dependencies carry it
+    return false;
+  }
+  const bool was_taken = inline_taken;
+  dispatch(next, inline_taken, run_here);
+  return !was_taken && inline_taken;
 }
 
 void Scheduler::watch_tail(Op* tail, bool linger, bool allow_inline, std::vector<Op*>& run_here) {

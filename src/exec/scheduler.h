@@ -61,12 +61,14 @@ class Scheduler {
   // allow_inline, go to run_here. Returns `op` when it is its stream's tail
   // with no link yet: the caller must then call watch_tail.
   Op* finish(Op* op, bool allow_inline, std::vector<Op*>& run_here);
-  // Takes over a ready op (and the reference it carries).
+  // Takes over a ready op (and the reference it carries): trivial ops and,
+  // unless inline_taken, one other go to run_here; the rest are queued.
   void dispatch(Op* op, bool& inline_taken, std::vector<Op*>& run_here);
+  static void run_inline_last(Op* op, std::vector<Op*>& run_here);
   // Follows the link from `tail` to `next`: drops tail's tail reference
   // (and any other of the caller's, `tail_refs` in all) and releases next's
-  // stream dependency.
-  void follow(Op* tail, int32_t tail_refs, Op* next, bool& inline_taken, std::vector<Op*>& run_here);
+  // stream dependency. True when next became ready and took the inline slot.
+  bool follow(Op* tail, int32_t tail_refs, Op* next, bool& inline_taken, std::vector<Op*>& run_here);
   // For the tail returned by finish: watches for its link when `linger`,
   // else (or when none comes) gives the stream up; then drops the stream
   // reference finish took.
