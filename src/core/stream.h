@@ -19,12 +19,12 @@
 //    race cannot claim a later give-up of the same stream.
 //  - Ownership. A stream (not the legacy one) fed by one thread for a
 //    while is granted to that thread: its enqueues then skip tail_lock_ and
-//    all fences (a legacy enqueue takes owned blocking streams back before
-//    it orders itself after their work). Any other thread that enqueues revokes the grant for good (an
-//    asymmetric fence, then it waits until the owner is not inside an
-//    enqueue of this stream). A follower that gives an owned stream up
-//    revokes it too (the stream went idle, and each give-up of an owned
-//    stream costs a heavy fence); it may be granted again later.
+//    all fences. Any other thread that enqueues revokes the grant for good
+//    (an asymmetric fence, then it waits until the owner is not inside an
+//    enqueue of this stream). Taken back until earned again: by a follower
+//    that keeps giving the stream up (each give-up of an owned stream costs
+//    a heavy fence), and by a legacy enqueue, for a blocking stream, before
+//    it orders itself after the stream's work.
 //  - `enqueued` and `completed` are sequence numbers: an op with seq N is
 //    done when completed >= N. Ops of one stream finish in seq order, so
 //    query is two atomic loads.
