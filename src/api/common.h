@@ -67,14 +67,15 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
 // stream of its context captures. Otherwise two loads decide (node
 // parameters are a few hundred bytes: zeroing them on every enqueue would
 // fill the store buffer that an enqueue relies on).
+// Every stream-ordered entry point routes its work through this.
 template <class MakeParams>
-CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route* route) {
+CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route* route, bool invalidate = true) {
   if (s->capturing.load(std::memory_order_acquire) == nullptr &&
       (s->kind != StreamKind::kLegacy || s->ctx->blocking_captures.load(std::memory_order_acquire) == 0)) {
     *route = Route::kEnqueue;
     return CUDA_SUCCESS;
   }
-  return capture_route(s, make(), capturable, route);
+  return capture_route(s, make(), capturable, route, invalidate);
 }
 
 }  // namespace cucpu::api

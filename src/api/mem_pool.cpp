@@ -43,7 +43,7 @@ MemPool* pool_of(CUmemoryPool h) { return rt().mempools.live(h); }
 CUresult ordered_stream(NullStream ns, CUstream h, Stream** s) {
   if (CUresult r = api::stream_handle(h, ns, s)) return r;
   Route route;
-  return capture_route(*s, NodeParams{}, false, &route, false);
+  return api::capture_route_lazy(*s, [] { return NodeParams{}; }, false, &route, false);
 }
 
 CUresult alloc_from(NullStream ns, CUdeviceptr* dptr, size_t bytes, MemPool* pool, CUstream h) {

@@ -18,40 +18,47 @@ CUresult enqueue(NullStream ns, CUstream h, const CUstreamBatchMemOpParams* ops,
   if (CUresult r = build_mem_op_specs(ops, count, &specs)) return r;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  NodeParams node;
-  node.kind = NodeKind::kBatchMemOp;
-  if (s->capturing.load(std::memory_order_acquire)) {  // the node's copy of the operations, only when needed
-    node.memops.assign(ops, ops + count);
-    node.memop_ctx = reinterpret_cast<CUcontext>(s->ctx);
-  }
+  auto node = [&] {  // the node's own copy of the operations
+    NodeParams p;
+    p.kind = NodeKind::kBatchMemOp;
+    p.memops.assign(ops, ops + count);
+    p.memop_ctx = reinterpret_cast<CUcontext>(s->ctx);
+    return p;
+  };
   Route route;
-  if (CUresult r = capture_route(s, node, true, &route)) return r;
+  if (CUresult r = api::capture_route_lazy(s, node, true, &route)) return r;
   if (route == Route::kCaptured || specs.empty()) return CUDA_SUCCESS;
   s->enqueue(new MemOpsOp(std::move(specs)));
   return CUDA_SUCCESS;
 }
 
-CUresult wait32(NullStream ns, CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned flags) {
+// The single-op entry points: one batch entry of `type`.
+CUresult one_op(NullStream ns, CUstream h, CUstreamBatchMemOpType type, CUdeviceptr addr, cuuint64_t value,
+                unsigned flags) {
   CUstreamBatchMemOpParams op{};
-  op.waitValue = {CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, {value}, flags, 0};
+  const bool wide = type == CU_STREAM_MEM_OP_WAIT_VALUE_64 || type == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+  auto fill = [&](auto& p) {  // wait and write entries have the same fields
+    p.operation = type;
+    p.address = addr;
+    p.flags = flags;
+    if (wide) p.value64 = value;
+    else p.value = static_cast<cuuint32_t>(value);
+  };
+  if (type == CU_STREAM_MEM_OP_WAIT_VALUE_32 || type == CU_STREAM_MEM_OP_WAIT_VALUE_64) fill(op.waitValue);
+  else fill(op.writeValue);
   return enqueue(ns, h, &op, 1);
+}
+CUresult wait32(NullStream ns, CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned flags) {
+  return one_op(ns, h, CU_STREAM_MEM_OP_WAIT_VALUE_32, addr, value, flags);
 }
 CUresult wait64(NullStream ns, CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags) {
-  CUstreamBatchMemOpParams op{};
-  op.waitValue = {CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, {}, flags, 0};
-  op.waitValue.value64 = value;
-  return enqueue(ns, h, &op, 1);
+  return one_op(ns, h, CU_STREAM_MEM_OP_WAIT_VALUE_64, addr, value, flags);
 }
 CUresult write32(NullStream ns, CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned flags) {
-  CUstreamBatchMemOpParams op{};
-  op.writeValue = {CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, {value}, flags, 0};
-  return enqueue(ns, h, &op, 1);
+  return one_op(ns, h, CU_STREAM_MEM_OP_WRITE_VALUE_32, addr, value, flags);
 }
 CUresult write64(NullStream ns, CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags) {
-  CUstreamBatchMemOpParams op{};
-  op.writeValue = {CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, {}, flags, 0};
-  op.writeValue.value64 = value;
-  return enqueue(ns, h, &op, 1);
+  return one_op(ns, h, CU_STREAM_MEM_OP_WRITE_VALUE_64, addr, value, flags);
 }
 
 CUresult batch(NullStream ns, CUstream h, unsigned count, CUstreamBatchMemOpParams* ops, unsigned flags) {

@@ -14,6 +14,7 @@
 #include "exec/asymmetric_fence.h"
 #include "exec/op.h"
 #include "exec/spin_lock.h"
+#include "test_ops.h"
 
 namespace cucpu {
 namespace {
@@ -37,30 +38,10 @@ class LogOp final : public Op {
   int id_;
 };
 
-class GateOp final : public Op {
- public:
-  explicit GateOp(std::atomic<bool>* open) : open_(open) {}
-  void execute(int) override {
-    while (!open_->load(std::memory_order_acquire)) std::this_thread::yield();
-  }
-
- private:
-  std::atomic<bool>* open_;
-};
+using test::GateOp;
 
 class StreamChain : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ctx_ = rt().contexts.create(&rt().devices.at(0), 0u, false);
-    stream_ = rt().streams.create(ctx_, StreamKind::kRegular, static_cast<unsigned>(CU_STREAM_NON_BLOCKING), 0);
-    ctx_->link_stream(stream_);
-  }
-  void TearDown() override {
-    rt().streams.kill(stream_);
-    stream_->drop_handle();
-    rt().contexts.kill(ctx_);
-    rt().contexts.release(ctx_);
-  }
   void enqueue_logged(int first, int count) {
     for (int i = first; i < first + count; ++i) stream_->enqueue(new LogOp(&log_, i));
   }
@@ -69,9 +50,18 @@ class StreamChain : public ::testing::Test {
     ASSERT_EQ(log_.ids.size(), static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) ASSERT_EQ(log_.ids[i], i) << "op " << i << " ran out of order";
   }
-  Context* ctx_ = nullptr;
-  Stream* stream_ = nullptr;
+  test::StreamInOwnContext own_{static_cast<unsigned>(CU_STREAM_NON_BLOCKING)};
+  Stream* const stream_ = own_.stream;
   Log log_;
+};
+
+// A blocking stream (cuStreamCreate's default flags) and its context's
+// legacy stream.
+class StreamChainLegacy : public ::testing::Test {
+ protected:
+  test::StreamInOwnContext own_{0u};
+  Stream* const blocking = own_.stream;
+  Stream* const legacy = own_.ctx->legacy_stream();
 };
 
 // A thread that feeds a stream gets it; another producer takes it back for
@@ -123,11 +113,6 @@ TEST_F(StreamChain, GiveUpsRaceWithOwnerEnqueues) {
   expect_in_order(kOps);
 }
 
-}  // namespace
-}  // namespace cucpu
-
-namespace cucpu {
-namespace {
 
 // An op that must never run at the same time as another ExclusiveOp: it
 // stays inside for a while and counts overlaps.
@@ -157,10 +142,7 @@ class ExclusiveOp final : public Op {
 // ops never overlap, also while one thread owns the blocking stream
 // (lock-free enqueues) and another keeps enqueueing on the legacy stream
 // (each legacy enqueue takes the blocking stream back).
-TEST(StreamChainLegacy, OwnedBlockingStreamStaysOrderedWithLegacyStream) {
-  Context* ctx = rt().contexts.create(&rt().devices.at(0), 0u, false);
-  Stream* blocking = rt().streams.create(ctx, StreamKind::kRegular, 0u, 0);
-  ctx->link_stream(blocking);
+TEST_F(StreamChainLegacy, OwnedBlockingStreamStaysOrderedWithLegacyStream) {
   Exclusive x;
   // Paced so that neither stream builds a backlog: legacy ops arrive while
   // the owner enqueues, and rarely enough for the owner to earn the stream
@@ -177,7 +159,7 @@ TEST(StreamChainLegacy, OwnedBlockingStreamStaysOrderedWithLegacyStream) {
     for (int i = 0; i < kLegacyOps; ++i) {
       // Long enough that blocking ops enqueued meanwhile would overlap it
       // if they did not wait.
-      ctx->legacy_stream()->enqueue(new ExclusiveOp(&x, std::chrono::microseconds(40)));
+      legacy->enqueue(new ExclusiveOp(&x, std::chrono::microseconds(40)));
       pause_for(std::chrono::microseconds(400));
     }
   });
@@ -188,20 +170,11 @@ TEST(StreamChainLegacy, OwnedBlockingStreamStaysOrderedWithLegacyStream) {
   }
   legacy_feeder.join();
   blocking->wait_idle();
-  ctx->legacy_stream()->wait_idle();
+  legacy->wait_idle();
   EXPECT_EQ(x.ran.load(), kBlockingOps + kLegacyOps);
   EXPECT_EQ(x.overlaps.load(), 0) << "a legacy op ran alongside a blocking stream's op";
-  rt().streams.kill(blocking);
-  blocking->drop_handle();
-  rt().contexts.kill(ctx);
-  rt().contexts.release(ctx);
 }
 
-}  // namespace
-}  // namespace cucpu
-
-namespace cucpu {
-namespace {
 
 class FlagOp final : public Op {
  public:
@@ -212,36 +185,19 @@ class FlagOp final : public Op {
   std::atomic<bool>* flag_;
 };
 
-// A gate that says when it starts waiting.
-class ReportingGateOp final : public Op {
- public:
-  ReportingGateOp(std::atomic<bool>* open, std::atomic<bool>* started) : open_(open), started_(started) {}
-  void execute(int) override {
-    started_->store(true, std::memory_order_release);
-    while (!open_->load(std::memory_order_acquire)) std::this_thread::yield();
-  }
-
- private:
-  std::atomic<bool>* open_;
-  std::atomic<bool>* started_;
-};
-
 // Deterministic form: the owner of a blocking stream enqueues behind a
 // legacy op that is still pending. The legacy enqueue must take the stream
 // back, so the owner's next op waits for the legacy op; had it been linked
 // lock-free, it would run as soon as the stream's gate opened, while the
 // legacy op is still held.
-TEST(StreamChainLegacy, LegacyEnqueueTakesBlockingStreamBack) {
+TEST_F(StreamChainLegacy, LegacyEnqueueTakesBlockingStreamBack) {
   if (!heavy_fence_available()) GTEST_SKIP() << "no membarrier: streams are never granted";
-  Context* ctx = rt().contexts.create(&rt().devices.at(0), 0u, false);
-  Stream* blocking = rt().streams.create(ctx, StreamKind::kRegular, 0u, 0);
-  ctx->link_stream(blocking);
   std::atomic<bool> stream_gate{false}, legacy_gate{false}, legacy_started{false}, after_ran{false};
   blocking->enqueue(new GateOp(&stream_gate));
   Log log;
   for (int i = 0; i < 100; ++i) blocking->enqueue(new LogOp(&log, i));
   ASSERT_TRUE(blocking->owned_by_caller());
-  ctx->legacy_stream()->enqueue(new ReportingGateOp(&legacy_gate, &legacy_started));
+  legacy->enqueue(new GateOp(&legacy_gate, &legacy_started));
   EXPECT_FALSE(blocking->owned_by_caller()) << "the legacy enqueue took the stream back";
   blocking->enqueue(new FlagOp(&after_ran));
   stream_gate = true;
@@ -250,10 +206,6 @@ TEST(StreamChainLegacy, LegacyEnqueueTakesBlockingStreamBack) {
   legacy_gate = true;
   blocking->wait_idle();
   EXPECT_TRUE(after_ran.load());
-  rt().streams.kill(blocking);
-  blocking->drop_handle();
-  rt().contexts.kill(ctx);
-  rt().contexts.release(ctx);
 }
 
 }  // namespace

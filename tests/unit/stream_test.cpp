@@ -9,39 +9,18 @@
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "exec/op.h"
+#include "test_ops.h"
 
 namespace cucpu {
 namespace {
 
-// An op that runs on a worker and holds it until opened.
-class GateOp final : public Op {
- public:
-  explicit GateOp(std::atomic<bool>* open) : open_(open) {}
-  void execute(int) override {
-    while (!open_->load(std::memory_order_acquire)) std::this_thread::yield();
-  }
-
- private:
-  std::atomic<bool>* open_;
-};
+using test::GateOp;
 
 class StreamProtocol : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ctx_ = rt().contexts.create(&rt().devices.at(0), 0u, false);
-    stream_ = rt().streams.create(ctx_, StreamKind::kRegular, static_cast<unsigned>(CU_STREAM_NON_BLOCKING), 0);
-    ctx_->link_stream(stream_);
-  }
-  void TearDown() override {
-    if (stream_) {
-      rt().streams.kill(stream_);
-      stream_->drop_handle();
-    }
-    rt().contexts.kill(ctx_);
-    rt().contexts.release(ctx_);
-  }
-  Context* ctx_ = nullptr;
-  Stream* stream_ = nullptr;
+  test::StreamInOwnContext own_{static_cast<unsigned>(CU_STREAM_NON_BLOCKING)};
+  Context* const ctx_ = own_.ctx;
+  Stream*& stream_ = own_.stream;  // a test that drops the handle itself clears it
 };
 
 // Two threads sleep for seq 1 and seq 2. Completing seq 1 must wake the
