@@ -219,13 +219,13 @@ class Stream {
   bool claim(Op* tail) {
     return idle_tail_.compare_exchange_strong(tail, nullptr, std::memory_order_acq_rel, std::memory_order_relaxed);
   }
-  static inline Op* const kNoTail = reinterpret_cast<Op*>(uintptr_t{1});
 
   // Read by every enqueue; written only when a follower gives the stream
   // up and when a producer claims it back.
   // The tail op its follower gave up, or null while a thread follows the
-  // stream (kNoTail before the first op).
-  alignas(64) std::atomic<Op*> idle_tail_{kNoTail};
+  // stream. Before the first op nobody follows and nothing is given up:
+  // that op's producer launches it itself (link_tail).
+  alignas(64) std::atomic<Op*> idle_tail_{nullptr};
 
   // Written by the workers that complete ops (read by waiters):
  public:

@@ -64,13 +64,10 @@ bool Stream::link_tail(Op* op, bool fenced) {
   tail_ = op;
   // From here the follower of `prev` may run, finish and free it at any
   // time; nothing below touches it unless this thread claims the stream.
-  if (prev) prev->set_next_in_stream(op);
-  if (!prev) {
-    // The stream's first op: no follower exists to race with, so this
-    // thread is the follower without a fence or a compare-exchange.
-    idle_tail_.store(nullptr, std::memory_order_relaxed);
-    return true;
-  }
+  // The stream's first op: no follower exists to race with, so this
+  // thread is the follower without a fence or a compare-exchange.
+  if (!prev) return true;
+  prev->set_next_in_stream(op);
   // The link, then idle_tail_: pairs with give_up (idle_tail_, then the link).
   if (fenced) std::atomic_thread_fence(std::memory_order_seq_cst);
   else light_fence();
