@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "api_context_test.h"
+
 namespace {
 
 template <class T>
@@ -12,15 +14,7 @@ T forged() {
   return reinterpret_cast<T>(static_cast<uintptr_t>(0x1234560));
 }
 
-class BadInput : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-    ASSERT_EQ(cuCtxCreate(&ctx_, nullptr, 0, 0), CUDA_SUCCESS);
-  }
-  void TearDown() override { cuCtxDestroy(ctx_); }
-  CUcontext ctx_ = nullptr;
-};
+class BadInput : public ApiContextTest {};
 
 TEST_F(BadInput, ForgedHandles) {
   CUstream s = forged<CUstream>();

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "api_context_test.h"
+
 namespace {
 
 struct Gate {
@@ -52,15 +54,7 @@ struct SetWord {
   }
 };
 
-class Engine : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-    ASSERT_EQ(cuCtxCreate(&ctx_, nullptr, 0, 0), CUDA_SUCCESS);
-  }
-  void TearDown() override { cuCtxDestroy(ctx_); }
-  CUcontext ctx_ = nullptr;
-};
+class Engine : public ApiContextTest {};
 
 // Runs with CUCPU_WORKERS=1 (see CMakeLists.txt): the single worker is held
 // while work of two priorities becomes ready; the higher priority runs first.
