@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "exec/futex.h"
 #include "exec/op_pool.h"
 #include "exec/spin_lock.h"
 
@@ -71,7 +72,7 @@ class Op {
   bool add_successor(Op* next) {
     // Done is final: skip the lock (and the cache line the finishing worker
     // holds) when the answer is already known.
-    if (done_flag_.load(std::memory_order_acquire)) return false;
+    if (done()) return false;
     SpinLockGuard g(lock_);
     if (done_) return false;
     next->pending_.fetch_add(1, std::memory_order_relaxed);
@@ -83,7 +84,7 @@ class Op {
     }
     return true;
   }
-  bool done() const { return done_flag_.load(std::memory_order_acquire); }
+  bool done() const { return done_state_.load(std::memory_order_acquire) == kDone; }
 
   // Drops one dependency (or the build guard). True when the op is ready.
   bool release_dependency() { return pending_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
@@ -124,8 +125,8 @@ class Op {
       more = more_successors_;
       more_successors_ = nullptr;
     }
-    done_flag_.store(true, std::memory_order_release);
-    if (waiters_.load(std::memory_order_seq_cst) > 0) done_flag_.notify_all();
+    // One read-modify-write decides whether anyone sleeps (see wait_done).
+    if (done_state_.exchange(kDone, std::memory_order_acq_rel) == kWaitedFor) futex_wake_all(done_state_);
     if (first) each(first);
     if (more) {
       for (Op* s : *more) each(s);
@@ -137,7 +138,7 @@ class Op {
   // successors and no waiters (an event record on an idle stream).
   void complete_unpublished() {
     done_ = true;
-    done_flag_.store(true, std::memory_order_relaxed);  // published later with a release
+    done_state_.store(kDone, std::memory_order_relaxed);  // published later with a release
   }
 
   // Blocks until the op is done: a short spin, then a futex sleep.
@@ -147,9 +148,22 @@ class Op {
       if (i % 8 == 7) std::this_thread::yield();
       else cpu_relax();
     }
-    waiters_.fetch_add(1, std::memory_order_seq_cst);
-    while (!done_flag_.load(std::memory_order_seq_cst)) done_flag_.wait(false, std::memory_order_seq_cst);
-    waiters_.fetch_sub(1, std::memory_order_seq_cst);
+    // No lost wake-up: the waiter announces itself by changing the state
+    // from kNotDone to kWaitedFor, and mark_done changes it to kDone with
+    // one exchange. Both are read-modify-writes of one word, so one comes
+    // first in its modification order. If the announcement comes first, the
+    // exchange returns kWaitedFor and wakes every sleeper; a waiter not yet
+    // asleep then finds kDone in the futex's own check and returns. If the
+    // exchange comes first, the announcement fails, and the waiter reads
+    // kDone. acquire on the waiter's reads pairs with the exchange's release.
+    uint32_t s = done_state_.load(std::memory_order_acquire);
+    while (s != kDone) {
+      if (s == kNotDone &&
+          !done_state_.compare_exchange_weak(s, kWaitedFor, std::memory_order_acquire, std::memory_order_acquire))
+        continue;  // s was reloaded
+      futex_wait(done_state_, kWaitedFor);
+      s = done_state_.load(std::memory_order_acquire);
+    }
   }
 
   // Called by execute() when the op's work goes on elsewhere (a stream
@@ -177,8 +191,10 @@ class Op {
   SpinLock lock_;
   bool done_ = false;                // guarded by lock_
   bool deferred_ = false;            // see defer()
-  std::atomic<bool> done_flag_{false};
-  std::atomic<int> waiters_{0};      // threads in wait_done()
+  // kNotDone, kWaitedFor (not done, and a thread may sleep in wait_done)
+  // or kDone (final). A futex word.
+  static constexpr uint32_t kNotDone = 0, kWaitedFor = 1, kDone = 2;
+  std::atomic<uint32_t> done_state_{kNotDone};
   Op* first_successor_ = nullptr;     // guarded by lock_; holds a reference
   // Guarded by lock_; each holds a reference. A pointer, allocated for a
   // second successor only, so that building an op stays a few stores.

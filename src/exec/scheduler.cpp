@@ -10,6 +10,11 @@
 namespace cucpu {
 namespace {
 thread_local bool t_is_worker = false;
+// True while this thread runs a chain. A chain started inside another (an
+// op whose work submits a ready bookkeeping op: an API call made from a host
+// function) runs as on an API thread: it takes no part in the searching
+// count, which belongs to the outer chain, and runs no other work inline.
+thread_local bool t_in_chain = false;
 
 int level_of(int priority) {
   int level = -priority;  // 0 (lowest) .. 7 (highest)
@@ -28,6 +33,46 @@ size_t configured_workers() {
 }
 }  // namespace
 
+// Why a queued op is always taken (no lost wake-up).
+//
+// Searching. Each worker thread contributes 0 or 1 to searching_, and only
+// it changes its own contribution. It is 1 exactly while the worker is in
+// worker_main's loop and not asleep (spinning included), and in run_chain
+// from the increment before an op's finish until stop_searching or the
+// chain's return to worker_main. A chain nested in an op's work (t_in_chain)
+// runs as on an API thread and leaves the count alone, so the count never
+// drifts: a drift of +1 would make every later push skip its wake-up.
+//
+// Claim: an op that push() queues is popped. push() queues the op and
+// increments ready_count_ (seq_cst) under mu_, then, still under mu_, looks
+// at sleepers_, waking_ and searching_:
+//  1. A wake-up is sent (sleepers_ > 0, waking_ == 0, searching_ == 0): a
+//     sleeper returns from cv_.wait and pops under mu_, after the push.
+//  2. waking_ > 0: a wake-up was sent to a sleeper that has not yet taken
+//     mu_ again (it decrements waking_ in the same critical section as its
+//     pop), so its pop comes after this push. If it finds more queued than
+//     it takes, it passes the wake-up on: the claim again, for the rest.
+//  3. searching_ > 0: some worker W counts as searching. W's next step
+//     that can leave the count is either worker_main's pop under mu_ (after
+//     this push in mu_'s order: it sees the op, or sleeps only when another
+//     worker took it) or stop_searching(), which decrements searching_ and
+//     then loads ready_count_, both seq_cst. The pusher incremented
+//     ready_count_ and then loaded searching_, both seq_cst: in the single
+//     order of seq_cst operations one of the two loads comes after the
+//     other side's write. Either the pusher saw W not searching (not this
+//     case), or W sees ready_count_ > 0 and wakes a sleeper itself
+//     (should_wake_locked: the claim again).
+//  4. sleepers_ == 0 and searching_ == 0: every worker is running an op. A
+//     worker's chain ends with it searching (run_chain re-enters the count
+//     before its last op's finish) and back in worker_main, which pops.
+// The hand-off slot bypasses the queue: an op stored there by push() is
+// taken by the spinner that opened it, which closes the slot with an
+// exchange before it stops spinning.
+// A wake-up is never lost to a sleeper that is not there: waking_ counts
+// wake-ups sent and not yet taken, a sleeper takes one whenever it returns
+// from cv_.wait (spurious returns included), so waking_ > 0 implies a
+// sleeper that has not yet re-taken mu_.
+
 Scheduler& Scheduler::instance() {
   // Leaked on purpose: workers may still be finishing ops while static
   // destructors of other translation units run.
@@ -36,6 +81,11 @@ Scheduler& Scheduler::instance() {
 }
 
 bool Scheduler::on_worker_thread() { return t_is_worker; }
+
+Scheduler::IdleState Scheduler::idle_state() {
+  std::lock_guard<std::mutex> g(mu_);
+  return {sleepers_, searching_.load(std::memory_order_seq_cst)};
+}
 
 Scheduler::Scheduler() {
   size_t n = configured_workers();
@@ -124,8 +174,10 @@ void Scheduler::complete(Op* op) {
 
 void Scheduler::run_chain(Op* op) {
   // Only workers take non-trivial successors inline: trivial ops finishing
-  // on an API thread must not run user code there.
-  const bool on_worker = t_is_worker;
+  // on an API thread, or inside an op's work, must not run user code there.
+  const bool on_worker = t_is_worker && !t_in_chain;
+  const bool outermost = !t_in_chain;
+  t_in_chain = true;
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
   while (op) {
     op->execute(op_status_before_execute(op));
@@ -164,6 +216,7 @@ void Scheduler::run_chain(Op* op) {
       more.pop_back();
     }
   }
+  if (outermost) t_in_chain = false;
 }
 
 Op* Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {

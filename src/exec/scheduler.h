@@ -48,6 +48,14 @@ class Scheduler {
   // True on a pool thread (used to refuse blocking calls from host functions).
   static bool on_worker_thread();
 
+  // For tests and diagnostics: sleeping workers and the searching count,
+  // read together under the queue lock.
+  struct IdleState {
+    int sleepers;
+    int searching;
+  };
+  IdleState idle_state();
+
   ~Scheduler();
 
  private:
