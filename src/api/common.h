@@ -9,6 +9,7 @@
 #include "core/context.h"
 #include "core/runtime.h"
 #include "core/stream.h"
+#include "exec/graph_exec.h"
 
 namespace cucpu::api {
 
@@ -75,7 +76,9 @@ CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route
     *route = Route::kEnqueue;
     return CUDA_SUCCESS;
   }
-  return capture_route(s, make(), capturable, route, invalidate);
+  NodeParams p = make();
+  record_memory_checks(p);
+  return capture_route(s, p, capturable, route, invalidate);
 }
 
 }  // namespace cucpu::api

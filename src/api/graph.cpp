@@ -215,6 +215,10 @@ CUresult cuGraphDestroy(CUgraph hGraph) {
   return api::call("cuGraphDestroy", api::kDefault, [&] {
     Graph* g = graph_of(hGraph);
     if (!g) return CUDA_ERROR_INVALID_VALUE;
+    // Driver 580: a child graph belongs to its node; a graph a capture adds
+    // to (directly or through a child) stays until the capture ends.
+    if (g->owner) return CUDA_ERROR_INVALID_VALUE;
+    if (capture_uses_graph(g)) return CUDA_ERROR_ILLEGAL_STATE;
     destroy_graph(g);
     return CUDA_SUCCESS;
   }, hGraph);
@@ -309,6 +313,7 @@ CUresult cuGraphDestroyNode(CUgraphNode hNode) {
   return api::call("cuGraphDestroyNode", api::kDefault, [&] {
     Node* n = node_of(hNode);
     if (!n) return CUDA_ERROR_INVALID_VALUE;
+    if (capture_holds_node(n)) return CUDA_ERROR_ILLEGAL_STATE;  // driver 580
     n->graph->remove(n);
     return CUDA_SUCCESS;
   }, hNode);

@@ -29,10 +29,11 @@ inline CUresult add_node(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, 
   Graph* g = graph_of(hg);
   if (!g) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_deps(g, deps, n)) return r;
+  NodeParams checked = p;
   if (p.kind != NodeKind::kChildGraph) {
-    if (CUresult r = validate_node_params(p)) return r;
+    if (CUresult r = validate_node_params(checked)) return r;
   }
-  *out = handle(g->add(p, reinterpret_cast<Node* const*>(deps), n, edges));
+  *out = handle(g->add(checked, reinterpret_cast<Node* const*>(deps), n, edges));
   return CUDA_SUCCESS;
 }
 
@@ -45,9 +46,11 @@ CUresult with_node(CUgraphNode hn, NodeKind kind, F&& f) {
 }
 
 inline CUresult set_node_params(CUgraphNode hn, NodeKind kind, const NodeParams& p) {
+  if (kind == NodeKind::kChildGraph) return CUDA_ERROR_INVALID_VALUE;  // a child graph node's graph is fixed
   return with_node(hn, kind, [&](Node* n) {
-    if (CUresult r = validate_node_params(p)) return r;
-    n->params = p;
+    NodeParams checked = p;
+    if (CUresult r = validate_node_params(checked)) return r;
+    n->params = std::move(checked);
     return CUDA_SUCCESS;
   });
 }

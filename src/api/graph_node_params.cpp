@@ -73,9 +73,28 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
   }
 }
 
+// A graph moved into a node must be the caller's (not already owned by a
+// node), must not be the new node's graph or one of its owners (the graph
+// would own itself), and must not be a graph a capture adds to.
+CUresult check_move(const Graph* parent, const CUgraphNodeParams* p) {
+  if (!p || raw_enum(p->type) != CU_GRAPH_NODE_TYPE_GRAPH ||
+      raw_enum(p->graph.ownership) != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
+    return CUDA_SUCCESS;
+  const Graph* child = graph_of(p->graph.graph);
+  if (!child) return CUDA_ERROR_INVALID_VALUE;
+  // Driver 580: NOT_SUPPORTED for an owned graph and for the parent's owner;
+  // it accepts a graph moved into itself, which then can never be destroyed
+  // (refused here alike; see docs/conformance.md).
+  if (child->owner || graph_within(parent, child)) return CUDA_ERROR_NOT_SUPPORTED;
+  if (capture_uses_graph(child)) return CUDA_ERROR_ILLEGAL_STATE;
+  return CUDA_SUCCESS;
+}
+
 CUresult add(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n,
              CUgraphNodeParams* p) {
-  if (!graph_of(hg) || !out) return CUDA_ERROR_INVALID_VALUE;
+  Graph* parent = graph_of(hg);
+  if (!parent || !out) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = check_move(parent, p)) return r;
   NodeParams np;
   if (CUresult r = translate(p, &np, true)) return r;
   CUresult r = add_node(out, hg, deps, n, np, edges);

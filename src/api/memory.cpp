@@ -82,8 +82,10 @@ CUresult mem_free(uintptr_t p, bool host) {
   bool is_host = a->kind == MemKind::kHost;
   if (is_host != host || a->kind == MemKind::kRegistered) return CUDA_ERROR_INVALID_VALUE;
   if (a->free_pending) return CUDA_ERROR_INVALID_VALUE;  // its cuMemFreeAsync is enqueued already
-  // cuMemFree synchronizes: the context's work finishes before memory goes.
-  a->ctx->synchronize();
+  // cuMemFree synchronizes: work already enqueued finishes before the
+  // memory goes, in every context (another context's stream may use it, as
+  // driver 580's free waits for; see docs/conformance.md).
+  synchronize_all_contexts();
   api::release_allocation(*a);
   return CUDA_SUCCESS;
 }
@@ -334,10 +336,14 @@ CUresult cuArrayDestroy(CUarray h) {
   return api::call("cuArrayDestroy", api::kDefault, [&] {
     Array* a = rt().arrays.live(h);
     if (!a) return CUDA_ERROR_INVALID_HANDLE;
-    a->ctx->synchronize();
+    // An array outlives its context's destruction as a handle only: driver
+    // 580 then answers CONTEXT_IS_DESTROYED (the handle goes either way).
+    // The slot may hold a newer context: its id tells.
+    const bool ctx_alive = rt().contexts.live(a->ctx) && a->ctx->id == a->ctx_id;
+    if (ctx_alive) synchronize_all_contexts();
     rt().arrays.kill(a);
-    rt().arrays.release(a);
-    return CUDA_SUCCESS;
+    rt().arrays.release(a);  // executable graphs that copy to or from it keep its storage
+    return ctx_alive ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
   }, h);
 }
 CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR* d, CUarray h) {

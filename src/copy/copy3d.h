@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cuda.h"
+#include "core/allocation.h"  // MemCheck
 
 namespace cucpu {
 
@@ -16,15 +17,6 @@ struct Copy3D {
   unsigned char* dst = nullptr;
   size_t dst_pitch = 0, dst_slice = 0;
   size_t width = 0, height = 1, depth = 1;
-};
-
-// A byte range that must still belong to allocation `alloc_id` when an op
-// executes (alloc_id 0: host memory the runtime does not track).
-struct MemCheck {
-  uintptr_t p = 0;
-  size_t n = 0;
-  uint64_t alloc_id = 0;
-  uint64_t removals = 0;  // Registry::removals() when the range was checked
 };
 
 struct Memset2D {

@@ -22,6 +22,15 @@ class Context;
 class MemPool;
 class Stream;
 
+// A byte range that must still belong to allocation `alloc_id` when an op
+// executes (alloc_id 0: host memory the runtime does not track).
+struct MemCheck {
+  uintptr_t p = 0;
+  size_t n = 0;
+  uint64_t alloc_id = 0;
+  uint64_t removals = 0;  // Registry::removals() when the range was checked
+};
+
 enum class MemKind { kDevice, kHost, kRegistered, kManaged };
 
 struct Allocation {

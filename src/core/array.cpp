@@ -1,9 +1,11 @@
 #include "core/array.h"
 
+#include "core/context.h"
+
 namespace cucpu {
 
 Array::Array(Context* ctx, const CUDA_ARRAY3D_DESCRIPTOR& d, size_t elem_size)
-    : ctx(ctx), desc(d), elem_size(elem_size) {
+    : ctx(ctx), ctx_id(ctx->id), desc(d), elem_size(elem_size) {
   data.reset(new unsigned char[bytes() ? bytes() : 1]());
 }
 

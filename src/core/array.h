@@ -15,13 +15,16 @@ class Context;
 struct Array {
   Array(Context* ctx, const CUDA_ARRAY3D_DESCRIPTOR& d, size_t elem_size);
   Context* const ctx;
+  const uint64_t ctx_id;  // ctx->id at creation (the context's slot may be reused)
   const CUDA_ARRAY3D_DESCRIPTOR desc;
   const size_t elem_size;
   size_t row_bytes() const { return desc.Width * elem_size; }
   size_t rows() const { return desc.Height ? desc.Height : 1; }
   size_t layers() const { return desc.Depth ? desc.Depth : 1; }
   size_t bytes() const { return row_bytes() * rows() * layers(); }
-  std::unique_ptr<unsigned char[]> data;
+  // Shared with the executable graphs whose copies name the array, so that
+  // a destroyed array's storage lives until they are gone.
+  std::shared_ptr<unsigned char[]> data;
 };
 
 // Bytes per channel element of an array format; 0 for an unknown format.

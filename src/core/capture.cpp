@@ -56,6 +56,12 @@ bool all_in_graph(const Graph* g, const CUgraphNode* nodes, size_t n) {
   return true;
 }
 
+// True when `n` (possibly a stale pointer) is a live node of `g`.
+bool node_in(const Graph* g, const Node* n) {
+  const Node* live = rt().nodes.live(n);
+  return live && live->graph == g;
+}
+
 bool legacy_blocked(Stream* s) {
   return s->kind == StreamKind::kLegacy && s->ctx->blocking_captures.load(std::memory_order_acquire) > 0;
 }
@@ -297,7 +303,10 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
   if (!sseq) {
     if (!live) return CUDA_SUCCESS;  // raced with the end of the capture
     if (s->kind == StreamKind::kLegacy) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-    join(s, eseq, e->cap.nodes, {});  // a fork: s now captures into eseq
+    std::vector<Node*> nodes;
+    for (Node* n : e->cap.nodes)
+      if (node_in(eseq->graph, n)) nodes.push_back(n);  // skip nodes destroyed since the record
+    join(s, eseq, std::move(nodes), {});  // a fork: s now captures into eseq
     *route = Route::kCaptured;
     return CUDA_SUCCESS;
   }
@@ -313,6 +322,7 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
     return CUDA_ERROR_STREAM_CAPTURE_MERGE;
   }
   for (Node* n : e->cap.nodes) {
+    if (!node_in(eseq->graph, n)) continue;  // destroyed since the record
     if (std::find(s->cap.deps.begin(), s->cap.deps.end(), n) != s->cap.deps.end()) continue;
     s->cap.deps.push_back(n);
     s->cap.edges.push_back(CUgraphEdgeData{});
@@ -346,6 +356,25 @@ CUresult capture_check_unsafe_call() {
     }
   }
   return prohibited ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+bool capture_uses_graph(const Graph* g) {
+  if (g_active.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(capture_mu());
+  for (CaptureSequence* q : g_sequences)
+    if (graph_within(q->graph, g)) return true;
+  return false;
+}
+
+bool capture_holds_node(const Node* n) {
+  if (g_active.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(capture_mu());
+  for (CaptureSequence* q : g_sequences) {
+    if (n->params.kind == NodeKind::kChildGraph && graph_within(q->graph, n->params.child)) return true;
+    for (Stream* s : q->streams)
+      if (std::find(s->cap.deps.begin(), s->cap.deps.end(), n) != s->cap.deps.end()) return true;
+  }
+  return false;
 }
 
 void capture_stream_destroyed(Stream* s) {

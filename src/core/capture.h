@@ -95,5 +95,11 @@ CUresult capture_check_unsafe_call();
 CUresult exchange_capture_mode(CUstreamCaptureMode* mode);
 // A capturing stream being destroyed leaves (and invalidates) its sequence.
 void capture_stream_destroyed(Stream* s);
+// True while a live capture adds to `g` or to a graph `g` owns: driver 580
+// then refuses to destroy `g` (ILLEGAL_STATE).
+bool capture_uses_graph(const Graph* g);
+// True while a capturing stream holds `n` as a dependency, or `n` owns a
+// graph a capture adds to: driver 580 refuses to destroy it (ILLEGAL_STATE).
+bool capture_holds_node(const Node* n);
 
 }  // namespace cucpu

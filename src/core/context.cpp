@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/capture.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 
@@ -16,18 +17,32 @@ uint64_t thread_key() {
 }
 struct PerThreadCache {
   uint64_t ctx_id = 0;
+  uint64_t generation = 0;
   Stream* stream = nullptr;
 };
 thread_local PerThreadCache t_pts;
+
+// Every constructed context, for synchronize_all_contexts. A context leaves
+// the list first thing in its destructor, so one found under the lock is
+// alive (and its legacy stream still holds its handle reference) for as
+// long as the lock is held.
+std::mutex g_contexts_mu;
+std::vector<Context*> g_contexts;  // guarded by g_contexts_mu
 }  // namespace
 
 Context::Context(Device* dev, unsigned flags, bool primary)
     : device(dev), primary(primary),
       id(rt().next_ctx_id.fetch_add(1, std::memory_order_relaxed)), flags(flags) {
   legacy_ = rt().streams.create(this, StreamKind::kLegacy, 0u, 0);
+  std::lock_guard<std::mutex> g(g_contexts_mu);
+  g_contexts.push_back(this);
 }
 
 Context::~Context() {
+  {
+    std::lock_guard<std::mutex> g(g_contexts_mu);
+    g_contexts.erase(std::find(g_contexts.begin(), g_contexts.end(), this));
+  }
   shut_down();
   rt().streams.kill(legacy_);
   legacy_->drop_handle();
@@ -52,7 +67,8 @@ void Context::unlink_stream(Stream* s) {
 }
 
 Stream* Context::per_thread_stream() {
-  if (t_pts.ctx_id == id) return t_pts.stream;
+  const uint64_t gen = generation_.load(std::memory_order_acquire);
+  if (t_pts.ctx_id == id && t_pts.generation == gen) return t_pts.stream;
   uint64_t key = thread_key();
   Stream* found = nullptr;
   {
@@ -66,25 +82,44 @@ Stream* Context::per_thread_stream() {
     streams_.push_back(found);
     per_thread_.emplace_back(key, found);
   }
-  t_pts = {id, found};
+  t_pts = {id, gen, found};
   return found;
 }
 
-CUresult Context::synchronize() {
-  std::vector<std::pair<Stream*, uint64_t>> targets;
+void Context::collect_sync_targets(std::vector<std::pair<Stream*, uint64_t>>& out) {
   {
     std::lock_guard<std::mutex> g(streams_mu);
-    targets.reserve(streams_.size() + 1);
+    out.reserve(out.size() + streams_.size() + 1);
     for (Stream* s : streams_)
-      if (s->try_retain()) targets.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
+      if (s->try_retain()) out.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
   }
   legacy_->retain();
-  targets.emplace_back(legacy_, legacy_->enqueued.load(std::memory_order_acquire));
+  out.emplace_back(legacy_, legacy_->enqueued.load(std::memory_order_acquire));
+}
+
+namespace {
+void wait_and_release(std::vector<std::pair<Stream*, uint64_t>>& targets) {
   for (auto& [s, seq] : targets) {
     s->wait_for(seq);
     s->release();
   }
+}
+}  // namespace
+
+CUresult Context::synchronize() {
+  std::vector<std::pair<Stream*, uint64_t>> targets;
+  collect_sync_targets(targets);
+  wait_and_release(targets);
   return sticky_error();
+}
+
+void synchronize_all_contexts() {
+  std::vector<std::pair<Stream*, uint64_t>> targets;
+  {
+    std::lock_guard<std::mutex> g(g_contexts_mu);
+    for (Context* c : g_contexts) c->collect_sync_targets(targets);
+  }
+  wait_and_release(targets);  // no lock held: the streams' references keep them
 }
 
 void Context::shut_down() {
@@ -95,7 +130,11 @@ void Context::shut_down() {
     for (Stream* s : streams_)
       if (rt().streams.state(s) == HandleState::kLive || s->kind == StreamKind::kPerThread) owned.push_back(s);
     per_thread_.clear();
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
+  // A capture dies with its streams: the sequence they began ends (its graph
+  // discarded), a stream joined to another's leaves and invalidates it.
+  for (Stream* s : owned) capture_stream_destroyed(s);
   // Each live handle's reference is dropped once; draining streams already
   // dropped theirs when the user destroyed them.
   for (Stream* s : owned) {

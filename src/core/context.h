@@ -57,7 +57,8 @@ class Context {
 
   // Waits until every op enqueued in this context before the call is done.
   CUresult synchronize();
-  // Destroys the context's streams (their handles die) after draining them.
+  // Destroys the context's streams (their handles die) after draining them,
+  // ending any capture they take part in.
   void shut_down();
 
   std::shared_mutex order_mu;
@@ -75,7 +76,20 @@ class Context {
   std::vector<Stream*> streams_;  // guarded by streams_mu
   std::condition_variable unlinked_;  // signalled (under streams_mu) when a stream leaves streams_
   std::vector<std::pair<uint64_t, Stream*>> per_thread_;  // thread key -> stream; guarded by streams_mu
+  // Bumped by shut_down: a thread's cached per-thread stream of an earlier
+  // generation is gone (a primary context keeps its id across resets).
+  std::atomic<uint64_t> generation_{0};
+
+  // Adds (stream, last enqueued seq) for every stream of the context, each
+  // with a reference the caller drops.
+  void collect_sync_targets(std::vector<std::pair<Stream*, uint64_t>>& out);
+  friend void synchronize_all_contexts();
 };
+
+// Waits until every op enqueued in any context before the call is done
+// (cuMemFree and cuArrayDestroy: memory may be used by another context's
+// streams). Must not be called from a host function.
+void synchronize_all_contexts();
 
 // The calling thread's context stack (cuCtxPush/Pop/Set/GetCurrent).
 std::vector<Context*>& context_stack();

@@ -13,8 +13,21 @@ namespace {
 std::atomic<uint64_t> g_next_graph_id{1};
 }
 
+Node::Node(Graph* g, const NodeParams& p, uint64_t id) : graph(g), params(p), id(id) {
+  if (params.kind == NodeKind::kChildGraph && params.child) params.child->owner = this;
+}
+
 Node::~Node() {
-  if (params.kind == NodeKind::kChildGraph && params.child) destroy_graph(params.child);
+  if (params.kind == NodeKind::kChildGraph && params.child) {
+    params.child->owner = nullptr;
+    destroy_graph(params.child);
+  }
+}
+
+bool graph_within(const Graph* g, const Graph* ancestor) {
+  for (; g; g = g->owner ? g->owner->graph : nullptr)
+    if (g == ancestor) return true;
+  return false;
 }
 
 Graph::Graph(Context* ctx) : ctx(ctx), id(g_next_graph_id.fetch_add(1)) {}

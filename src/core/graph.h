@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda.h"
+#include "core/allocation.h"
 #include "core/small_vec.h"
 
 namespace cucpu {
@@ -27,14 +28,19 @@ struct NodeParams {
   CUDA_MEMCPY3D copy{};
   CUDA_MEMSET_NODE_PARAMS memset{};
   CUevent event = nullptr;
-  Graph* child = nullptr;  // owned by the node (a clone of the caller's graph)
+  Graph* child = nullptr;  // owned by the node (a clone, or the caller's graph moved in)
   // Batch-memop nodes: the operations (owned copies) and the node's context.
   std::vector<CUstreamBatchMemOpParams> memops;
   CUcontext memop_ctx = nullptr;
+  // Copy and set nodes: the device memory their parameters named when they
+  // were set (exec/graph_exec.h record_memory_checks). Instantiation refuses
+  // a node whose memory was freed since.
+  MemCheck checks[2];
 };
 
 struct Node {
-  Node(Graph* g, const NodeParams& p, uint64_t id) : graph(g), params(p), id(id) {}
+  // A child-graph node takes ownership of params.child.
+  Node(Graph* g, const NodeParams& p, uint64_t id);
   ~Node();
   Graph* const graph;
   NodeParams params;
@@ -53,6 +59,10 @@ class Graph {
   ~Graph();
   Context* const ctx;
   const uint64_t id;
+  // The child-graph node that owns this graph, or null for a graph the
+  // caller owns. An owned graph dies with its node, never through
+  // cuGraphDestroy.
+  Node* owner = nullptr;
 
   // Adds a node after `deps` (all must belong to this graph; checked by the caller).
   Node* add(const NodeParams& p, const Node* const* deps, size_t n, const CUgraphEdgeData* edge = nullptr);
@@ -77,6 +87,8 @@ class Graph {
 CUgraphNodeType node_type(NodeKind k);
 // A new graph and node, registered with the handle pools.
 Graph* new_graph(Context* ctx);
+// True when `g` is `ancestor` or is owned, through child-graph nodes, by it.
+bool graph_within(const Graph* g, const Graph* ancestor);
 void destroy_graph(Graph* g);
 
 }  // namespace cucpu

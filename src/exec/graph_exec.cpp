@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
+#include "core/array.h"
 #include "core/event.h"
 #include "core/runtime.h"
 #include "core/stream.h"
@@ -10,9 +12,36 @@
 
 namespace cucpu {
 
-CUresult validate_node_params(const NodeParams& p) {
+namespace {
+// The array a copy side names, when its memory type is ARRAY (read as an
+// integer: the field comes from caller memory).
+Array* array_side(const CUmemorytype& type, CUarray h) {
+  int t;
+  std::memcpy(&t, &type, sizeof t);
+  return t == CU_MEMORYTYPE_ARRAY ? rt().arrays.live(h) : nullptr;
+}
+}  // namespace
+
+CUresult validate_node_params(NodeParams& p) {
   ExecNode scratch;
-  return GraphExec::resolve_for_validation(p, &scratch);
+  p.checks[0] = p.checks[1] = MemCheck{};
+  CUresult r = GraphExec::resolve_for_validation(p, &scratch);
+  if (r == CUDA_SUCCESS) record_checks(p, scratch);
+  return r;
+}
+
+void record_memory_checks(NodeParams& p) {
+  if (p.kind != NodeKind::kMemcpy && p.kind != NodeKind::kMemset) return;
+  (void)validate_node_params(p);
+}
+
+void record_checks(NodeParams& p, const ExecNode& resolved) {
+  if (p.kind == NodeKind::kMemcpy) {
+    p.checks[0] = resolved.checks[0];
+    p.checks[1] = resolved.checks[1];
+  } else if (p.kind == NodeKind::kMemset) {
+    p.checks[0] = resolved.set_check;
+  }
 }
 
 CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
@@ -22,9 +51,18 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       if (!p.host.fn) return CUDA_ERROR_INVALID_VALUE;
       e->host = p.host;
       return CUDA_SUCCESS;
-    case NodeKind::kMemcpy:
-      return resolve_copy3d(p.copy, &e->copy, e->checks);
+    case NodeKind::kMemcpy: {
+      // Memory the node named when it was set and that is gone since (freed
+      // before instantiation): driver 580 crashes; refused here.
+      if (!memory_still_valid(p.checks, 2)) return CUDA_ERROR_INVALID_VALUE;
+      if (CUresult r = resolve_copy3d(p.copy, &e->copy, e->checks)) return r;
+      // The exec keeps the storage of the arrays it copies to or from.
+      if (Array* a = array_side(p.copy.srcMemoryType, p.copy.srcArray)) e->keep[0] = a->data;
+      if (Array* a = array_side(p.copy.dstMemoryType, p.copy.dstArray)) e->keep[1] = a->data;
+      return CUDA_SUCCESS;
+    }
     case NodeKind::kMemset: {
+      if (!memory_still_valid(p.checks, 1)) return CUDA_ERROR_INVALID_VALUE;
       const CUDA_MEMSET_NODE_PARAMS& m = p.memset;
       unsigned es = m.elementSize;
       if (es != 1 && es != 2 && es != 4) return CUDA_ERROR_INVALID_VALUE;

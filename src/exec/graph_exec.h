@@ -41,6 +41,9 @@ struct ExecNode {
   MemCheck set_check;
   CUevent event = nullptr;
   std::vector<MemOpSpec> memops;  // batch-memop nodes
+  // Storage of the arrays a copy node names, kept while any plan holds the
+  // node (a destroyed array's storage lives on until then).
+  std::shared_ptr<unsigned char[]> keep[2];
   std::vector<uint32_t> dependents;
 };
 
@@ -82,7 +85,12 @@ class GraphExec {
   OpRef last_launch_;                       // the join op of the previous launch
 };
 
-// Checks node parameters the way the graph API does when a node is added.
-CUresult validate_node_params(const NodeParams& p);
+// Checks node parameters the way the graph API does when a node is added,
+// and records in p.checks the device memory they name.
+CUresult validate_node_params(NodeParams& p);
+// Records in p.checks the device memory a copy or set node names (captured
+// nodes: the entry point validated them already).
+void record_memory_checks(NodeParams& p);
+void record_checks(NodeParams& p, const ExecNode& resolved);
 
 }  // namespace cucpu
