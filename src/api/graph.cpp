@@ -27,7 +27,7 @@ CUresult list_out(T* out, size_t* count, size_t have, Get get) {
 
 CUresult node_deps(CUgraphNode hn, CUgraphNode* out, CUgraphEdgeData* edges, size_t* count, bool incoming) {
   Node* n = node_of(hn);
-  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  if (!n || !count) return CUDA_ERROR_INVALID_VALUE;
   const SmallVec<Node*, 2>& v = incoming ? n->deps : n->dependents;
   if (edges && out) {
     for (size_t i = 0; i < std::min(*count, v.size()); ++i) {

@@ -298,5 +298,9 @@ CONF_TEST(NullCountPointers) {
   CUgraphNode from[2], to[2];
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphGetEdges(g, from, to, nullptr, nullptr));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphNodeGetDependencies(b, nullptr, nullptr, nullptr));
+  CUgraphEdgeData data[2];
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphNodeGetDependencies_v2(b, out, data, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphNodeGetDependentNodes_v2(a, out, data, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphGetEdges_v2(g, from, to, data, nullptr));
   ASSERT_CU(cuGraphDestroy(g));
 }
