@@ -261,8 +261,9 @@ CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
     if (!pvalue) return CUDA_ERROR_INVALID_VALUE;
     Context* c;
     if (CUresult r = api::current_ctx(&c)) return r;
-    if (limit < 0 || limit >= CU_LIMIT_MAX) return CUDA_ERROR_UNSUPPORTED_LIMIT;
-    *pvalue = c->limits[limit].load();
+    const int l = api::raw_enum(limit);
+    if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    *pvalue = c->limits[l].load();
     return CUDA_SUCCESS;
   }, pvalue, limit);
 }
@@ -271,8 +272,9 @@ CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   return api::call("cuCtxSetLimit", api::kDefault, [&] {
     Context* c;
     if (CUresult r = api::current_ctx(&c)) return r;
-    if (limit < 0 || limit >= CU_LIMIT_MAX) return CUDA_ERROR_UNSUPPORTED_LIMIT;
-    c->limits[limit].store(value);
+    const int l = api::raw_enum(limit);
+    if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    c->limits[l].store(value);
     return CUDA_SUCCESS;
   }, limit, value);
 }
@@ -291,8 +293,9 @@ CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   return api::call("cuCtxSetCacheConfig", api::kDefault, [&] {
     Context* c;
     if (CUresult r = api::current_ctx(&c)) return r;
-    if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
-    c->cache_config.store(config);
+    const int cfg = api::raw_enum(config);
+    if (cfg < CU_FUNC_CACHE_PREFER_NONE || cfg > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
+    c->cache_config.store(cfg);
     return CUDA_SUCCESS;
   }, config);
 }

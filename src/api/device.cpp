@@ -14,14 +14,13 @@ constexpr int kAttributes[] = {
 
 bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
 
-CUresult attribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+CUresult attribute(int* pi, int a, CUdevice dev) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  int a = static_cast<int>(attrib);
   if (a <= 0 || a >= static_cast<int>(sizeof(kAttributes) / sizeof(kAttributes[0]))) return CUDA_ERROR_INVALID_VALUE;
   int v = kAttributes[a];
-  if (attrib == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) v = static_cast<int>(Scheduler::instance().worker_count());
-  if (attrib == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) v = dev;
+  if (a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) v = static_cast<int>(Scheduler::instance().worker_count());
+  if (a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) v = dev;
   *pi = v;
   return CUDA_SUCCESS;
 }
@@ -90,7 +89,7 @@ extern "C" CUresult cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
 }
 
 extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
-  return api::call("cuDeviceGetAttribute", api::kDefault, [&] { return attribute(pi, attrib, dev); },
+  return api::call("cuDeviceGetAttribute", api::kDefault, [&] { return attribute(pi, api::raw_enum(attrib), dev); },
                    pi, attrib, dev);
 }
 

@@ -171,7 +171,8 @@ CUresult mem_info(size_t* free_bytes, size_t* total) {
   return CUDA_SUCCESS;
 }
 
-CUresult pointer_attribute(void* data, CUpointer_attribute attr, CUdeviceptr ptr) {
+// `attr` is the caller's raw value (any bit pattern may arrive).
+CUresult pointer_attribute(void* data, int attr, CUdeviceptr ptr) {
   if (!data) return CUDA_ERROR_INVALID_VALUE;
   auto a = Registry::instance().find(static_cast<uintptr_t>(ptr));
   auto put = [&](auto v) { std::memcpy(data, &v, sizeof v); };
@@ -292,7 +293,7 @@ CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
   return api::call("cuMemGetInfo_v2", api::kDefault, [&] { return mem_info(free_bytes, total); }, free_bytes, total);
 }
 CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
-  return api::call("cuPointerGetAttribute", api::kDefault, [&] { return pointer_attribute(data, attribute, ptr); },
+  return api::call("cuPointerGetAttribute", api::kDefault, [&] { return pointer_attribute(data, api::raw_enum(attribute), ptr); },
                    data, attribute, ptr);
 }
 CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
@@ -300,9 +301,10 @@ CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void
     if (n == 0 || !attrs || !data) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < n; ++i) {
       if (!data[i]) return CUDA_ERROR_INVALID_VALUE;
-      if (pointer_attribute(data[i], attrs[i], ptr) != CUDA_SUCCESS) {
+      const int attr = api::raw_enum(attrs[i]);
+      if (pointer_attribute(data[i], attr, ptr) != CUDA_SUCCESS) {
         // The plural form reports "not applicable" by leaving a zero value.
-        std::memset(data[i], 0, attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE ? sizeof(size_t) : sizeof(unsigned));
+        std::memset(data[i], 0, attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE ? sizeof(size_t) : sizeof(unsigned));
       }
     }
     return CUDA_SUCCESS;
@@ -311,7 +313,7 @@ CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void
 CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
   return api::call("cuPointerSetAttribute", api::kDefault, [&] {
     if (!value) return CUDA_ERROR_INVALID_VALUE;
-    if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
+    if (api::raw_enum(attribute) != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
     auto a = Registry::instance().find(static_cast<uintptr_t>(ptr));
     if (!a) return CUDA_ERROR_INVALID_VALUE;
     Registry::instance().set_sync_memops(a->base, *static_cast<const unsigned*>(value) != 0);

@@ -101,12 +101,12 @@ CUresult get_ctx_v2(NullStream ns, CUstream h, CUcontext* pctx, CUgreenCtx* pgre
   return CUDA_SUCCESS;
 }
 
-CUresult get_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, CUstreamAttrValue* out) {
+CUresult get_attribute(NullStream ns, CUstream h, const CUstreamAttrID& attr, CUstreamAttrValue* out) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   std::lock_guard<SpinLock> g(s->attr_mu);
-  switch (attr) {
+  switch (api::raw_enum(attr)) {
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: out->accessPolicyWindow = s->attrs.access_policy; break;
     case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
       std::memcpy(&out->syncPolicy, &s->attrs.sync_policy, sizeof s->attrs.sync_policy);
@@ -128,12 +128,12 @@ bool access_policy_ok(const CUaccessPolicyWindow& w) {
          miss != CU_ACCESS_PROPERTY_PERSISTING && w.num_bytes <= 134217728u;
 }
 
-CUresult set_attribute(NullStream ns, CUstream h, CUstreamAttrID attr, const CUstreamAttrValue* v) {
+CUresult set_attribute(NullStream ns, CUstream h, const CUstreamAttrID& attr, const CUstreamAttrValue* v) {
   if (!v) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   std::lock_guard<SpinLock> g(s->attr_mu);
-  switch (attr) {
+  switch (api::raw_enum(attr)) {
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
       if (!access_policy_ok(v->accessPolicyWindow)) return CUDA_ERROR_INVALID_VALUE;
       s->attrs.access_policy = v->accessPolicyWindow;
