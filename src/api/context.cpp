@@ -33,6 +33,8 @@ CUresult create(CUcontext* pctx, unsigned flags, CUdevice dev) {
 // (primary contexts on reset / last release).
 void tear_down(Context* c) {
   c->shut_down();
+  // Another context's streams may still use this context's memory.
+  synchronize_all_contexts();
   for (const Allocation& a : Registry::instance().remove_context(c)) std::free(reinterpret_cast<void*>(a.base));
 }
 
