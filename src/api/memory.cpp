@@ -225,7 +225,14 @@ CUresult array_create(CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   if (d.Flags & ~static_cast<unsigned>(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_CUBEMAP |
                                        CUDA_ARRAY3D_TEXTURE_GATHER))
     return CUDA_ERROR_INVALID_VALUE;
-  *out = reinterpret_cast<CUarray>(rt().arrays.create(c, d, fb * d.NumChannels));
+  // A byte size that does not fit size_t, or the device, is refused as a
+  // merely too-large array always was (its allocation failing):
+  // CUDA_ERROR_OUT_OF_MEMORY. (Driver 580 answers INVALID_VALUE for
+  // dimensions past its texture limits, which cucpu does not enforce.)
+  const size_t elem = fb * d.NumChannels;
+  size_t bytes;
+  if (!array_bytes(d, elem, &bytes) || bytes > c->device->total_mem) return CUDA_ERROR_OUT_OF_MEMORY;
+  *out = reinterpret_cast<CUarray>(rt().arrays.create(c, d, elem));
   return CUDA_SUCCESS;
 }
 

@@ -1,5 +1,9 @@
 // Array: a CUDA array, stored as a tightly packed host buffer
 // (width * height * depth elements of format x channels bytes).
+//
+// Contract: an Array exists only with a byte size that fits size_t (the
+// constructor throws std::bad_alloc otherwise), so row_bytes(), bytes() and
+// every offset inside the array are free of overflow.
 #pragma once
 
 #include <cstddef>
@@ -26,5 +30,10 @@ struct Array {
 
 // Bytes per channel element of an array format; 0 for an unknown format.
 size_t format_bytes(CUarray_format f);
+
+// Bytes of an array of d's dimensions whose elements take `elem_size` bytes:
+// width * height * depth * elem_size, a 0 height or depth counting as 1.
+// False when that does not fit size_t.
+[[nodiscard]] bool array_bytes(const CUDA_ARRAY3D_DESCRIPTOR& d, size_t elem_size, size_t* out);
 
 }  // namespace cucpu

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "api_context_test.h"
 
@@ -124,6 +126,87 @@ TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
   CUmodule m;
   EXPECT_EQ(cuModuleLoad(&m, "missing.cubin"), CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(cuGraphAddMemAllocNode(nullptr, nullptr, nullptr, 0, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+}  // namespace
+
+// Sizes, offsets, pitches and counts whose arithmetic overflows size_t are
+// refused (src/core/checked_math.h), and nothing outside the memory the call
+// names is written.
+namespace {
+
+constexpr size_t kMax = SIZE_MAX;
+constexpr size_t k2e62 = size_t{1} << 62;
+constexpr size_t k2e63 = size_t{1} << 63;
+constexpr unsigned char kFill = 0xA5;
+
+// A host buffer of `n` bytes inside guard bytes, all filled with kFill.
+class Guarded {
+ public:
+  explicit Guarded(size_t n) : bytes_(n + 2 * kGuard, kFill) {}
+  unsigned char* data() { return bytes_.data() + kGuard; }
+  // Whether no byte of the buffer or its guards was written.
+  bool untouched() const {
+    return std::all_of(bytes_.begin(), bytes_.end(), [](unsigned char b) { return b == kFill; });
+  }
+  bool guards_intact() const {
+    return std::all_of(bytes_.begin(), bytes_.begin() + kGuard, [](unsigned char b) { return b == kFill; }) &&
+           std::all_of(bytes_.end() - kGuard, bytes_.end(), [](unsigned char b) { return b == kFill; });
+  }
+
+ private:
+  static constexpr size_t kGuard = 256;
+  std::vector<unsigned char> bytes_;
+};
+
+// Whether all `n` bytes at device address p read `v`.
+bool device_reads(CUdeviceptr p, size_t n, unsigned char v) {
+  std::vector<unsigned char> h(n);
+  if (cuMemcpyDtoH(h.data(), p, n) != CUDA_SUCCESS) return false;
+  return std::all_of(h.begin(), h.end(), [v](unsigned char b) { return b == v; });
+}
+
+CUresult create_array3d(size_t w, size_t h, size_t d, CUarray_format f, unsigned channels, CUarray* out) {
+  CUDA_ARRAY3D_DESCRIPTOR a{};
+  a.Width = w;
+  a.Height = h;
+  a.Depth = d;
+  a.Format = f;
+  a.NumChannels = channels;
+  return cuArray3DCreate(out, &a);
+}
+
+// Creates and at once destroys an array; returns what creation returned.
+CUresult try_array3d(size_t w, size_t h, size_t d, CUarray_format f, unsigned channels) {
+  CUarray a = nullptr;
+  CUresult r = create_array3d(w, h, d, f, channels, &a);
+  if (r == CUDA_SUCCESS) cuArrayDestroy(a);
+  return r;
+}
+CUresult try_array2d(size_t w, size_t h, CUarray_format f, unsigned channels) {
+  CUDA_ARRAY_DESCRIPTOR a{w, h, f, channels};
+  CUarray arr = nullptr;
+  CUresult r = cuArrayCreate(&arr, &a);
+  if (r == CUDA_SUCCESS) cuArrayDestroy(arr);
+  return r;
+}
+
+class Overflow : public ApiContextTest {};
+
+// An array whose byte size (width * height * depth * element size *
+// channels) does not fit size_t is refused as any array too large for the
+// device is: CUDA_ERROR_OUT_OF_MEMORY.
+TEST_F(Overflow, ArrayByteSizeThatWrapsIsRefused) {
+  EXPECT_EQ(try_array3d(k2e62, 4, 4, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(try_array3d(16, size_t{1} << 40, size_t{1} << 40, CU_AD_FORMAT_UNSIGNED_INT8, 1),
+            CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(try_array3d(k2e62 + 1, 0, 0, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);  // wraps to 16 bytes
+  EXPECT_EQ(try_array3d(1, 1, k2e62 + 1, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);  // wraps to 16 bytes
+  EXPECT_EQ(try_array2d(k2e62 + 4, 1, CU_AD_FORMAT_FLOAT, 1), CUDA_ERROR_OUT_OF_MEMORY);     // wraps to 16 bytes
+  EXPECT_EQ(try_array2d(kMax / 2, 3, CU_AD_FORMAT_UNSIGNED_INT8, 1), CUDA_ERROR_OUT_OF_MEMORY);
+  // Merely too large for the device: the same error, without trying.
+  EXPECT_EQ(try_array3d(size_t{1} << 20, size_t{1} << 20, 1 << 10, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(try_array3d(64, 4, 4, CU_AD_FORMAT_FLOAT, 4), CUDA_SUCCESS);
 }
 
 }  // namespace
