@@ -209,4 +209,182 @@ TEST_F(Overflow, ArrayByteSizeThatWrapsIsRefused) {
   EXPECT_EQ(try_array3d(64, 4, 4, CU_AD_FORMAT_FLOAT, 4), CUDA_SUCCESS);
 }
 
+// Array offsets near SIZE_MAX must not pass the per-axis bounds checks by
+// wrapping (x + width, y + height, z + depth).
+TEST_F(Overflow, ArrayCopyOffsetsThatWrapAreRefused) {
+  CUarray a;
+  ASSERT_EQ(create_array3d(64, 4, 4, CU_AD_FORMAT_UNSIGNED_INT8, 1, &a), CUDA_SUCCESS);
+  std::vector<unsigned char> init(64 * 4 * 4, 0x11);
+  CUDA_MEMCPY3D fill{};
+  fill.srcMemoryType = CU_MEMORYTYPE_HOST;
+  fill.srcHost = init.data();
+  fill.srcPitch = 64;
+  fill.srcHeight = 4;
+  fill.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  fill.dstArray = a;
+  fill.WidthInBytes = 64;
+  fill.Height = 4;
+  fill.Depth = 4;
+  ASSERT_EQ(cuMemcpy3D(&fill), CUDA_SUCCESS);
+
+  Guarded host(1024);
+  CUDA_MEMCPY3D in = fill;  // host -> array, one row of 16 bytes
+  in.srcHost = host.data();
+  in.WidthInBytes = 16;
+  in.Height = 1;
+  in.Depth = 1;
+  CUDA_MEMCPY3D q = in;
+  q.dstXInBytes = kMax - 7;  // + 16 wraps to 8
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = in;
+  q.dstY = kMax;  // + 2 rows wraps to 1
+  q.Height = 2;
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = in;
+  q.dstZ = kMax;  // + 2 layers wraps to 1
+  q.Depth = 2;
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = in;
+  q.dstXInBytes = kMax - 7;
+  EXPECT_EQ(cuMemcpy3DAsync(&q, nullptr), CUDA_ERROR_INVALID_VALUE);
+
+  CUDA_MEMCPY2D in2{};  // the 2D form, host -> array
+  in2.srcMemoryType = CU_MEMORYTYPE_HOST;
+  in2.srcHost = host.data();
+  in2.srcPitch = 64;
+  in2.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  in2.dstArray = a;
+  in2.WidthInBytes = 16;
+  in2.Height = 1;
+  CUDA_MEMCPY2D q2 = in2;
+  q2.dstXInBytes = kMax - 7;
+  EXPECT_EQ(cuMemcpy2D(&q2), CUDA_ERROR_INVALID_VALUE);
+  q2 = in2;
+  q2.dstY = kMax;
+  q2.Height = 2;
+  EXPECT_EQ(cuMemcpy2D(&q2), CUDA_ERROR_INVALID_VALUE);
+
+  CUDA_MEMCPY3D out{};  // array -> host
+  out.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  out.srcArray = a;
+  out.dstMemoryType = CU_MEMORYTYPE_HOST;
+  out.dstHost = host.data();
+  out.dstPitch = 64;
+  out.WidthInBytes = 8;
+  out.Height = 1;
+  out.Depth = 1;
+  q = out;
+  q.srcXInBytes = kMax - 3;  // + 8 wraps to 4
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = out;
+  q.srcY = kMax;
+  q.Height = 3;
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_TRUE(host.untouched());
+  std::vector<unsigned char> back(init.size(), 0);
+  CUDA_MEMCPY3D read = fill;
+  std::swap(read.srcMemoryType, read.dstMemoryType);
+  read.srcArray = a;
+  read.dstHost = back.data();
+  read.dstPitch = 64;
+  read.dstHeight = 4;
+  ASSERT_EQ(cuMemcpy3D(&read), CUDA_SUCCESS);
+  EXPECT_EQ(back, init);  // the array kept its bytes
+  EXPECT_EQ(cuArrayDestroy(a), CUDA_SUCCESS);
+}
+
+// Pitches and slice heights whose span wraps (offset + (depth-1)*slice +
+// (height-1)*pitch + width) are refused for device and host operands alike.
+TEST_F(Overflow, CopyPitchSpansThatWrapAreRefused) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x22, 4096), CUDA_SUCCESS);
+  Guarded host(256);
+
+  CUDA_MEMCPY2D dtoh{};
+  dtoh.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  dtoh.srcDevice = d;
+  dtoh.srcPitch = 16;
+  dtoh.dstMemoryType = CU_MEMORYTYPE_HOST;
+  dtoh.dstHost = host.data();
+  dtoh.dstPitch = 16;
+  dtoh.WidthInBytes = 16;
+  dtoh.Height = 3;
+  CUDA_MEMCPY2D q = dtoh;
+  q.srcPitch = k2e63;  // 2 * pitch wraps to 0
+  EXPECT_EQ(cuMemcpy2D(&q), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpy2DAsync(&q, nullptr), CUDA_ERROR_INVALID_VALUE);
+  q = dtoh;
+  q.dstPitch = k2e63;  // host rows would wrap the address space
+  EXPECT_EQ(cuMemcpy2D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = dtoh;
+  q.dstXInBytes = kMax - 7;  // the host origin would wrap to before the buffer
+  q.dstPitch = 0;
+  q.Height = 1;
+  EXPECT_EQ(cuMemcpy2D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = dtoh;
+  q.srcY = k2e63;  // the row offset y * pitch wraps
+  q.srcPitch = 2;
+  q.WidthInBytes = 2;
+  EXPECT_EQ(cuMemcpy2D(&q), CUDA_ERROR_INVALID_VALUE);
+  CUDA_MEMCPY2D htod = dtoh;
+  std::swap(htod.srcMemoryType, htod.dstMemoryType);
+  htod.srcHost = host.data();
+  htod.dstDevice = d;
+  htod.dstPitch = k2e63;
+  EXPECT_EQ(cuMemcpy2D(&htod), CUDA_ERROR_INVALID_VALUE);
+
+  CUDA_MEMCPY3D d3{};  // 5 slices of one 4-byte row
+  d3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  d3.srcDevice = d;
+  d3.srcPitch = 4;
+  d3.srcHeight = 1;
+  d3.dstMemoryType = CU_MEMORYTYPE_HOST;
+  d3.dstHost = host.data();
+  d3.dstPitch = 4;
+  d3.dstHeight = 1;
+  d3.WidthInBytes = 4;
+  d3.Height = 1;
+  d3.Depth = 5;
+  CUDA_MEMCPY3D q3 = d3;
+  q3.srcHeight = k2e62;  // the slice pitch 4 * 2^62 wraps to 0
+  EXPECT_EQ(cuMemcpy3D(&q3), CUDA_ERROR_INVALID_VALUE);
+  q3 = d3;
+  q3.dstHeight = k2e62 + 1;  // the host slice pitch wraps to 4
+  EXPECT_EQ(cuMemcpy3D(&q3), CUDA_ERROR_INVALID_VALUE);
+  q3 = d3;
+  q3.srcZ = k2e62;  // z * slice wraps
+  EXPECT_EQ(cuMemcpy3D(&q3), CUDA_ERROR_INVALID_VALUE);
+  CUDA_MEMCPY3D_PEER peer{};
+  peer.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  peer.srcDevice = d;
+  peer.srcPitch = k2e63;
+  peer.srcContext = ctx_;
+  peer.dstMemoryType = CU_MEMORYTYPE_HOST;
+  peer.dstHost = host.data();
+  peer.dstPitch = 16;
+  peer.dstContext = ctx_;
+  peer.WidthInBytes = 16;
+  peer.Height = 3;
+  peer.Depth = 1;
+  EXPECT_EQ(cuMemcpy3DPeer(&peer), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_TRUE(host.untouched());
+
+  // One layer: the slice heights are not used and may hold anything.
+  CUDA_MEMCPY3D wide = d3;
+  wide.srcPitch = wide.dstPitch = 16;
+  wide.WidthInBytes = 16;
+  wide.Height = 2;
+  wide.Depth = 1;
+  wide.srcHeight = wide.dstHeight = kMax;
+  EXPECT_EQ(cuMemcpy3D(&wide), CUDA_SUCCESS);
+  EXPECT_TRUE(host.guards_intact());
+  EXPECT_TRUE(std::all_of(host.data(), host.data() + 32, [](unsigned char b) { return b == 0x22; }));
+  EXPECT_TRUE(device_reads(d, 4096, 0x22));
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
 }  // namespace
