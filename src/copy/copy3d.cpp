@@ -50,6 +50,19 @@ CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
   return CUDA_SUCCESS;
 }
 
+CUresult resolve_memset2d(CUdeviceptr dst, size_t pitch, unsigned elem, uint32_t value, size_t width, size_t height,
+                          Memset2D* out, MemCheck* check) {
+  if (dst % elem != 0) return CUDA_ERROR_INVALID_VALUE;
+  size_t row, span;  // bytes per row; from the first byte to one past the last
+  if (!checked_mul(width, elem, &row)) return CUDA_ERROR_INVALID_VALUE;
+  if (height == 1) pitch = row;
+  else if (pitch < row || pitch % elem != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!checked_pitched_span(0, row, height, 1, pitch, 0, &span)) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = check_device_range(dst, span, check)) return r;
+  *out = {reinterpret_cast<unsigned char*>(dst), pitch, elem, value, width, height};
+  return CUDA_SUCCESS;
+}
+
 CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D& p) {
   CUDA_MEMCPY3D q{};
   q.srcXInBytes = p.srcXInBytes;

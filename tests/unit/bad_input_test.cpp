@@ -387,4 +387,45 @@ TEST_F(Overflow, CopyPitchSpansThatWrapAreRefused) {
   EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
 }
 
+// 2D memsets: the span (height-1)*pitch + width*elementSize must not wrap.
+TEST_F(Overflow, Memset2DSpansThatWrapAreRefused) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x33, 4096), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD2D8(d, k2e63, 1, 16, 3), CUDA_ERROR_INVALID_VALUE);        // 2 * pitch wraps to 0
+  EXPECT_EQ(cuMemsetD2D8Async(d, k2e63, 1, 16, 3, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD2D32(d, 64, 1, kMax / 4 + 2, 2), CUDA_ERROR_INVALID_VALUE);  // width * 4 wraps to 4
+  EXPECT_EQ(cuMemsetD2D32Async(d, 64, 1, kMax / 4 + 2, 2, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD2D16(d, kMax - 1, 1, 8, 3), CUDA_ERROR_INVALID_VALUE);      // 2 * pitch wraps
+  EXPECT_EQ(cuMemsetD2D16(d, k2e63, 1, kMax / 2 + 2, 1), CUDA_ERROR_INVALID_VALUE);  // one row, width * 2 wraps
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_TRUE(device_reads(d, 4096, 0x33));
+  // One row: the pitch is not used and may hold anything.
+  EXPECT_EQ(cuMemsetD2D32(d, kMax - 3, 0x44444444u, 4, 1), CUDA_SUCCESS);
+  EXPECT_TRUE(device_reads(d, 16, 0x44));
+  EXPECT_TRUE(device_reads(d + 16, 4096 - 16, 0x33));
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
+// 1D memsets: N * sizeof(element) must not wrap.
+TEST_F(Overflow, MemsetElementCountsThatWrapAreRefused) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x55, 4096), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32(d, 1, kMax / 4 + 2), CUDA_ERROR_INVALID_VALUE);  // 4 * N wraps to 4
+  EXPECT_EQ(cuMemsetD32Async(d, 1, kMax / 4 + 2, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD16(d, 1, kMax / 2 + 2), CUDA_ERROR_INVALID_VALUE);  // 2 * N wraps to 2
+  EXPECT_EQ(cuMemsetD16Async(d, 1, kMax / 2 + 2, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD8(d, 1, kMax), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_TRUE(device_reads(d, 4096, 0x55));
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
 }  // namespace
