@@ -106,7 +106,7 @@ CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
   q.Height = ext.height;
   q.Depth = ext.depth;
   if (CUresult r = resolve_copy3d(q, &task->copy, task->checks)) return r;
-  if (raw_enum(op.srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) stage_source(*task);
+  if (raw_enum(op.srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) return stage_source(*task);
   return CUDA_SUCCESS;
 }
 
@@ -190,7 +190,12 @@ CUresult batch_1d(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* s
       if (fail_idx) *fail_idx = i;
       return r;
     }
-    if (raw_enum(attrs[a].srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) stage_source(tasks[i]);
+    if (raw_enum(attrs[a].srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) {
+      if (CUresult r = stage_source(tasks[i])) {
+        if (fail_idx) *fail_idx = i;
+        return r;
+      }
+    }
   }
   return enqueue_batch(s, std::move(tasks));
 }
