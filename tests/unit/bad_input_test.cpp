@@ -428,4 +428,76 @@ TEST_F(Overflow, MemsetElementCountsThatWrapAreRefused) {
   EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
 }
 
+// cuMemcpy3DBatchAsync operands: array offsets scaled by the element size,
+// rowLength/layerHeight pitches and the extent's width in bytes must not wrap.
+TEST_F(Overflow, Batch3DOperandsThatWrapAreRefused) {
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUarray a;  // 64 x 4 x 4 floats
+  ASSERT_EQ(create_array3d(64, 4, 4, CU_AD_FORMAT_FLOAT, 1, &a), CUDA_SUCCESS);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x66, 4096), CUDA_SUCCESS);
+  Guarded host(4096);
+
+  CUDA_MEMCPY3D_BATCH_OP to_array{};  // device -> array
+  to_array.src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  to_array.src.op.ptr.ptr = d;
+  to_array.dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  to_array.dst.op.array.array = a;
+  to_array.extent = {2, 1, 1};
+  to_array.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  CUDA_MEMCPY3D_BATCH_OP op = to_array;
+  op.dst.op.array.offset.x = kMax / 4;  // x * 4 + 8 wraps to 4
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.dst.op.array.offset.x = k2e62 + 1;  // x * 4 wraps to 4
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.dst.op.array.offset.y = kMax;  // + 2 rows wraps
+  op.extent = {2, 2, 1};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.dst.op.array.offset.z = kMax;  // + 2 layers wraps
+  op.extent = {2, 1, 2};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.extent = {k2e62 + 1, 1, 1};  // the width in bytes wraps to 4
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.src.op.ptr.rowLength = k2e62 + 1;  // the pitch in bytes wraps to 4
+  op.extent = {1, 3, 1};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+
+  CUDA_MEMCPY3D_BATCH_OP to_host{};  // device -> pageable host, byte elements
+  to_host.src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  to_host.src.op.ptr.ptr = d;
+  to_host.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  to_host.dst.op.ptr.ptr = reinterpret_cast<CUdeviceptr>(host.data());
+  to_host.extent = {16, 3, 1};
+  to_host.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  op = to_host;
+  op.src.op.ptr.rowLength = k2e63;  // 2 * pitch wraps to 0
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_host;
+  op.dst.op.ptr.rowLength = k2e63;  // host rows would wrap the address space
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_host;
+  op.src.op.ptr.rowLength = 4;
+  op.src.op.ptr.layerHeight = k2e62;  // the slice pitch 4 * 2^62 wraps to 0
+  op.extent = {4, 1, 5};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_host;
+  op.dst.op.ptr.rowLength = 4;
+  op.dst.op.ptr.layerHeight = k2e62 + 1;  // the host slice pitch wraps to 4
+  op.extent = {4, 1, 5};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_TRUE(host.untouched());
+  EXPECT_TRUE(device_reads(d, 4096, 0x66));
+  EXPECT_EQ(cuArrayDestroy(a), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
 }  // namespace
