@@ -500,4 +500,46 @@ TEST_F(Overflow, Batch3DOperandsThatWrapAreRefused) {
   EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
 }
 
+// cuMemAllocPitch: the padded pitch and pitch * height must not wrap
+// (driver 580: CUDA_ERROR_INVALID_VALUE).
+TEST_F(Overflow, AllocPitchSizeThatWrapsIsRefused) {
+  CUdeviceptr d = 0;
+  size_t pitch = 0;
+  EXPECT_EQ(cuMemAllocPitch(&d, &pitch, kMax - 100, 1, 4), CUDA_ERROR_INVALID_VALUE);  // padding wraps
+  EXPECT_EQ(cuMemAllocPitch(&d, &pitch, size_t{1} << 40, size_t{1} << 30, 4), CUDA_ERROR_INVALID_VALUE);
+  // 1536 * (2^55 + 1) / 3 = 2^64 + 512: would wrap to a 512-byte block.
+  EXPECT_EQ(cuMemAllocPitch(&d, &pitch, 1536, ((size_t{1} << 55) + 1) / 3, 4), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemAllocPitch(&d, &pitch, 100, 3, 4), CUDA_SUCCESS);
+  EXPECT_EQ(pitch, 512u);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
+// Sizes near SIZE_MAX must not wrap in the rounding to the allocation
+// granularity: CUDA_ERROR_OUT_OF_MEMORY, as driver 580.
+TEST_F(Overflow, AllocationSizesNearSizeMaxAreOutOfMemory) {
+  CUdeviceptr d;
+  void* h;
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemAlloc(&d, kMax - 10), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(cuMemAllocHost(&h, kMax - 10), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(cuMemAllocManaged(&d, kMax - 10, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(cuMemAllocAsync(&d, kMax - 10, s), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
+// cuMemHostRegister: a range whose end wraps the address space is refused
+// (driver 580: CUDA_ERROR_INVALID_VALUE) and registers nothing.
+TEST_F(Overflow, HostRegisterRangeThatWrapsIsRefused) {
+  static unsigned char buf[8192];
+  const auto base = reinterpret_cast<uintptr_t>(buf);
+  EXPECT_EQ(cuMemHostRegister(buf, kMax, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemHostRegister(buf, kMax - base + 4096, 0), CUDA_ERROR_INVALID_VALUE);
+  CUdeviceptr dp;
+  EXPECT_EQ(cuMemHostGetDevicePointer(&dp, buf, 0), CUDA_ERROR_INVALID_VALUE);  // not registered
+  EXPECT_EQ(cuMemHostUnregister(buf), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  ASSERT_EQ(cuMemHostRegister(buf, sizeof buf, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostUnregister(buf), CUDA_SUCCESS);
+}
+
 }  // namespace
