@@ -6,6 +6,7 @@
 
 #include "api/common.h"
 #include "core/array.h"
+#include "core/checked_math.h"
 #include "copy/copy3d.h"
 #include "copy/copy_plan.h"
 #include "core/capture.h"
@@ -44,21 +45,25 @@ CUresult operand_elem(const CUmemcpy3DOperand& o, size_t* elem, Array** array) {
   }
 }
 
-// Fills one side of a CUDA_MEMCPY3D from a batch operand.
-void describe(const CUmemcpy3DOperand& o, Array* array, size_t elem, const CUextent3D& ext, bool src,
-              CUDA_MEMCPY3D* q) {
+// Fills one side of a CUDA_MEMCPY3D from a batch operand. Offsets and
+// row lengths in elements become bytes here: a product that overflows is
+// out of range (CUDA_ERROR_INVALID_VALUE, as driver 580 for an array
+// offset past the end); resolve_copy3d checks the rest.
+CUresult describe(const CUmemcpy3DOperand& o, Array* array, size_t elem, const CUextent3D& ext, bool src,
+                  CUDA_MEMCPY3D* q) {
   CUmemorytype type;
   size_t x = 0, y = 0, z = 0, pitch = 0, height = 0;
   CUdeviceptr ptr = 0;
   if (array) {
     type = CU_MEMORYTYPE_ARRAY;
-    x = o.op.array.offset.x * elem;
+    if (!checked_mul(o.op.array.offset.x, elem, &x)) return CUDA_ERROR_INVALID_VALUE;
     y = o.op.array.offset.y;
     z = o.op.array.offset.z;
   } else {
     type = CU_MEMORYTYPE_UNIFIED;
     ptr = o.op.ptr.ptr;
-    pitch = (o.op.ptr.rowLength ? o.op.ptr.rowLength : ext.width) * elem;
+    if (!checked_mul(o.op.ptr.rowLength ? o.op.ptr.rowLength : ext.width, elem, &pitch))
+      return CUDA_ERROR_INVALID_VALUE;
     height = o.op.ptr.layerHeight ? o.op.ptr.layerHeight : ext.height;
   }
   if (src) {
@@ -80,6 +85,7 @@ void describe(const CUmemcpy3DOperand& o, Array* array, size_t elem, const CUext
     q->dstPitch = pitch;
     q->dstHeight = height;
   }
+  return CUDA_SUCCESS;
 }
 
 CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
@@ -100,13 +106,13 @@ CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
     if (o->op.ptr.layerHeight && o->op.ptr.layerHeight < ext.height) return CUDA_ERROR_INVALID_VALUE;
   }
   CUDA_MEMCPY3D q{};
-  describe(op.src, sa, elem, ext, true, &q);
-  describe(op.dst, da, elem, ext, false, &q);
-  q.WidthInBytes = ext.width * elem;
+  if (CUresult r = describe(op.src, sa, elem, ext, true, &q)) return r;
+  if (CUresult r = describe(op.dst, da, elem, ext, false, &q)) return r;
+  if (!checked_mul(ext.width, elem, &q.WidthInBytes)) return CUDA_ERROR_INVALID_VALUE;
   q.Height = ext.height;
   q.Depth = ext.depth;
   if (CUresult r = resolve_copy3d(q, &task->copy, task->checks)) return r;
-  if (raw_enum(op.srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) stage_source(*task);
+  if (raw_enum(op.srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) return stage_source(*task);
   return CUDA_SUCCESS;
 }
 
@@ -190,7 +196,12 @@ CUresult batch_1d(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* s
       if (fail_idx) *fail_idx = i;
       return r;
     }
-    if (raw_enum(attrs[a].srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) stage_source(tasks[i]);
+    if (raw_enum(attrs[a].srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) {
+      if (CUresult r = stage_source(tasks[i])) {
+        if (fail_idx) *fail_idx = i;
+        return r;
+      }
+    }
   }
   return enqueue_batch(s, std::move(tasks));
 }

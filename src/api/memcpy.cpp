@@ -85,12 +85,10 @@ CUresult memset2d(NullStream ns, CUstream h, bool sync, CUdeviceptr dst, size_t 
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
   if (width == 0 || height == 0) return CUDA_SUCCESS;
-  if (dst % elem != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (height > 1 && (pitch < width * elem || pitch % elem != 0)) return CUDA_ERROR_INVALID_VALUE;
-  if (height == 1) pitch = width * elem;
+  Memset2D m;  // the element count and span are overflow-checked there
   MemCheck check;
-  if (CUresult r = check_device_range(dst, (height - 1) * pitch + width * elem, &check)) return r;
-  Memset2D m{reinterpret_cast<unsigned char*>(dst), pitch, elem, value, width, height};
+  if (CUresult r = resolve_memset2d(dst, pitch, elem, value, width, height, &m, &check)) return r;
+  pitch = m.pitch;
   Stream* s;
   if (CUresult r = target_stream(ns, h, sync, &s)) return r;
   auto node = [&] {

@@ -9,6 +9,7 @@
 #include "core/allocation.h"
 #include "core/array.h"
 #include "core/capture.h"
+#include "core/checked_math.h"
 #include "core/mem_pool.h"
 
 using namespace cucpu;
@@ -18,8 +19,10 @@ namespace cucpu::api {
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool) {
   if (CUresult r = capture_check_unsafe_call()) return r;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded < bytes || rounded > c->device->total_mem) return CUDA_ERROR_OUT_OF_MEMORY;
+  size_t padded;  // a size whose rounding up overflows is too large (driver 580: OUT_OF_MEMORY)
+  if (!checked_add(bytes, kAlignment - 1, &padded)) return CUDA_ERROR_OUT_OF_MEMORY;
+  const size_t rounded = padded / kAlignment * kAlignment;
+  if (rounded > c->device->total_mem) return CUDA_ERROR_OUT_OF_MEMORY;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
   Allocation a;
@@ -64,9 +67,15 @@ CUresult mem_alloc_pitch(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t 
   if (width == 0 || height == 0) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
-  size_t p = (width + 511) / 512 * 512;  // the driver pads rows to 512 bytes
+  // The driver pads rows to 512 bytes. Padding or pitch * height that
+  // overflows gives CUDA_ERROR_INVALID_VALUE, as on driver 580 (a block
+  // merely too large for the device stays OUT_OF_MEMORY).
+  size_t padded, bytes;
+  if (!checked_add(width, 511, &padded)) return CUDA_ERROR_INVALID_VALUE;
+  const size_t p = padded / 512 * 512;
+  if (!checked_mul(p, height, &bytes)) return CUDA_ERROR_INVALID_VALUE;
   void* mem;
-  if (CUresult r = allocate(c, p * height, MemKind::kDevice, 0, &mem)) return r;
+  if (CUresult r = allocate(c, bytes, MemKind::kDevice, 0, &mem)) return r;
   *dptr = reinterpret_cast<CUdeviceptr>(mem);
   *pitch = p;
   return CUDA_SUCCESS;
@@ -118,8 +127,10 @@ CUresult host_register(void* p, size_t bytes, unsigned flags) {
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
   auto base = reinterpret_cast<uintptr_t>(p);
+  // A range whose end wraps the address space: CUDA_ERROR_INVALID_VALUE (driver 580).
+  if (!range_fits(base, bytes)) return CUDA_ERROR_INVALID_VALUE;
   auto& reg = Registry::instance();
-  if (reg.find(base) || reg.find(base + bytes - 1)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  if (reg.find(base) || reg.find(base + (bytes - 1))) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   Allocation a;
   a.base = base;
   a.size = bytes;
@@ -222,13 +233,20 @@ CUresult array_create(CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
-  size_t fb = format_bytes(d.Format);
+  size_t fb = format_bytes(api::raw_enum(d.Format));
   if (fb == 0 || (d.NumChannels != 1 && d.NumChannels != 2 && d.NumChannels != 4)) return CUDA_ERROR_INVALID_VALUE;
   if (d.Width == 0 || (d.Depth && !d.Height)) return CUDA_ERROR_INVALID_VALUE;
   if (d.Flags & ~static_cast<unsigned>(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_CUBEMAP |
                                        CUDA_ARRAY3D_TEXTURE_GATHER))
     return CUDA_ERROR_INVALID_VALUE;
-  *out = reinterpret_cast<CUarray>(rt().arrays.create(c, d, fb * d.NumChannels));
+  // A byte size that does not fit size_t, or the device, is refused as a
+  // merely too-large array always was (its allocation failing):
+  // CUDA_ERROR_OUT_OF_MEMORY. (Driver 580 answers INVALID_VALUE for
+  // dimensions past its texture limits, which cucpu does not enforce.)
+  const size_t elem = fb * d.NumChannels;
+  size_t bytes;
+  if (!array_bytes(d, elem, &bytes) || bytes > c->device->total_mem) return CUDA_ERROR_OUT_OF_MEMORY;
+  *out = reinterpret_cast<CUarray>(rt().arrays.create(c, d, elem));
   return CUDA_SUCCESS;
 }
 

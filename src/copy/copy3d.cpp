@@ -4,6 +4,7 @@
 
 #include "core/allocation.h"
 #include "core/array.h"
+#include "core/checked_math.h"
 #include "core/runtime.h"
 
 namespace cucpu {
@@ -49,6 +50,19 @@ CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
   return CUDA_SUCCESS;
 }
 
+CUresult resolve_memset2d(CUdeviceptr dst, size_t pitch, unsigned elem, uint32_t value, size_t width, size_t height,
+                          Memset2D* out, MemCheck* check) {
+  if (dst % elem != 0) return CUDA_ERROR_INVALID_VALUE;
+  size_t row, span;  // bytes per row; from the first byte to one past the last
+  if (!checked_mul(width, elem, &row)) return CUDA_ERROR_INVALID_VALUE;
+  if (height == 1) pitch = row;
+  else if (pitch < row || pitch % elem != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!checked_pitched_span(0, row, height, 1, pitch, 0, &span)) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = check_device_range(dst, span, check)) return r;
+  *out = {reinterpret_cast<unsigned char*>(dst), pitch, elem, value, width, height};
+  return CUDA_SUCCESS;
+}
+
 CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D& p) {
   CUDA_MEMCPY3D q{};
   q.srcXInBytes = p.srcXInBytes;
@@ -82,20 +96,28 @@ struct Side {
 };
 
 // Resolves one side of a copy to a base pointer, pitch and slice stride.
+// Every sum and product on the caller's offsets, pitches and extents is
+// checked (core/checked_math.h): one that overflows names memory outside
+// any region and gives CUDA_ERROR_INVALID_VALUE, as driver 580 does for an
+// array operand out of range. Once this returns success, every offset the
+// walk forms lies in [first, first + span), which does not wrap.
 CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** base, size_t* pitch,
                       size_t* slice, MemCheck* check) {
   const size_t rows = p.Height ? p.Height : 1;
   const size_t layers = p.Depth ? p.Depth : 1;
   size_t ptch = s.pitch, hgt = s.height;
   uintptr_t origin = 0;
+  size_t x_end, y_end, z_end;  // one past the box along each axis
+  if (!checked_add(s.x, p.WidthInBytes, &x_end) || !checked_add(s.y, rows, &y_end) ||
+      !checked_add(s.z, layers, &z_end))
+    return CUDA_ERROR_INVALID_VALUE;
   switch (s.type) {
     case CU_MEMORYTYPE_ARRAY: {
       Array* a = rt().arrays.live(s.array);
       if (!a) return CUDA_ERROR_INVALID_VALUE;
       ptch = a->row_bytes();
       hgt = a->rows();
-      if (s.x + p.WidthInBytes > ptch || s.y + rows > a->rows() || s.z + layers > a->layers())
-        return CUDA_ERROR_INVALID_VALUE;
+      if (x_end > ptch || y_end > a->rows() || z_end > a->layers()) return CUDA_ERROR_INVALID_VALUE;
       origin = reinterpret_cast<uintptr_t>(a->data.get());
       break;
     }
@@ -112,13 +134,25 @@ CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** bas
       return CUDA_ERROR_INVALID_VALUE;
   }
   if (s.type != CU_MEMORYTYPE_ARRAY) {
-    if (ptch == 0) ptch = s.x + p.WidthInBytes;
-    if (rows > 1 && ptch < s.x + p.WidthInBytes) return CUDA_ERROR_INVALID_VALUE;
-    if (hgt == 0) hgt = s.y + rows;
-    if (layers > 1 && hgt < s.y + rows) return CUDA_ERROR_INVALID_VALUE;
+    if (ptch == 0) ptch = x_end;
+    if (rows > 1 && ptch < x_end) return CUDA_ERROR_INVALID_VALUE;
+    if (hgt == 0) hgt = y_end;
+    if (layers > 1 && hgt < y_end) return CUDA_ERROR_INVALID_VALUE;
   }
-  uintptr_t first = origin + s.z * ptch * hgt + s.y * ptch + s.x;
-  size_t span = (layers - 1) * ptch * hgt + (rows - 1) * ptch + p.WidthInBytes;
+  // The slice stride is used only by a box of several layers or one that
+  // starts past the first; otherwise the height may hold anything.
+  size_t slc;
+  if (!checked_mul(ptch, hgt, &slc)) {
+    if (layers > 1 || s.z > 0) return CUDA_ERROR_INVALID_VALUE;
+    slc = 0;
+  }
+  size_t offset, end;  // of the box's first byte, and one past its last
+  if (!checked_pitched_offset(s.x, s.y, s.z, ptch, slc, &offset) ||
+      !checked_pitched_span(offset, p.WidthInBytes, rows, layers, ptch, slc, &end))
+    return CUDA_ERROR_INVALID_VALUE;
+  const size_t span = end - offset;
+  uintptr_t first;
+  if (!checked_add(origin, offset, &first) || !range_fits(first, span)) return CUDA_ERROR_INVALID_VALUE;
   if (s.type == CU_MEMORYTYPE_DEVICE) {
     if (CUresult r = check_device_range(static_cast<CUdeviceptr>(first), span, check)) return r;
   } else if (s.type == CU_MEMORYTYPE_UNIFIED) {
@@ -131,7 +165,7 @@ CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** bas
   }
   *base = reinterpret_cast<unsigned char*>(first);
   *pitch = ptch;
-  *slice = ptch * hgt;
+  *slice = slc;
   return CUDA_SUCCESS;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/checked_math.h"
 #include "core/context.h"
 #include "core/stream.h"
 #include "exec/ops.h"
@@ -18,7 +19,14 @@ bool contiguous(const Copy3D& c) {
          (c.depth == 1 || (c.src_slice == c.width * c.height && c.dst_slice == c.width * c.height));
 }
 
-size_t bytes_of(const Copy3D& c) { return c.width * c.height * c.depth; }
+// The bytes a copy moves. Its span was checked (resolve_copy3d), but the
+// layers of a box one row high may overlap (its pitch may be under its
+// width), so the product can exceed the span: it saturates rather than
+// wraps, and only steers planning.
+size_t bytes_of(const Copy3D& c) {
+  size_t n;
+  return checked_product(&n, c.width, c.height, c.depth) ? n : SIZE_MAX;
+}
 
 // Runs a list of pieces; shares ownership of the tasks (and their staging).
 class CopyPartOp final : public Op {
@@ -43,9 +51,10 @@ class CopyPartOp final : public Op {
 
 }  // namespace
 
-void stage_source(CopyTask& t) {
+CUresult stage_source(CopyTask& t) {
   Copy3D& c = t.copy;
-  size_t n = bytes_of(c);
+  size_t n;
+  if (!checked_product(&n, c.width, c.height, c.depth)) return CUDA_ERROR_OUT_OF_MEMORY;
   t.staging = std::shared_ptr<unsigned char[]>(new unsigned char[n ? n : 1]);
   Copy3D snap = c;
   snap.dst = t.staging.get();
@@ -56,13 +65,14 @@ void stage_source(CopyTask& t) {
   c.src_pitch = c.width;
   c.src_slice = c.width * c.height;
   t.checks[0] = MemCheck{};  // the snapshot is ours
+  return CUDA_SUCCESS;
 }
 
 std::vector<std::vector<CopyPiece>> plan_copies(const std::vector<CopyTask>& tasks, size_t parts) {
   size_t total = 0;
-  for (const auto& t : tasks) total += bytes_of(t.copy);
+  for (const auto& t : tasks) total = saturating_add(total, bytes_of(t.copy));
   parts = std::max<size_t>(1, std::min(parts, total / kMinPart));
-  const size_t target = std::max<size_t>(1, (total + parts - 1) / parts);
+  const size_t target = std::max<size_t>(1, total / parts + (total % parts != 0));  // rounded up, no wrap
 
   std::vector<std::vector<CopyPiece>> out(1);
   size_t room = target;
@@ -120,9 +130,13 @@ std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<C
     size_t task;
     bool write;
   };
+  // resolve_copy3d checked that these spans do not wrap; were one to, it
+  // would reach the top of memory and so be judged dependent (run in order).
   auto span = [](const unsigned char* base, size_t pitch, size_t slice, const Copy3D& c) {
     auto lo = reinterpret_cast<uintptr_t>(base);
-    return std::make_pair(lo, lo + (c.depth - 1) * slice + (c.height - 1) * pitch + c.width);
+    uintptr_t hi;
+    if (!checked_pitched_span(lo, c.width, c.height, c.depth, pitch, slice, &hi)) hi = UINTPTR_MAX;
+    return std::make_pair(lo, hi);
   };
   std::vector<Span> spans;
   spans.reserve(2 * tasks.size());
@@ -152,7 +166,7 @@ std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<C
 
 OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order) {
   size_t total = 0;
-  for (const auto& t : tasks) total += bytes_of(t.copy);
+  for (const auto& t : tasks) total = saturating_add(total, bytes_of(t.copy));
   const size_t workers = Scheduler::instance().worker_count();
   auto shared = std::make_shared<const std::vector<CopyTask>>(std::move(tasks));
   if (in_order || total < kParallelThreshold || workers == 1) {

@@ -27,7 +27,8 @@ struct CopyTask {
 
 // Reads the task's source now into a packed staging buffer and points the
 // task at it, so the caller's source may die when the API call returns.
-void stage_source(CopyTask& t);
+// CUDA_ERROR_OUT_OF_MEMORY when the packed size does not fit size_t.
+CUresult stage_source(CopyTask& t);
 
 // Enqueues the tasks on `s` (which may run them in any order relative to
 // each other, in stream order as a whole; with `in_order`, one after

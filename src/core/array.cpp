@@ -1,15 +1,24 @@
 #include "core/array.h"
 
+#include <new>
+
+#include "core/checked_math.h"
 #include "core/context.h"
 
 namespace cucpu {
 
 Array::Array(Context* ctx, const CUDA_ARRAY3D_DESCRIPTOR& d, size_t elem_size)
     : ctx(ctx), ctx_id(ctx->id), desc(d), elem_size(elem_size) {
-  data.reset(new unsigned char[bytes() ? bytes() : 1]());
+  size_t n;
+  if (!array_bytes(d, elem_size, &n)) throw std::bad_alloc();  // callers check first; never wrap
+  data.reset(new unsigned char[n ? n : 1]());
 }
 
-size_t format_bytes(CUarray_format f) {
+bool array_bytes(const CUDA_ARRAY3D_DESCRIPTOR& d, size_t elem_size, size_t* out) {
+  return checked_product(out, d.Width, elem_size, d.Height ? d.Height : size_t{1}, d.Depth ? d.Depth : size_t{1});
+}
+
+size_t format_bytes(int f) {
   switch (f) {
     case CU_AD_FORMAT_UNSIGNED_INT8:
     case CU_AD_FORMAT_SIGNED_INT8:

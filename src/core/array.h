@@ -1,5 +1,9 @@
 // Array: a CUDA array, stored as a tightly packed host buffer
 // (width * height * depth elements of format x channels bytes).
+//
+// Contract: an Array exists only with a byte size that fits size_t (the
+// constructor throws std::bad_alloc otherwise), so row_bytes(), bytes() and
+// every offset inside the array are free of overflow.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +32,12 @@ struct Array {
 };
 
 // Bytes per channel element of an array format; 0 for an unknown format.
-size_t format_bytes(CUarray_format f);
+// `f` is the caller's raw value (a descriptor field may hold any bit pattern).
+size_t format_bytes(int f);
+
+// Bytes of an array of d's dimensions whose elements take `elem_size` bytes:
+// width * height * depth * elem_size, a 0 height or depth counting as 1.
+// False when that does not fit size_t.
+[[nodiscard]] bool array_bytes(const CUDA_ARRAY3D_DESCRIPTOR& d, size_t elem_size, size_t* out);
 
 }  // namespace cucpu

@@ -66,12 +66,9 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       const CUDA_MEMSET_NODE_PARAMS& m = p.memset;
       unsigned es = m.elementSize;
       if (es != 1 && es != 2 && es != 4) return CUDA_ERROR_INVALID_VALUE;
-      if (m.width == 0 || m.height == 0 || m.dst % es) return CUDA_ERROR_INVALID_VALUE;
-      size_t pitch = m.height == 1 ? m.width * es : m.pitch;
-      if (m.height > 1 && pitch < m.width * es) return CUDA_ERROR_INVALID_VALUE;
-      if (CUresult r = check_device_range(m.dst, (m.height - 1) * pitch + m.width * es, &e->set_check)) return r;
-      e->set = {reinterpret_cast<unsigned char*>(m.dst), pitch, es, m.value, m.width, m.height};
-      return CUDA_SUCCESS;
+      if (m.width == 0 || m.height == 0) return CUDA_ERROR_INVALID_VALUE;
+      // The same overflow-checked walk as the stream-ordered memsets.
+      return resolve_memset2d(m.dst, m.pitch, es, m.value, m.width, m.height, &e->set, &e->set_check);
     }
     case NodeKind::kEventRecord:
     case NodeKind::kEventWait:

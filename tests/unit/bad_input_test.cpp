@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "api_context_test.h"
 
@@ -124,6 +126,446 @@ TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
   CUmodule m;
   EXPECT_EQ(cuModuleLoad(&m, "missing.cubin"), CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(cuGraphAddMemAllocNode(nullptr, nullptr, nullptr, 0, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+}  // namespace
+
+// Sizes, offsets, pitches and counts whose arithmetic overflows size_t are
+// refused (src/core/checked_math.h), and nothing outside the memory the call
+// names is written.
+namespace {
+
+constexpr size_t kMax = SIZE_MAX;
+constexpr size_t k2e62 = size_t{1} << 62;
+constexpr size_t k2e63 = size_t{1} << 63;
+constexpr unsigned char kFill = 0xA5;
+
+// A host buffer of `n` bytes inside guard bytes, all filled with kFill.
+class Guarded {
+ public:
+  explicit Guarded(size_t n) : bytes_(n + 2 * kGuard, kFill) {}
+  unsigned char* data() { return bytes_.data() + kGuard; }
+  // Whether no byte of the buffer or its guards was written.
+  bool untouched() const {
+    return std::all_of(bytes_.begin(), bytes_.end(), [](unsigned char b) { return b == kFill; });
+  }
+  bool guards_intact() const {
+    return std::all_of(bytes_.begin(), bytes_.begin() + kGuard, [](unsigned char b) { return b == kFill; }) &&
+           std::all_of(bytes_.end() - kGuard, bytes_.end(), [](unsigned char b) { return b == kFill; });
+  }
+
+ private:
+  static constexpr size_t kGuard = 256;
+  std::vector<unsigned char> bytes_;
+};
+
+// Whether all `n` bytes at device address p read `v`.
+bool device_reads(CUdeviceptr p, size_t n, unsigned char v) {
+  std::vector<unsigned char> h(n);
+  if (cuMemcpyDtoH(h.data(), p, n) != CUDA_SUCCESS) return false;
+  return std::all_of(h.begin(), h.end(), [v](unsigned char b) { return b == v; });
+}
+
+CUresult create_array3d(size_t w, size_t h, size_t d, CUarray_format f, unsigned channels, CUarray* out) {
+  CUDA_ARRAY3D_DESCRIPTOR a{};
+  a.Width = w;
+  a.Height = h;
+  a.Depth = d;
+  a.Format = f;
+  a.NumChannels = channels;
+  return cuArray3DCreate(out, &a);
+}
+
+// Creates and at once destroys an array; returns what creation returned.
+CUresult try_array3d(size_t w, size_t h, size_t d, CUarray_format f, unsigned channels) {
+  CUarray a = nullptr;
+  CUresult r = create_array3d(w, h, d, f, channels, &a);
+  if (r == CUDA_SUCCESS) cuArrayDestroy(a);
+  return r;
+}
+CUresult try_array2d(size_t w, size_t h, CUarray_format f, unsigned channels) {
+  CUDA_ARRAY_DESCRIPTOR a{w, h, f, channels};
+  CUarray arr = nullptr;
+  CUresult r = cuArrayCreate(&arr, &a);
+  if (r == CUDA_SUCCESS) cuArrayDestroy(arr);
+  return r;
+}
+
+class Overflow : public ApiContextTest {};
+
+// An array whose byte size (width * height * depth * element size *
+// channels) does not fit size_t is refused as any array too large for the
+// device is: CUDA_ERROR_OUT_OF_MEMORY.
+TEST_F(Overflow, ArrayByteSizeThatWrapsIsRefused) {
+  EXPECT_EQ(try_array3d(k2e62, 4, 4, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(try_array3d(16, size_t{1} << 40, size_t{1} << 40, CU_AD_FORMAT_UNSIGNED_INT8, 1),
+            CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(try_array3d(k2e62 + 1, 0, 0, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);  // wraps to 16 bytes
+  EXPECT_EQ(try_array3d(1, 1, k2e62 + 1, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);  // wraps to 16 bytes
+  EXPECT_EQ(try_array2d(k2e62 + 4, 1, CU_AD_FORMAT_FLOAT, 1), CUDA_ERROR_OUT_OF_MEMORY);     // wraps to 16 bytes
+  EXPECT_EQ(try_array2d(kMax / 2, 3, CU_AD_FORMAT_UNSIGNED_INT8, 1), CUDA_ERROR_OUT_OF_MEMORY);
+  // Merely too large for the device: the same error, without trying.
+  EXPECT_EQ(try_array3d(size_t{1} << 20, size_t{1} << 20, 1 << 10, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(try_array3d(64, 4, 4, CU_AD_FORMAT_FLOAT, 4), CUDA_SUCCESS);
+}
+
+// Array offsets near SIZE_MAX must not pass the per-axis bounds checks by
+// wrapping (x + width, y + height, z + depth).
+TEST_F(Overflow, ArrayCopyOffsetsThatWrapAreRefused) {
+  CUarray a;
+  ASSERT_EQ(create_array3d(64, 4, 4, CU_AD_FORMAT_UNSIGNED_INT8, 1, &a), CUDA_SUCCESS);
+  std::vector<unsigned char> init(64 * 4 * 4, 0x11);
+  CUDA_MEMCPY3D fill{};
+  fill.srcMemoryType = CU_MEMORYTYPE_HOST;
+  fill.srcHost = init.data();
+  fill.srcPitch = 64;
+  fill.srcHeight = 4;
+  fill.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  fill.dstArray = a;
+  fill.WidthInBytes = 64;
+  fill.Height = 4;
+  fill.Depth = 4;
+  ASSERT_EQ(cuMemcpy3D(&fill), CUDA_SUCCESS);
+
+  Guarded host(1024);
+  CUDA_MEMCPY3D in = fill;  // host -> array, one row of 16 bytes
+  in.srcHost = host.data();
+  in.WidthInBytes = 16;
+  in.Height = 1;
+  in.Depth = 1;
+  CUDA_MEMCPY3D q = in;
+  q.dstXInBytes = kMax - 7;  // + 16 wraps to 8
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = in;
+  q.dstY = kMax;  // + 2 rows wraps to 1
+  q.Height = 2;
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = in;
+  q.dstZ = kMax;  // + 2 layers wraps to 1
+  q.Depth = 2;
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = in;
+  q.dstXInBytes = kMax - 7;
+  EXPECT_EQ(cuMemcpy3DAsync(&q, nullptr), CUDA_ERROR_INVALID_VALUE);
+
+  CUDA_MEMCPY2D in2{};  // the 2D form, host -> array
+  in2.srcMemoryType = CU_MEMORYTYPE_HOST;
+  in2.srcHost = host.data();
+  in2.srcPitch = 64;
+  in2.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  in2.dstArray = a;
+  in2.WidthInBytes = 16;
+  in2.Height = 1;
+  CUDA_MEMCPY2D q2 = in2;
+  q2.dstXInBytes = kMax - 7;
+  EXPECT_EQ(cuMemcpy2D(&q2), CUDA_ERROR_INVALID_VALUE);
+  q2 = in2;
+  q2.dstY = kMax;
+  q2.Height = 2;
+  EXPECT_EQ(cuMemcpy2D(&q2), CUDA_ERROR_INVALID_VALUE);
+
+  CUDA_MEMCPY3D out{};  // array -> host
+  out.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  out.srcArray = a;
+  out.dstMemoryType = CU_MEMORYTYPE_HOST;
+  out.dstHost = host.data();
+  out.dstPitch = 64;
+  out.WidthInBytes = 8;
+  out.Height = 1;
+  out.Depth = 1;
+  q = out;
+  q.srcXInBytes = kMax - 3;  // + 8 wraps to 4
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = out;
+  q.srcY = kMax;
+  q.Height = 3;
+  EXPECT_EQ(cuMemcpy3D(&q), CUDA_ERROR_INVALID_VALUE);
+
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_TRUE(host.untouched());
+  std::vector<unsigned char> back(init.size(), 0);
+  CUDA_MEMCPY3D read = fill;
+  std::swap(read.srcMemoryType, read.dstMemoryType);
+  read.srcArray = a;
+  read.dstHost = back.data();
+  read.dstPitch = 64;
+  read.dstHeight = 4;
+  ASSERT_EQ(cuMemcpy3D(&read), CUDA_SUCCESS);
+  EXPECT_EQ(back, init);  // the array kept its bytes
+  EXPECT_EQ(cuArrayDestroy(a), CUDA_SUCCESS);
+}
+
+// Pitches and slice heights whose span wraps (offset + (depth-1)*slice +
+// (height-1)*pitch + width) are refused for device and host operands alike.
+TEST_F(Overflow, CopyPitchSpansThatWrapAreRefused) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x22, 4096), CUDA_SUCCESS);
+  Guarded host(256);
+
+  CUDA_MEMCPY2D dtoh{};
+  dtoh.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  dtoh.srcDevice = d;
+  dtoh.srcPitch = 16;
+  dtoh.dstMemoryType = CU_MEMORYTYPE_HOST;
+  dtoh.dstHost = host.data();
+  dtoh.dstPitch = 16;
+  dtoh.WidthInBytes = 16;
+  dtoh.Height = 3;
+  CUDA_MEMCPY2D q = dtoh;
+  q.srcPitch = k2e63;  // 2 * pitch wraps to 0
+  EXPECT_EQ(cuMemcpy2D(&q), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpy2DAsync(&q, nullptr), CUDA_ERROR_INVALID_VALUE);
+  q = dtoh;
+  q.dstPitch = k2e63;  // host rows would wrap the address space
+  EXPECT_EQ(cuMemcpy2D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = dtoh;
+  q.dstXInBytes = kMax - 7;  // the host origin would wrap to before the buffer
+  q.dstPitch = 0;
+  q.Height = 1;
+  EXPECT_EQ(cuMemcpy2D(&q), CUDA_ERROR_INVALID_VALUE);
+  q = dtoh;
+  q.srcY = k2e63;  // the row offset y * pitch wraps
+  q.srcPitch = 2;
+  q.WidthInBytes = 2;
+  EXPECT_EQ(cuMemcpy2D(&q), CUDA_ERROR_INVALID_VALUE);
+  CUDA_MEMCPY2D htod = dtoh;
+  std::swap(htod.srcMemoryType, htod.dstMemoryType);
+  htod.srcHost = host.data();
+  htod.dstDevice = d;
+  htod.dstPitch = k2e63;
+  EXPECT_EQ(cuMemcpy2D(&htod), CUDA_ERROR_INVALID_VALUE);
+
+  CUDA_MEMCPY3D d3{};  // 5 slices of one 4-byte row
+  d3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  d3.srcDevice = d;
+  d3.srcPitch = 4;
+  d3.srcHeight = 1;
+  d3.dstMemoryType = CU_MEMORYTYPE_HOST;
+  d3.dstHost = host.data();
+  d3.dstPitch = 4;
+  d3.dstHeight = 1;
+  d3.WidthInBytes = 4;
+  d3.Height = 1;
+  d3.Depth = 5;
+  CUDA_MEMCPY3D q3 = d3;
+  q3.srcHeight = k2e62;  // the slice pitch 4 * 2^62 wraps to 0
+  EXPECT_EQ(cuMemcpy3D(&q3), CUDA_ERROR_INVALID_VALUE);
+  q3 = d3;
+  q3.dstHeight = k2e62 + 1;  // the host slice pitch wraps to 4
+  EXPECT_EQ(cuMemcpy3D(&q3), CUDA_ERROR_INVALID_VALUE);
+  q3 = d3;
+  q3.srcZ = k2e62;  // z * slice wraps
+  EXPECT_EQ(cuMemcpy3D(&q3), CUDA_ERROR_INVALID_VALUE);
+  CUDA_MEMCPY3D_PEER peer{};
+  peer.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  peer.srcDevice = d;
+  peer.srcPitch = k2e63;
+  peer.srcContext = ctx_;
+  peer.dstMemoryType = CU_MEMORYTYPE_HOST;
+  peer.dstHost = host.data();
+  peer.dstPitch = 16;
+  peer.dstContext = ctx_;
+  peer.WidthInBytes = 16;
+  peer.Height = 3;
+  peer.Depth = 1;
+  EXPECT_EQ(cuMemcpy3DPeer(&peer), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_TRUE(host.untouched());
+
+  // One layer: the slice heights are not used and may hold anything.
+  CUDA_MEMCPY3D wide = d3;
+  wide.srcPitch = wide.dstPitch = 16;
+  wide.WidthInBytes = 16;
+  wide.Height = 2;
+  wide.Depth = 1;
+  wide.srcHeight = wide.dstHeight = kMax;
+  EXPECT_EQ(cuMemcpy3D(&wide), CUDA_SUCCESS);
+  EXPECT_TRUE(host.guards_intact());
+  EXPECT_TRUE(std::all_of(host.data(), host.data() + 32, [](unsigned char b) { return b == 0x22; }));
+  EXPECT_TRUE(device_reads(d, 4096, 0x22));
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
+// 2D memsets: the span (height-1)*pitch + width*elementSize must not wrap.
+TEST_F(Overflow, Memset2DSpansThatWrapAreRefused) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x33, 4096), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD2D8(d, k2e63, 1, 16, 3), CUDA_ERROR_INVALID_VALUE);        // 2 * pitch wraps to 0
+  EXPECT_EQ(cuMemsetD2D8Async(d, k2e63, 1, 16, 3, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD2D32(d, 64, 1, kMax / 4 + 2, 2), CUDA_ERROR_INVALID_VALUE);  // width * 4 wraps to 4
+  EXPECT_EQ(cuMemsetD2D32Async(d, 64, 1, kMax / 4 + 2, 2, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD2D16(d, kMax - 1, 1, 8, 3), CUDA_ERROR_INVALID_VALUE);      // 2 * pitch wraps
+  EXPECT_EQ(cuMemsetD2D16(d, k2e63, 1, kMax / 2 + 2, 1), CUDA_ERROR_INVALID_VALUE);  // one row, width * 2 wraps
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_TRUE(device_reads(d, 4096, 0x33));
+  // One row: the pitch is not used and may hold anything.
+  EXPECT_EQ(cuMemsetD2D32(d, kMax - 3, 0x44444444u, 4, 1), CUDA_SUCCESS);
+  EXPECT_TRUE(device_reads(d, 16, 0x44));
+  EXPECT_TRUE(device_reads(d + 16, 4096 - 16, 0x33));
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
+// Graph memset nodes take the same checked walk as stream-ordered memsets.
+TEST_F(Overflow, GraphMemsetNodeSpansThatWrapAreRefused) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  CUgraph g;
+  ASSERT_EQ(cuGraphCreate(&g, 0), CUDA_SUCCESS);
+  CUgraphNode n;
+  CUDA_MEMSET_NODE_PARAMS p{};
+  p.dst = d;
+  p.value = 7;
+  p.elementSize = 1;
+  p.pitch = k2e63;  // 2 * pitch wraps to 0
+  p.width = 16;
+  p.height = 3;
+  EXPECT_EQ(cuGraphAddMemsetNode(&n, g, nullptr, 0, &p, ctx_), CUDA_ERROR_INVALID_VALUE);
+  p.elementSize = 4;
+  p.pitch = 64;
+  p.width = kMax / 4 + 2;  // width * 4 wraps to 8
+  p.height = 1;
+  EXPECT_EQ(cuGraphAddMemsetNode(&n, g, nullptr, 0, &p, ctx_), CUDA_ERROR_INVALID_VALUE);
+  p.width = 16;
+  EXPECT_EQ(cuGraphAddMemsetNode(&n, g, nullptr, 0, &p, ctx_), CUDA_SUCCESS);
+  EXPECT_EQ(cuGraphDestroy(g), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
+// 1D memsets: N * sizeof(element) must not wrap.
+TEST_F(Overflow, MemsetElementCountsThatWrapAreRefused) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x55, 4096), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32(d, 1, kMax / 4 + 2), CUDA_ERROR_INVALID_VALUE);  // 4 * N wraps to 4
+  EXPECT_EQ(cuMemsetD32Async(d, 1, kMax / 4 + 2, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD16(d, 1, kMax / 2 + 2), CUDA_ERROR_INVALID_VALUE);  // 2 * N wraps to 2
+  EXPECT_EQ(cuMemsetD16Async(d, 1, kMax / 2 + 2, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD8(d, 1, kMax), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_TRUE(device_reads(d, 4096, 0x55));
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
+// cuMemcpy3DBatchAsync operands: array offsets scaled by the element size,
+// rowLength/layerHeight pitches and the extent's width in bytes must not wrap.
+TEST_F(Overflow, Batch3DOperandsThatWrapAreRefused) {
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUarray a;  // 64 x 4 x 4 floats
+  ASSERT_EQ(create_array3d(64, 4, 4, CU_AD_FORMAT_FLOAT, 1, &a), CUDA_SUCCESS);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x66, 4096), CUDA_SUCCESS);
+  Guarded host(4096);
+
+  CUDA_MEMCPY3D_BATCH_OP to_array{};  // device -> array
+  to_array.src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  to_array.src.op.ptr.ptr = d;
+  to_array.dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  to_array.dst.op.array.array = a;
+  to_array.extent = {2, 1, 1};
+  to_array.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  CUDA_MEMCPY3D_BATCH_OP op = to_array;
+  op.dst.op.array.offset.x = kMax / 4;  // x * 4 + 8 wraps to 4
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.dst.op.array.offset.x = k2e62 + 1;  // x * 4 wraps to 4
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.dst.op.array.offset.y = kMax;  // + 2 rows wraps
+  op.extent = {2, 2, 1};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.dst.op.array.offset.z = kMax;  // + 2 layers wraps
+  op.extent = {2, 1, 2};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.extent = {k2e62 + 1, 1, 1};  // the width in bytes wraps to 4
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_array;
+  op.src.op.ptr.rowLength = k2e62 + 1;  // the pitch in bytes wraps to 4
+  op.extent = {1, 3, 1};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+
+  CUDA_MEMCPY3D_BATCH_OP to_host{};  // device -> pageable host, byte elements
+  to_host.src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  to_host.src.op.ptr.ptr = d;
+  to_host.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  to_host.dst.op.ptr.ptr = reinterpret_cast<CUdeviceptr>(host.data());
+  to_host.extent = {16, 3, 1};
+  to_host.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  op = to_host;
+  op.src.op.ptr.rowLength = k2e63;  // 2 * pitch wraps to 0
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_host;
+  op.dst.op.ptr.rowLength = k2e63;  // host rows would wrap the address space
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_host;
+  op.src.op.ptr.rowLength = 4;
+  op.src.op.ptr.layerHeight = k2e62;  // the slice pitch 4 * 2^62 wraps to 0
+  op.extent = {4, 1, 5};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  op = to_host;
+  op.dst.op.ptr.rowLength = 4;
+  op.dst.op.ptr.layerHeight = k2e62 + 1;  // the host slice pitch wraps to 4
+  op.extent = {4, 1, 5};
+  EXPECT_EQ(cuMemcpy3DBatchAsync(1, &op, 0, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_TRUE(host.untouched());
+  EXPECT_TRUE(device_reads(d, 4096, 0x66));
+  EXPECT_EQ(cuArrayDestroy(a), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
+// cuMemAllocPitch: the padded pitch and pitch * height must not wrap
+// (driver 580: CUDA_ERROR_INVALID_VALUE).
+TEST_F(Overflow, AllocPitchSizeThatWrapsIsRefused) {
+  CUdeviceptr d = 0;
+  size_t pitch = 0;
+  EXPECT_EQ(cuMemAllocPitch(&d, &pitch, kMax - 100, 1, 4), CUDA_ERROR_INVALID_VALUE);  // padding wraps
+  EXPECT_EQ(cuMemAllocPitch(&d, &pitch, size_t{1} << 40, size_t{1} << 30, 4), CUDA_ERROR_INVALID_VALUE);
+  // 1536 * (2^55 + 1) / 3 = 2^64 + 512: would wrap to a 512-byte block.
+  EXPECT_EQ(cuMemAllocPitch(&d, &pitch, 1536, ((size_t{1} << 55) + 1) / 3, 4), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemAllocPitch(&d, &pitch, 100, 3, 4), CUDA_SUCCESS);
+  EXPECT_EQ(pitch, 512u);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
+
+// Sizes near SIZE_MAX must not wrap in the rounding to the allocation
+// granularity: CUDA_ERROR_OUT_OF_MEMORY, as driver 580.
+TEST_F(Overflow, AllocationSizesNearSizeMaxAreOutOfMemory) {
+  CUdeviceptr d;
+  void* h;
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemAlloc(&d, kMax - 10), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(cuMemAllocHost(&h, kMax - 10), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(cuMemAllocManaged(&d, kMax - 10, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(cuMemAllocAsync(&d, kMax - 10, s), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
+// cuMemHostRegister: a range whose end wraps the address space is refused
+// (driver 580: CUDA_ERROR_INVALID_VALUE) and registers nothing.
+TEST_F(Overflow, HostRegisterRangeThatWrapsIsRefused) {
+  static unsigned char buf[8192];
+  const auto base = reinterpret_cast<uintptr_t>(buf);
+  EXPECT_EQ(cuMemHostRegister(buf, kMax, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemHostRegister(buf, kMax - base + 4096, 0), CUDA_ERROR_INVALID_VALUE);
+  CUdeviceptr dp;
+  EXPECT_EQ(cuMemHostGetDevicePointer(&dp, buf, 0), CUDA_ERROR_INVALID_VALUE);  // not registered
+  EXPECT_EQ(cuMemHostUnregister(buf), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  ASSERT_EQ(cuMemHostRegister(buf, sizeof buf, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostUnregister(buf), CUDA_SUCCESS);
 }
 
 }  // namespace
