@@ -130,14 +130,15 @@ CUresult host_register(void* p, size_t bytes, unsigned flags) {
   // A range whose end wraps the address space: CUDA_ERROR_INVALID_VALUE (driver 580).
   if (!range_fits(base, bytes)) return CUDA_ERROR_INVALID_VALUE;
   auto& reg = Registry::instance();
-  if (reg.find(base) || reg.find(base + (bytes - 1))) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   Allocation a;
   a.base = base;
   a.size = bytes;
   a.kind = MemKind::kRegistered;
   a.ctx = c;
   a.flags = flags;
-  reg.add(a);
+  // Any overlap with memory already registered or allocated, checked under
+  // the registry's lock (two threads registering one range: one wins).
+  if (!reg.add_unless_overlapping(a)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   return CUDA_SUCCESS;
 }
 

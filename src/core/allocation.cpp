@@ -1,5 +1,6 @@
 #include "core/allocation.h"
 
+#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -12,6 +13,20 @@ Registry& Registry::instance() {
 
 uint64_t Registry::add(Allocation a) {
   std::unique_lock lock(mu_);
+  a.id = next_id_++;
+  if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ += a.size;
+  by_base_[a.base] = a;
+  return a.id;
+}
+
+uint64_t Registry::add_unless_overlapping(Allocation a) {
+  std::unique_lock lock(mu_);
+  auto next = by_base_.lower_bound(a.base);  // the first allocation based at or after a.base
+  if (next != by_base_.end() && next->first - a.base < a.size) return 0;
+  if (next != by_base_.begin()) {
+    const Allocation& prev = std::prev(next)->second;
+    if (a.base - prev.base < (prev.size ? prev.size : 1)) return 0;
+  }
   a.id = next_id_++;
   if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ += a.size;
   by_base_[a.base] = a;

@@ -57,6 +57,10 @@ class Registry {
   static Registry& instance();
 
   uint64_t add(Allocation a);
+  // add() unless [a.base, a.base + a.size) overlaps an allocation already
+  // registered (checked and added under one lock): 0 then, else the id.
+  // a.size must be nonzero and the range must not wrap.
+  uint64_t add_unless_overlapping(Allocation a);
   std::optional<Allocation> remove(uintptr_t base);
   // The allocation that contains address p, if any.
   std::optional<Allocation> find(uintptr_t p) const;

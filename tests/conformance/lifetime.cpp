@@ -304,3 +304,16 @@ CONF_TEST(NullCountPointers) {
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphGetEdges_v2(g, from, to, data, nullptr));
   ASSERT_CU(cuGraphDestroy(g));
 }
+
+// Registrations that overlap one already made, at either end or around it.
+CONF_TEST(HostRegisterOverlaps) {
+  static unsigned char buf[3 * 4096] __attribute__((aligned(4096)));
+  ASSERT_CU(cuMemHostRegister(buf + 4096, 4096, 0));
+  EXPECT_CU(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cuMemHostRegister(buf, sizeof buf, 0));
+  EXPECT_CU(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cuMemHostRegister(buf + 4096, 16, 0));
+  EXPECT_CU(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cuMemHostRegister(buf, 4097, 0));
+  ASSERT_CU(cuMemHostRegister(buf, 4096, 0));
+  ASSERT_CU(cuMemHostUnregister(buf));
+  ASSERT_CU(cuMemHostUnregister(buf + 4096));
+  EXPECT_CU(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cuMemHostUnregister(buf + 4096));
+}

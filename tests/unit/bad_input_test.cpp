@@ -569,3 +569,18 @@ TEST_F(Overflow, HostRegisterRangeThatWrapsIsRefused) {
 }
 
 }  // namespace
+
+// A registration that covers memory already registered, at either end or
+// wholly inside it, is refused; the registry keeps the first one intact.
+TEST_F(BadInput, HostRegisterOverlapsAreRefused) {
+  static unsigned char buf[3 * 4096];
+  ASSERT_EQ(cuMemHostRegister(buf + 4096, 4096, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostRegister(buf, sizeof buf, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);  // covers it
+  EXPECT_EQ(cuMemHostRegister(buf + 4096, 16, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);    // same base
+  EXPECT_EQ(cuMemHostRegister(buf + 8191, 16, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);    // inside
+  EXPECT_EQ(cuMemHostRegister(buf, 4097, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);         // last byte
+  EXPECT_EQ(cuMemHostRegister(buf, 4096, 0), CUDA_SUCCESS);                                      // adjacent
+  EXPECT_EQ(cuMemHostUnregister(buf), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostUnregister(buf + 4096), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostUnregister(buf + 4096), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+}
