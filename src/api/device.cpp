@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "api/common.h"
+#include "api/memory.h"
 #include "exec/scheduler.h"
 
 using namespace cucpu;
@@ -12,6 +13,13 @@ constexpr int kAttributes[] = {
 #include "api/device_attributes.inc"
 };
 
+}  // namespace
+
+int cucpu::api::static_attribute(int a) {
+  return a > 0 && a < static_cast<int>(sizeof(kAttributes) / sizeof(kAttributes[0])) ? kAttributes[a] : 0;
+}
+
+namespace {
 bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
 
 CUresult attribute(int* pi, int a, CUdevice dev) {

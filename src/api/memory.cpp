@@ -230,6 +230,35 @@ CUresult pointer_attribute(void* data, int attr, CUdeviceptr ptr) {
   return CUDA_SUCCESS;
 }
 
+// The dimension limits the device reports (MAXIMUM_TEXTURE*): driver 580
+// refuses an array past them with INVALID_VALUE.
+bool within_array_limits(const CUDA_ARRAY3D_DESCRIPTOR& d) {
+  auto lim = [](CUdevice_attribute a) { return static_cast<size_t>(api::static_attribute(a)); };
+  if (d.Flags & CUDA_ARRAY3D_CUBEMAP) {
+    if (d.Width != d.Height) return false;
+    if (d.Flags & CUDA_ARRAY3D_LAYERED)
+      return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH) && d.Depth % 6 == 0 &&
+             d.Depth <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS) * 6;
+    return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH) && d.Depth == 6;
+  }
+  if (d.Flags & CUDA_ARRAY3D_LAYERED) {
+    if (d.Height == 0)
+      return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH) &&
+             d.Depth <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS);
+    return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH) &&
+           d.Height <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT) &&
+           d.Depth <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS);
+  }
+  if (d.Depth)
+    return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH) &&
+           d.Height <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT) &&
+           d.Depth <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH);
+  if (d.Height)
+    return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH) &&
+           d.Height <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT);
+  return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH);
+}
+
 CUresult array_create(CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
@@ -240,10 +269,10 @@ CUresult array_create(CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR& d) {
   if (d.Flags & ~static_cast<unsigned>(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_CUBEMAP |
                                        CUDA_ARRAY3D_TEXTURE_GATHER))
     return CUDA_ERROR_INVALID_VALUE;
-  // A byte size that does not fit size_t, or the device, is refused as a
-  // merely too-large array always was (its allocation failing):
-  // CUDA_ERROR_OUT_OF_MEMORY. (Driver 580 answers INVALID_VALUE for
-  // dimensions past its texture limits, which cucpu does not enforce.)
+  // Within the texture limits, a byte size that does not fit size_t, or the
+  // device, is refused as a merely too-large array always was (its
+  // allocation failing): CUDA_ERROR_OUT_OF_MEMORY.
+  if (!within_array_limits(d)) return CUDA_ERROR_INVALID_VALUE;
   const size_t elem = fb * d.NumChannels;
   size_t bytes;
   if (!array_bytes(d, elem, &bytes) || bytes > c->device->total_mem) return CUDA_ERROR_OUT_OF_MEMORY;

@@ -16,6 +16,9 @@ constexpr size_t kAlignment = 256;  // cuMemAlloc's documented minimum alignment
 
 // Allocates `bytes` (rounded up to kAlignment) and registers it; `pool`
 // when it comes from a stream-ordered allocation pool.
+// The value cuDeviceGetAttribute reports for attribute `a` where it does not
+// depend on the device or the machine (0 for an unknown attribute).
+int static_attribute(int a);
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool = nullptr);
 // Unregisters and frees an allocation (its pool's usage goes down).
 void release_allocation(const Allocation& a);

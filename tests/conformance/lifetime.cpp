@@ -317,3 +317,37 @@ CONF_TEST(HostRegisterOverlaps) {
   ASSERT_CU(cuMemHostUnregister(buf + 4096));
   EXPECT_CU(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cuMemHostUnregister(buf + 4096));
 }
+
+namespace {
+CUresult make_array(size_t w, size_t h, size_t d, unsigned flags) {
+  CUDA_ARRAY3D_DESCRIPTOR desc{};
+  desc.Width = w;
+  desc.Height = h;
+  desc.Depth = d;
+  desc.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+  desc.NumChannels = 1;
+  desc.Flags = flags;
+  CUarray a = nullptr;
+  CUresult r = cuArray3DCreate(&a, &desc);
+  if (r == CUDA_SUCCESS) cuArrayDestroy(a);
+  return r;
+}
+}  // namespace
+
+// Arrays past the texture dimension limits the device reports.
+CONF_TEST(ArrayDimensionLimits) {
+  EXPECT_CU(CUDA_SUCCESS, make_array(131072, 0, 0, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(131073, 0, 0, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(131073, 1, 0, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(1, 65537, 0, 0));
+  EXPECT_CU(CUDA_SUCCESS, make_array(16384, 1, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(16385, 1, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(1, 1, 16385, 0));
+  EXPECT_CU(CUDA_SUCCESS, make_array(16, 16, 2048, CUDA_ARRAY3D_LAYERED));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(16, 16, 2049, CUDA_ARRAY3D_LAYERED));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(32769, 0, 1, CUDA_ARRAY3D_LAYERED));
+  EXPECT_CU(CUDA_SUCCESS, make_array(16, 16, 6, CUDA_ARRAY3D_CUBEMAP));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(16, 8, 6, CUDA_ARRAY3D_CUBEMAP));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(16, 16, 5, CUDA_ARRAY3D_CUBEMAP));
+  EXPECT_CU(CUDA_SUCCESS, make_array(16, 16, 12, CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED));
+}

@@ -193,19 +193,21 @@ CUresult try_array2d(size_t w, size_t h, CUarray_format f, unsigned channels) {
 
 class Overflow : public ApiContextTest {};
 
-// An array whose byte size (width * height * depth * element size *
-// channels) does not fit size_t is refused as any array too large for the
-// device is: CUDA_ERROR_OUT_OF_MEMORY.
+// Array dimensions past the texture limits the device reports, including
+// every one whose byte size (width * height * depth * element size *
+// channels) would not fit size_t, are INVALID_VALUE (driver 580). Within
+// them, an array too large for the device's memory is OUT_OF_MEMORY.
 TEST_F(Overflow, ArrayByteSizeThatWrapsIsRefused) {
-  EXPECT_EQ(try_array3d(k2e62, 4, 4, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(try_array3d(k2e62, 4, 4, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(try_array3d(16, size_t{1} << 40, size_t{1} << 40, CU_AD_FORMAT_UNSIGNED_INT8, 1),
-            CUDA_ERROR_OUT_OF_MEMORY);
-  EXPECT_EQ(try_array3d(k2e62 + 1, 0, 0, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);  // wraps to 16 bytes
-  EXPECT_EQ(try_array3d(1, 1, k2e62 + 1, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);  // wraps to 16 bytes
-  EXPECT_EQ(try_array2d(k2e62 + 4, 1, CU_AD_FORMAT_FLOAT, 1), CUDA_ERROR_OUT_OF_MEMORY);     // wraps to 16 bytes
-  EXPECT_EQ(try_array2d(kMax / 2, 3, CU_AD_FORMAT_UNSIGNED_INT8, 1), CUDA_ERROR_OUT_OF_MEMORY);
-  // Merely too large for the device: the same error, without trying.
-  EXPECT_EQ(try_array3d(size_t{1} << 20, size_t{1} << 20, 1 << 10, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(try_array3d(k2e62 + 1, 0, 0, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_INVALID_VALUE);  // would wrap to 16 bytes
+  EXPECT_EQ(try_array3d(1, 1, k2e62 + 1, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_INVALID_VALUE);  // would wrap to 16 bytes
+  EXPECT_EQ(try_array2d(k2e62 + 4, 1, CU_AD_FORMAT_FLOAT, 1), CUDA_ERROR_INVALID_VALUE);     // would wrap to 16 bytes
+  EXPECT_EQ(try_array2d(kMax / 2, 3, CU_AD_FORMAT_UNSIGNED_INT8, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(try_array2d(131073, 1, CU_AD_FORMAT_UNSIGNED_INT8, 1), CUDA_ERROR_INVALID_VALUE);  // one past the width
+  // Within the limits but too large for the device (64 TiB): refused without trying.
+  EXPECT_EQ(try_array3d(16384, 16384, 16384, CU_AD_FORMAT_FLOAT, 4), CUDA_ERROR_OUT_OF_MEMORY);
   EXPECT_EQ(try_array3d(64, 4, 4, CU_AD_FORMAT_FLOAT, 4), CUDA_SUCCESS);
 }
 
