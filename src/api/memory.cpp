@@ -1,6 +1,7 @@
 // Memory: allocation of device, host, registered and managed memory, CUDA
 // arrays, and pointer queries. Every address is host memory; the registry
 // (core/allocation.h) records what each range is.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -23,6 +24,11 @@ CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void**
   if (!checked_add(bytes, kAlignment - 1, &padded)) return CUDA_ERROR_OUT_OF_MEMORY;
   const size_t rounded = padded / kAlignment * kAlignment;
   if (rounded > c->device->total_mem) return CUDA_ERROR_OUT_OF_MEMORY;
+  // Like a GPU's, the device's memory is used up by what is allocated
+  // (checked without a lock: concurrent allocations may overshoot by one).
+  if ((kind == MemKind::kDevice || kind == MemKind::kManaged) &&
+      rounded > c->device->total_mem - std::min(c->device->total_mem, Registry::instance().device_bytes()))
+    return CUDA_ERROR_OUT_OF_MEMORY;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
   Allocation a;
