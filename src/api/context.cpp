@@ -43,8 +43,8 @@ CUresult destroy(CUcontext h) {
   if (CUresult r = api::ctx_handle(h, &c)) return r;
   if (c->primary) return CUDA_ERROR_INVALID_CONTEXT;
   auto& st = context_stack();
+  if (!rt().contexts.try_kill(c)) return CUDA_ERROR_INVALID_CONTEXT;  // another thread destroyed it first
   if (!st.empty() && st.back() == c) st.pop_back();
-  rt().contexts.kill(c);
   tear_down(c);
   rt().contexts.release(c);
   return CUDA_SUCCESS;

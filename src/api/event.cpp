@@ -23,7 +23,7 @@ CUresult destroy(CUevent h) {
   Event* e = rt().events.live(h);
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   // Waits already enqueued hold their own reference to the marker op.
-  rt().events.kill(e);
+  if (!rt().events.try_kill(e)) return CUDA_ERROR_INVALID_HANDLE;  // another thread destroyed it first
   rt().events.release(e);
   return CUDA_SUCCESS;
 }

@@ -219,7 +219,8 @@ CUresult cuGraphDestroy(CUgraph hGraph) {
     // to (directly or through a child) stays until the capture ends.
     if (g->owner) return CUDA_ERROR_INVALID_VALUE;
     if (capture_uses_graph(g)) return CUDA_ERROR_ILLEGAL_STATE;
-    destroy_graph(g);
+    if (!rt().graphs.try_kill(g)) return CUDA_ERROR_INVALID_VALUE;  // another thread destroyed it first
+    rt().graphs.release(g);
     return CUDA_SUCCESS;
   }, hGraph);
 }
@@ -469,8 +470,7 @@ CUresult cuGraphInstantiate_v2(CUgraphExec* out, CUgraph g, CUgraphNode* err, ch
 CUresult cuGraphExecDestroy(CUgraphExec h) {
   return api::call("cuGraphExecDestroy", api::kDefault, [&] {
     GraphExec* e = rt().execs.live(h);
-    if (!e) return CUDA_ERROR_INVALID_VALUE;
-    rt().execs.kill(e);
+    if (!e || !rt().execs.try_kill(e)) return CUDA_ERROR_INVALID_VALUE;
     rt().execs.release(e);  // launches in flight hold their own ops
     return CUDA_SUCCESS;
   }, h);

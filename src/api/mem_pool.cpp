@@ -100,7 +100,7 @@ CUresult pool_destroy(CUmemoryPool hp) {
   if (!pool || pool->is_default) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> g(rt().pool_mu);
   if (pool->device->current_pool == pool) pool->device->current_pool = nullptr;  // back to the default
-  rt().mempools.kill(pool);  // the object stays: its allocations still count against it
+  if (!rt().mempools.try_kill(pool)) return CUDA_ERROR_INVALID_VALUE;  // the object stays: its allocations still count against it
   return CUDA_SUCCESS;
 }
 

@@ -396,8 +396,8 @@ CUresult cuArrayDestroy(CUarray h) {
     // 580 then answers CONTEXT_IS_DESTROYED (the handle goes either way).
     // The slot may hold a newer context: its id tells.
     const bool ctx_alive = rt().contexts.live(a->ctx) && a->ctx->id == a->ctx_id;
+    if (!rt().arrays.try_kill(a)) return CUDA_ERROR_INVALID_HANDLE;  // another thread destroyed it first
     if (ctx_alive) synchronize_all_contexts();
-    rt().arrays.kill(a);
     rt().arrays.release(a);  // executable graphs that copy to or from it keep its storage
     return ctx_alive ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
   }, h);

@@ -29,9 +29,9 @@ CUresult create(CUstream* out, unsigned flags, int priority) {
 CUresult destroy(CUstream h) {
   Stream* s = rt().streams.live(h);
   if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
+  if (!rt().streams.try_kill(s)) return CUDA_ERROR_INVALID_HANDLE;  // another thread destroyed it first
   capture_stream_destroyed(s);
   // Pending work still runs; the stream lives until it is done.
-  rt().streams.kill(s);
   s->drop_handle();
   return CUDA_SUCCESS;
 }

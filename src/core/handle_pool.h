@@ -69,6 +69,12 @@ class HandlePool {
 
   // Marks the handle dead; the object stays constructed until release().
   void kill(T* obj) { slot_of(obj)->cookie.store(kDead, std::memory_order_release); }
+  // kill() by exactly one of several threads destroying one handle at once:
+  // true for the caller that turned it from live to dead.
+  bool try_kill(T* obj) {
+    uint32_t live = kLive;
+    return slot_of(obj)->cookie.compare_exchange_strong(live, kDead, std::memory_order_acq_rel);
+  }
 
   // Destroys the object and recycles its slot. Call once, after kill().
   void release(T* obj) {
