@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "api/common.h"
 #include "api/memory.h"
 #include "core/allocation.h"
@@ -125,6 +128,19 @@ CUresult managed_alloc(CUdeviceptr* dptr, size_t bytes, unsigned flags) {
   return CUDA_SUCCESS;
 }
 
+// True when every page of [base, base + bytes) is mapped in this process (the
+// driver pins the range's pages; a hole fails). msync(MS_ASYNC) does nothing
+// to anonymous or file memory on Linux but reports ENOMEM for a hole, and it
+// walks only the mappings that exist, so a huge range costs nothing.
+bool host_range_mapped(uintptr_t base, size_t bytes) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = base & ~(page - 1);
+  uintptr_t end;
+  if (!checked_add(base, bytes, &end) || !checked_add(end, page - 1, &end)) return false;
+  end &= ~(page - 1);
+  return msync(reinterpret_cast<void*>(first), end - first, MS_ASYNC) == 0;
+}
+
 CUresult host_register(void* p, size_t bytes, unsigned flags) {
   if (!p || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY |
@@ -135,6 +151,7 @@ CUresult host_register(void* p, size_t bytes, unsigned flags) {
   auto base = reinterpret_cast<uintptr_t>(p);
   // A range whose end wraps the address space: CUDA_ERROR_INVALID_VALUE (driver 580).
   if (!range_fits(base, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  if (!host_range_mapped(base, bytes)) return CUDA_ERROR_INVALID_VALUE;
   auto& reg = Registry::instance();
   Allocation a;
   a.base = base;
