@@ -586,3 +586,12 @@ TEST_F(BadInput, HostRegisterOverlapsAreRefused) {
   EXPECT_EQ(cuMemHostUnregister(buf + 4096), CUDA_SUCCESS);
   EXPECT_EQ(cuMemHostUnregister(buf + 4096), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
 }
+
+// Found by the API fuzzer: a registration reaching far past the buffer (into
+// unmapped address space) was accepted.
+TEST_F(BadInput, HostRegisterOfUnmappedPagesIsRefused) {
+  static unsigned char buf[4096];
+  EXPECT_EQ(cuMemHostRegister(buf, (size_t{1} << 47) + 204, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemHostRegister(buf, sizeof buf, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemHostUnregister(buf), CUDA_SUCCESS);
+}
