@@ -143,7 +143,7 @@ CUresult get_default(Device* d, CUmemoryPool* out) {
 }
 
 // The CUDA 13 location-based forms: device locations and pinned pools only.
-CUresult device_location(const CUmemLocation* loc, CUmemAllocationType type, Device** d) {
+CUresult device_location(const CUmemLocation* loc, const CUmemAllocationType& type, Device** d) {
   if (!loc) return CUDA_ERROR_INVALID_VALUE;
   if (api::raw_enum(type) != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
   if (api::raw_enum(loc->type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;  // host pools
