@@ -595,3 +595,39 @@ TEST_F(BadInput, HostRegisterOfUnmappedPagesIsRefused) {
   EXPECT_EQ(cuMemHostRegister(buf, sizeof buf, 0), CUDA_SUCCESS);
   EXPECT_EQ(cuMemHostUnregister(buf), CUDA_SUCCESS);
 }
+
+// Enum arguments outside their enumerations (any 32-bit value may arrive
+// through the C ABI) are refused without being loaded as enums: under the
+// asan preset's UBSan, a load of such a value aborts the test. The entry
+// points are called through pointer types that take the raw int, so the
+// test itself loads no bad enum either.
+TEST_F(BadInput, OutOfRangeEnumArgumentsAreRefused) {
+  for (int bad : {-1, 0x7fffffff, static_cast<int>(0xff17f7ff)}) {
+    CUmemoryPool pool;
+    CUmemLocation loc{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    auto get_pool = reinterpret_cast<CUresult (*)(CUmemoryPool*, CUmemLocation*, int)>(&cuMemGetDefaultMemPool);
+    EXPECT_EQ(get_pool(&pool, &loc, bad), CUDA_ERROR_INVALID_VALUE);
+    int v = 0;
+    auto dev_attr = reinterpret_cast<CUresult (*)(int*, int, CUdevice)>(&cuDeviceGetAttribute);
+    EXPECT_EQ(dev_attr(&v, bad, 0), CUDA_ERROR_INVALID_VALUE);
+    CUdeviceptr d;
+    ASSERT_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    unsigned long long out = 0;
+    auto ptr_attr = reinterpret_cast<CUresult (*)(void*, int, CUdeviceptr)>(&cuPointerGetAttribute);
+    EXPECT_EQ(ptr_attr(&out, bad, d), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+    size_t lim = 0;
+    auto get_limit = reinterpret_cast<CUresult (*)(size_t*, int)>(&cuCtxGetLimit);
+    EXPECT_EQ(get_limit(&lim, bad), CUDA_ERROR_UNSUPPORTED_LIMIT);
+    auto set_cache = reinterpret_cast<CUresult (*)(int)>(&cuCtxSetCacheConfig);
+    EXPECT_EQ(set_cache(bad), CUDA_ERROR_INVALID_VALUE);
+    CUstreamAttrValue sv;
+    auto stream_attr = reinterpret_cast<CUresult (*)(CUstream, int, CUstreamAttrValue*)>(&cuStreamGetAttribute);
+    EXPECT_EQ(stream_attr(nullptr, bad, &sv), CUDA_ERROR_INVALID_VALUE);
+    auto begin = reinterpret_cast<CUresult (*)(CUstream, int)>(&cuStreamBeginCapture_v2);
+    CUstream s;
+    ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    EXPECT_EQ(begin(s, bad), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+  }
+}
