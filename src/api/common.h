@@ -7,21 +7,15 @@
 
 #include "api/entry.h"
 #include "core/context.h"
+#include "core/raw_enum.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "exec/graph_exec.h"
 
 namespace cucpu::api {
 
-// An enum field of caller memory may hold any bit pattern; loading it as the
-// enum type would be undefined behaviour, so validation reads the integer.
-template <class E>
-int raw_enum(const E& field) {
-  static_assert(sizeof(E) == sizeof(int));
-  int v;
-  std::memcpy(&v, &field, sizeof v);
-  return v;
-}
+using cucpu::copy_enum;  // core/raw_enum.h: caller enums are read as integers
+using cucpu::raw_enum;
 
 // What a NULL stream handle means for the entry point being called: the
 // legacy default stream, or (for _ptsz/_ptds variants) the per-thread one.

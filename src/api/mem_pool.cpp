@@ -86,11 +86,11 @@ CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
 
 CUresult pool_create(CUmemoryPool* out, const CUmemPoolProps* props) {
   if (!out || !props) return CUDA_ERROR_INVALID_VALUE;
-  if (props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
-  if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;  // host pools
+  if (raw_enum(props->allocType) != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+  if (raw_enum(props->location.type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;  // host pools
   Device* d;
   if (CUresult r = device_of(props->location.id, &d)) return r;
-  if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;  // no IPC export
+  if (raw_enum(props->handleTypes) != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;  // no IPC export
   *out = handle(rt().mempools.create(d, *props, false));
   return CUDA_SUCCESS;
 }
@@ -109,7 +109,7 @@ CUresult pool_set_access(CUmemoryPool hp, const CUmemAccessDesc* map, size_t cou
   if (!pool || (count > 0 && !map)) return CUDA_ERROR_INVALID_VALUE;
   for (size_t i = 0; i < count; ++i) {
     Device* d;
-    if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    if (raw_enum(map[i].location.type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = device_of(map[i].location.id, &d)) return r;
     const int f = api::raw_enum(map[i].flags);
     if (f != CU_MEM_ACCESS_FLAGS_PROT_NONE && f != CU_MEM_ACCESS_FLAGS_PROT_READ && f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
@@ -121,7 +121,7 @@ CUresult pool_set_access(CUmemoryPool hp, const CUmemAccessDesc* map, size_t cou
 
 CUresult pool_get_access(CUmemAccess_flags* flags, CUmemoryPool hp, CUmemLocation* loc) {
   MemPool* pool = pool_of(hp);
-  if (!pool || !flags || !loc || loc->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+  if (!pool || !flags || !loc || raw_enum(loc->type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
   Device* d;
   if (CUresult r = device_of(loc->id, &d)) return r;
   *flags = pool->access_of(d->ordinal);

@@ -159,7 +159,7 @@ CUresult peer3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D_PEER* 
   q.srcXInBytes = p->srcXInBytes;
   q.srcY = p->srcY;
   q.srcZ = p->srcZ;
-  q.srcMemoryType = p->srcMemoryType;
+  copy_enum(q.srcMemoryType, p->srcMemoryType);
   q.srcHost = p->srcHost;
   q.srcDevice = p->srcDevice;
   q.srcArray = p->srcArray;
@@ -168,7 +168,7 @@ CUresult peer3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D_PEER* 
   q.dstXInBytes = p->dstXInBytes;
   q.dstY = p->dstY;
   q.dstZ = p->dstZ;
-  q.dstMemoryType = p->dstMemoryType;
+  copy_enum(q.dstMemoryType, p->dstMemoryType);
   q.dstHost = p->dstHost;
   q.dstDevice = p->dstDevice;
   q.dstArray = p->dstArray;

@@ -395,7 +395,8 @@ CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute,
 CUresult cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d) {
   return api::call("cuArrayCreate_v2", api::kDefault, [&] {
     if (!d) return CUDA_ERROR_INVALID_VALUE;
-    CUDA_ARRAY3D_DESCRIPTOR d3{d->Width, d->Height, 0, d->Format, d->NumChannels, 0};
+    CUDA_ARRAY3D_DESCRIPTOR d3{d->Width, d->Height, 0, {}, d->NumChannels, 0};
+    copy_enum(d3.Format, d->Format);
     return array_create(pHandle, d3);
   }, pHandle, d);
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/raw_enum.h"
 #include "core/allocation.h"
 #include "core/array.h"
 #include "core/checked_math.h"
@@ -67,14 +68,14 @@ CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D& p) {
   CUDA_MEMCPY3D q{};
   q.srcXInBytes = p.srcXInBytes;
   q.srcY = p.srcY;
-  q.srcMemoryType = p.srcMemoryType;
+  copy_enum(q.srcMemoryType, p.srcMemoryType);
   q.srcHost = p.srcHost;
   q.srcDevice = p.srcDevice;
   q.srcArray = p.srcArray;
   q.srcPitch = p.srcPitch;
   q.dstXInBytes = p.dstXInBytes;
   q.dstY = p.dstY;
-  q.dstMemoryType = p.dstMemoryType;
+  copy_enum(q.dstMemoryType, p.dstMemoryType);
   q.dstHost = p.dstHost;
   q.dstDevice = p.dstDevice;
   q.dstArray = p.dstArray;
@@ -88,7 +89,7 @@ CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D& p) {
 namespace {
 
 struct Side {
-  CUmemorytype type;
+  int type;  // the caller's CUmemorytype, as an integer (core/raw_enum.h)
   const void* host;
   CUdeviceptr dev;
   CUarray array;
@@ -177,8 +178,8 @@ CUresult resolve_copy3d(const CUDA_MEMCPY3D& p, Copy3D* out, MemCheck checks[2])
     out->width = 0;
     return CUDA_SUCCESS;  // an empty copy is a no-op
   }
-  Side src{p.srcMemoryType, p.srcHost, p.srcDevice, p.srcArray, p.srcXInBytes, p.srcY, p.srcZ, p.srcPitch, p.srcHeight};
-  Side dst{p.dstMemoryType, p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY, p.dstZ, p.dstPitch, p.dstHeight};
+  Side src{raw_enum(p.srcMemoryType), p.srcHost, p.srcDevice, p.srcArray, p.srcXInBytes, p.srcY, p.srcZ, p.srcPitch, p.srcHeight};
+  Side dst{raw_enum(p.dstMemoryType), p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY, p.dstZ, p.dstPitch, p.dstHeight};
   unsigned char* s;
   unsigned char* d;
   if (CUresult r = resolve_side(src, p, &s, &out->src_pitch, &out->src_slice, &checks[0])) return r;
