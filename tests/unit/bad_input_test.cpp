@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "api_context_test.h"
@@ -630,4 +631,30 @@ TEST_F(BadInput, OutOfRangeEnumArgumentsAreRefused) {
     EXPECT_EQ(begin(s, bad), CUDA_ERROR_INVALID_VALUE);
     EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
   }
+}
+
+// Enum fields of caller structs holding values outside their enumerations
+// (found by the API fuzzer under UBSan): refused, never loaded as enums.
+TEST_F(BadInput, OutOfRangeEnumFieldsAreRefused) {
+  const int bad = static_cast<int>(0xbabababa);
+  CUDA_ARRAY_DESCRIPTOR ad{};
+  ad.Width = 16;
+  ad.NumChannels = 1;
+  std::memcpy(&ad.Format, &bad, sizeof bad);
+  CUarray a;
+  EXPECT_EQ(cuArrayCreate(&a, &ad), CUDA_ERROR_INVALID_VALUE);
+  unsigned char src[64] = {}, dst[64] = {};
+  CUDA_MEMCPY2D c{};
+  c.srcHost = src;
+  c.dstMemoryType = CU_MEMORYTYPE_HOST;
+  c.dstHost = dst;
+  c.WidthInBytes = 16;
+  c.Height = 1;
+  std::memcpy(&c.srcMemoryType, &bad, sizeof bad);
+  EXPECT_EQ(cuMemcpy2D(&c), CUDA_ERROR_INVALID_VALUE);
+  CUmemPoolProps props{};
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  std::memcpy(&props.allocType, &bad, sizeof bad);
+  CUmemoryPool pool;
+  EXPECT_EQ(cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
 }
