@@ -156,10 +156,14 @@ CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** bas
   if (!checked_add(origin, offset, &first) || !range_fits(first, span)) return CUDA_ERROR_INVALID_VALUE;
   if (s.type == CU_MEMORYTYPE_DEVICE) {
     if (CUresult r = check_device_range(static_cast<CUdeviceptr>(first), span, check)) return r;
-  } else if (s.type == CU_MEMORYTYPE_UNIFIED) {
+  } else if (s.type != CU_MEMORYTYPE_ARRAY) {
+    // A host or unified pointer into memory the runtime allocated (every
+    // device pointer is a host address here) must stay inside that
+    // allocation. Registered ranges are the caller's own memory, which may
+    // go on past the registration.
     uint64_t epoch = Registry::instance().removals();
     auto a = Registry::instance().find(first);
-    if (a) {
+    if (a && (s.type == CU_MEMORYTYPE_UNIFIED || a->kind != MemKind::kRegistered)) {
       if (!a->contains(first, span)) return CUDA_ERROR_INVALID_VALUE;
       *check = {first, span, a->id, epoch};
     }

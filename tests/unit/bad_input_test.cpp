@@ -658,3 +658,19 @@ TEST_F(BadInput, OutOfRangeEnumFieldsAreRefused) {
   CUmemoryPool pool;
   EXPECT_EQ(cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
 }
+
+// Found by the API fuzzer: a "host" source that lies in a device allocation
+// and runs past its end was read out of bounds by the copy.
+TEST_F(BadInput, HostSideInsideAnAllocationMustStayInside) {
+  CUdeviceptr a, b;
+  ASSERT_EQ(cuMemAlloc(&a, 9216), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&b, 4096), CUDA_SUCCESS);
+  void* inside = reinterpret_cast<void*>(a + 9002);
+  EXPECT_EQ(cuMemcpyHtoD(b, inside, 1318), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyHtoDAsync(b, inside, 1318, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyDtoH(inside, b, 1318), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyHtoD(b, inside, 214), CUDA_SUCCESS);  // to the last byte
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(a), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(b), CUDA_SUCCESS);
+}
