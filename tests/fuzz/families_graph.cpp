@@ -185,6 +185,9 @@ void captured_graph(CUgraph g, int ctx) {
         if (n.parent == i) n.capture_owned = false;
       return;
     }
+    // A capture begun with cuStreamBeginCaptureToGraph ends with the
+    // caller's own graph, which is in the pool already.
+    if (i >= 0 && g_pool.of(T::kGraph)[i].st == St::kLive) return;
   }
   g_pool.add(T::kGraph, g, ctx);
 }
