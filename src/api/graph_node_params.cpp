@@ -82,9 +82,10 @@ CUresult check_move(const Graph* parent, const CUgraphNodeParams* p) {
     return CUDA_SUCCESS;
   const Graph* child = graph_of(p->graph.graph);
   if (!child) return CUDA_ERROR_INVALID_VALUE;
-  // Driver 580: NOT_SUPPORTED for an owned graph and for the parent's owner;
-  // it accepts a graph moved into itself, which then can never be destroyed
-  // (refused here alike; see docs/conformance.md).
+  // Driver 580: NOT_SUPPORTED for an owned graph. It accepts a graph moved
+  // into itself or into one of its descendants, after which the graphs own
+  // each other and can never be destroyed: refused here alike
+  // (docs/conformance.md).
   if (child->owner || graph_within(parent, child)) return CUDA_ERROR_NOT_SUPPORTED;
   if (capture_uses_graph(child)) return CUDA_ERROR_ILLEGAL_STATE;
   return CUDA_SUCCESS;

@@ -272,10 +272,13 @@ bool within_array_limits(const CUDA_ARRAY3D_DESCRIPTOR& d) {
            d.Height <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT) &&
            d.Depth <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS);
   }
-  if (d.Depth)
-    return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH) &&
-           d.Height <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT) &&
-           d.Depth <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH);
+  if (d.Depth)  // within the 3D box or the alternate one (driver 580 takes either)
+    return (d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH) &&
+            d.Height <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT) &&
+            d.Depth <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH)) ||
+           (d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE) &&
+            d.Height <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE) &&
+            d.Depth <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE));
   if (d.Height)
     return d.Width <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH) &&
            d.Height <= lim(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT);

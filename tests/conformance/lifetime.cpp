@@ -99,25 +99,28 @@ CONF_TEST(LifetimeMovedChildGraph) {
   EXPECT_CU(CUDA_SUCCESS, cuGraphDestroy(parent));
 }
 
-// Driver 580 accepts a graph moved into a node of its own, after which the
-// graph can never be destroyed (cuGraphDestroy: INVALID_VALUE, as owned);
-// cucpu refuses it as it refuses a move into a descendant.
-CONF_TEST(LifetimeMoveGraphIntoItself) {
-  SKIP_ON_NVIDIA("driver 580 accepts the move and leaves a graph that owns itself");
-  CUgraph g;
+// Driver 580 accepts a graph moved into a node of its own, or of one of its
+// descendants, after which the graphs own each other and can never be
+// destroyed (cuGraphDestroy: INVALID_VALUE, as owned); cucpu refuses both.
+CONF_TEST(LifetimeMoveGraphIntoItselfOrADescendant) {
+  SKIP_ON_NVIDIA("driver 580 accepts the move and leaves graphs that own themselves");
+  CUgraph g, c;
   ASSERT_CU(cuGraphCreate(&g, 0));
-  CUgraphNode node;
+  CUgraphNode node, cn, gn;
   EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, add_child_moved(&node, g, g));
+  ASSERT_CU(cuGraphCreate(&c, 0));
+  ASSERT_CU(add_child_moved(&cn, g, c));  // g owns c
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, add_child_moved(&gn, c, g));
   ASSERT_CU(cuGraphDestroy(g));
 }
 
-CONF_TEST(LifetimeMoveIntoDescendantOrOwnedAgain) {
+// A graph a node owns already cannot be moved again.
+CONF_TEST(LifetimeMoveOfAnOwnedGraph) {
   CUgraph g, c, other;
   ASSERT_CU(cuGraphCreate(&g, 0));
   ASSERT_CU(cuGraphCreate(&c, 0));
-  CUgraphNode cn, gn, on;
+  CUgraphNode cn, on;
   ASSERT_CU(add_child_moved(&cn, g, c));  // g owns c
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, add_child_moved(&gn, c, g));
   ASSERT_CU(cuGraphCreate(&other, 0));
   EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, add_child_moved(&on, other, c));
   ASSERT_CU(cuGraphDestroy(other));
@@ -221,7 +224,10 @@ CONF_TEST(LifetimeFreeWaitsForOtherContextsCopy) {
   ASSERT_CU(cuCtxDestroy(other));
 }
 
+// Driver 580 crashes here now and then (one run of three: segmentation
+// fault); cucpu ends the capture with its context.
 CONF_TEST(LifetimeContextDestroyedDuringCapture) {
+  SKIP_ON_NVIDIA("driver 580 crashes in some runs when a context is destroyed during a capture");
   CUdevice dev;
   ASSERT_CU(cuDeviceGet(&dev, 0));
   CUcontext c;
