@@ -88,6 +88,10 @@ CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D& p) {
 
 namespace {
 
+// NULL, or a small offset from it: no process maps the first 64 KiB
+// (Linux's default mmap_min_addr), so such a pointer is never memory.
+bool in_null_page(uintptr_t p) { return p < (uintptr_t{1} << 16); }
+
 struct Side {
   int type;  // the caller's CUmemorytype, as an integer (core/raw_enum.h)
   const void* host;
@@ -123,12 +127,12 @@ CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** bas
       break;
     }
     case CU_MEMORYTYPE_HOST:
-      if (!s.host) return CUDA_ERROR_INVALID_VALUE;
+      if (in_null_page(reinterpret_cast<uintptr_t>(s.host))) return CUDA_ERROR_INVALID_VALUE;
       origin = reinterpret_cast<uintptr_t>(s.host);
       break;
     case CU_MEMORYTYPE_DEVICE:
     case CU_MEMORYTYPE_UNIFIED:
-      if (!s.dev) return CUDA_ERROR_INVALID_VALUE;
+      if (in_null_page(static_cast<uintptr_t>(s.dev))) return CUDA_ERROR_INVALID_VALUE;
       origin = static_cast<uintptr_t>(s.dev);
       break;
     default:

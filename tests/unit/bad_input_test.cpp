@@ -674,3 +674,17 @@ TEST_F(BadInput, HostSideInsideAnAllocationMustStayInside) {
   EXPECT_EQ(cuMemFree(a), CUDA_SUCCESS);
   EXPECT_EQ(cuMemFree(b), CUDA_SUCCESS);
 }
+
+// Found by the API fuzzer: a host pointer just above NULL was copied to on a
+// worker (a crash); it is refused like NULL.
+TEST_F(BadInput, HostPointersInTheNullPageAreRefused) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+  void* near_null = reinterpret_cast<void*>(uintptr_t{0xa});
+  EXPECT_EQ(cuMemcpyDtoHAsync(near_null, d, 2876, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyDtoH(near_null, d, 16), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyHtoD(d, near_null, 16), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpy(d, reinterpret_cast<CUdeviceptr>(near_null), 16), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+}
