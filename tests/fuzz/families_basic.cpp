@@ -127,6 +127,7 @@ void fam_ctx(Reader& r) {
       int i = g_pool.pick_live(r, T::kCtx, true);
       CUcontext c = i >= 0 && !r.one_in(8) ? static_cast<CUcontext>(g_pool.h(T::kCtx, i))
                                             : static_cast<CUcontext>(g_pool.pick(r, T::kCtx, &i));
+      if (g_pool.two_threads && c == g_pool.h(T::kCtx, 1)) break;  // the input's context: both threads use it
       sem_release_all();
       bool marked = g_pool.dying(T::kCtx, i);
       CUresult res = r.one_in(2) ? API(cuCtxDestroy, c) : API(cuCtxDestroy_v2, c);

@@ -424,10 +424,10 @@ static bool graph_family(T t) { return t == T::kGraph || t == T::kNode || t == T
 // context while another thread destroys it is the application's race).
 static bool mine(Pool& p, T t, const Obj& o) {
   if (!p.two_threads) return true;
-  if (graph_family(t) || (t == T::kCtx && !o.primary)) return owner_thread(o) == t_index;
+  if (graph_family(t) || (t == T::kCtx && !o.primary && !o.shared)) return owner_thread(o) == t_index;
   if (o.ctx >= 0 && static_cast<size_t>(o.ctx) < p.of(T::kCtx).size()) {
     const Obj& c = p.of(T::kCtx)[o.ctx];
-    if (!c.primary) return owner_thread(c) == t_index;
+    if (!c.primary && !c.shared) return owner_thread(c) == t_index;
   }
   return true;
 }
@@ -435,6 +435,8 @@ static bool mine(Pool& p, T t, const Obj& o) {
 void* Pool::pick(Reader& r, T t, int* idx, bool allow_null) {
   uint8_t b = r.u8() % 16;
   uint8_t k = r.u8();
+  static const bool no_orphans = avoid("dead_ctx_objects");
+  if (b == 12 && no_orphans) b = 10;
   std::lock_guard<std::mutex> g(mu);
   auto& v = of(t);
   int cats[4] = {b < 10 ? 0 : b < 12 ? 1 : b < 13 ? 2 : 3, 0, 1, 3};
@@ -474,7 +476,7 @@ int Pool::pick_live(Reader& r, T t, bool destroyable) {
     const Obj& o = v[i];
     if (o.st != St::kLive || o.aliased || !mine(*this, t, o)) continue;
     if (destroyable) {
-      if (o.capture_owned || o.primary) continue;
+      if (o.capture_owned || o.primary || (o.shared && two_threads)) continue;
       if (t == T::kGraph && o.parent >= 0) continue;  // a child graph node's graph
       if (t == T::kNode && o.parent >= 0 && of(T::kGraph)[o.parent].capture_owned) continue;
       if (t == T::kNode && o.parent < 0) continue;  // graph unknown: maybe a capture's
@@ -971,6 +973,34 @@ bool copy_legal(const CopySide& s, const CopySide& d, size_t W, size_t H, size_t
   return cs == Cls::kBad || cd == Cls::kBad;
 }
 
+// Whether any side's exact extent (or the copy's size) needs more than 64 bits.
+static bool side_wraps(const CopySide& s, u128 W, u128 H, u128 D) {
+  if (s.mtype == CU_MEMORYTYPE_ARRAY) return add(s.x, W) >> 64 || add(s.y, H) >> 64 || add(s.z, D) >> 64;
+  const u128 P = s.pitch ? u128{s.pitch} : add(s.x, W);
+  const u128 Hh = s.height ? u128{s.height} : add(s.y, H);
+  const u128 slice = mul(P, Hh);
+  const u128 start = add(add(mul(s.z, slice), mul(s.y, P)), s.x);
+  return add(add(add(start, mul(D - 1, slice)), mul(H - 1, P)), W) >> 64 || mul(mul(W, H), D) >> 64;
+}
+
+bool copy_wraps(const CopySide& s, const CopySide& d, size_t W, size_t H, size_t D) {
+  if (W == 0 || H == 0 || D == 0) return false;
+  return side_wraps(s, W, H, D) || side_wraps(d, W, H, D);
+}
+
+void tame_copy(CopySide* s, CopySide* d, size_t* W, size_t* H, size_t* D) {
+  *W = 1 + *W % 2048;
+  *H = 1 + *H % 8;
+  *D = 1 + *D % 4;
+  for (CopySide* x : {s, d}) {
+    x->x %= 64;
+    x->y %= 64;
+    x->z %= 64;
+    x->pitch %= 8192;
+    x->height %= 64;
+  }
+}
+
 void legalize_copy(CopySide* src, CopySide* dst, size_t W, size_t H, size_t D) {
   if (W == 0 || H == 0 || D == 0) return;  // a no-op for the library
   Cls cs = classify(*src, W, H, D), cd = classify(*dst, W, H, D);
@@ -1020,6 +1050,7 @@ void gen_memcpy3d(Reader& r, CUDA_MEMCPY3D* q) {
   CopySide s, d;
   gen_side(r, &s, true);
   gen_side(r, &d, true);
+  if (avoid("copy_wrap") && copy_wraps(s, d, W, H, D)) tame_copy(&s, &d, &W, &H, &D);
   legalize_copy(&s, &d, W, H, D);
   fill_memcpy3d(s, d, W, H, D, q);
   if (r.one_in(16)) q->srcLOD = r.u8();
