@@ -777,11 +777,18 @@ CUstream check_stream(Reader& r, bool pt, bool* ok) {
     case 2: s = CU_STREAM_PER_THREAD; break;
     case 3: {
       Thread& t = me();
-      if (!t.chk_stream) {
+      CUstream cur;
+      {
+        std::lock_guard<std::mutex> g(g_pool.mu);
+        cur = t.chk_stream;
+      }
+      if (!cur) {
         CUstream ns;
         if (fail(API(cuStreamCreate, &ns, static_cast<unsigned>(CU_STREAM_NON_BLOCKING)))) return nullptr;
+        int ci = g_pool.current_ctx_index();
+        std::lock_guard<std::mutex> g(g_pool.mu);  // end_captures reads it from the other thread
         t.chk_stream = ns;
-        t.chk_stream_ctx = g_pool.current_ctx_index();
+        t.chk_stream_ctx = ci;
       }
       s = t.chk_stream;
       break;

@@ -365,8 +365,8 @@ void Pool::ctx_torn_down(int ctx, bool destroyed) {
   for (auto& a : allocs)
     if (a.ctx == ctx && a.st == St::kLive && a.kind != Mem::kRegistered) a.st = St::kDead;  // freed with it
   if (destroyed) of(T::kCtx)[ctx].st = St::kDead;
-  for (Thread& t : g_threads)
-    if (t.chk_stream && t.chk_stream_ctx == ctx) t.chk_stream = nullptr;
+  Thread& t = me();  // (the other thread's private stream is in a context of its own or a shared one)
+  if (t.chk_stream && t.chk_stream_ctx == ctx) t.chk_stream = nullptr;
 }
 
 int Pool::add_alloc(const Alloc& a) {
@@ -925,6 +925,18 @@ void gen_side(Reader& r, CopySide* s, bool allow_host) {
 
 enum class Cls { kOk, kBad, kUnknown, kHostOOB };
 
+// Whether [lo, hi) lies in one of the harness's host buffers.
+static bool in_host_buffer(u128 lo, u128 hi) {
+  for (const Thread& t : g_threads)
+    for (uint8_t* b : t.hostbuf) {
+      auto base = reinterpret_cast<uintptr_t>(b);
+      if (b && lo >= base && hi <= u128{base} + kHostBufSize) return true;
+    }
+  return false;
+}
+
+// Classifies one side by the bytes it reaches, [first, end), wherever they
+// are (the library looks up `first`, not the pointer it was given).
 static Cls classify(const CopySide& s, size_t W, size_t H, size_t D) {
   if (s.mtype == CU_MEMORYTYPE_ARRAY) {
     std::lock_guard<std::mutex> g(g_pool.mu);
@@ -937,40 +949,31 @@ static Cls classify(const CopySide& s, size_t W, size_t H, size_t D) {
   }
   if (s.mtype != CU_MEMORYTYPE_HOST && s.mtype != CU_MEMORYTYPE_DEVICE && s.mtype != CU_MEMORYTYPE_UNIFIED)
     return Cls::kBad;
+  if (s.m.src == MemRef::kNull) return Cls::kBad;  // every kind refuses a NULL pointer
   const u128 P = s.pitch ? u128{s.pitch} : add(s.x, W);
   const u128 Hh = s.height ? u128{s.height} : add(s.y, H);
   const u128 slice = mul(P, Hh);
-  const u128 start = add(add(mul(s.z, slice), mul(s.y, P)), s.x);
-  const u128 end = add(add(add(start, mul(D - 1, slice)), mul(H - 1, P)), W);
-  const bool in = end <= s.m.avail;
-  switch (s.mtype) {
-    case CU_MEMORYTYPE_HOST:
-      if (s.m.src == MemRef::kNull) return Cls::kBad;
-      return s.m.src == MemRef::kHostBuf && in ? Cls::kOk : Cls::kHostOOB;
-    case CU_MEMORYTYPE_DEVICE:
-      if (s.m.src == MemRef::kNull) return Cls::kBad;
-      if (s.m.src == MemRef::kAlloc) return in ? Cls::kOk : Cls::kBad;
-      if (s.m.src == MemRef::kHostBuf) return Cls::kUnknown;  // registered or not
-      {
-        std::lock_guard<std::mutex> g(g_pool.mu);
-        return g_pool.find_alloc(s.m.p) >= 0 ? Cls::kUnknown : Cls::kBad;
-      }
-    default:  // unified
-      if (s.m.src == MemRef::kNull) return Cls::kBad;
-      if (s.m.src == MemRef::kAlloc) {
-        if (start >= s.m.avail) return Cls::kHostOOB;  // would start outside the allocation
-        return in ? Cls::kOk : Cls::kBad;
-      }
-      if (s.m.src == MemRef::kHostBuf) return in ? Cls::kOk : Cls::kHostOOB;
-      return Cls::kHostOOB;  // freed or forged: never in a unified side
+  const u128 first = add(s.m.p, add(add(mul(s.z, slice), mul(s.y, P)), s.x));
+  const u128 end = add(add(add(first, mul(D - 1, slice)), mul(H - 1, P)), W);
+  if (s.mtype == CU_MEMORYTYPE_HOST) return in_host_buffer(first, end) ? Cls::kOk : Cls::kHostOOB;
+  // Device and unified sides: the allocation that holds `first`, if any.
+  int a = -1;
+  uintptr_t ab = 0;
+  size_t as = 0;
+  if (!(first >> 64)) {
+    std::lock_guard<std::mutex> g(g_pool.mu);
+    a = g_pool.find_alloc(static_cast<uintptr_t>(first));
+    if (a >= 0) {
+      ab = g_pool.allocs[a].p;
+      as = g_pool.allocs[a].size;
+    }
   }
-}
-
-bool copy_legal(const CopySide& s, const CopySide& d, size_t W, size_t H, size_t D) {
-  if (W == 0 || H == 0 || D == 0) return true;
-  Cls cs = classify(s, W, H, D), cd = classify(d, W, H, D);
-  if (cs != Cls::kHostOOB && cd != Cls::kHostOOB) return true;
-  return cs == Cls::kBad || cd == Cls::kBad;
+  const uintptr_t sem = sem_base();
+  const bool in_sem = !(first >> 64) && first >= sem && first < u128{sem} + kSemWords * 8;
+  if (a >= 0) return end <= u128{ab} + as ? Cls::kOk : Cls::kBad;
+  if (s.mtype == CU_MEMORYTYPE_DEVICE) return first >> 64 ? Cls::kBad : in_sem ? Cls::kUnknown : Cls::kBad;
+  // Unified, untracked: host memory that the library does not check.
+  return in_host_buffer(first, end) ? Cls::kOk : Cls::kHostOOB;
 }
 
 // Whether any side's exact extent (or the copy's size) needs more than 64 bits.
@@ -1001,9 +1004,18 @@ void tame_copy(CopySide* s, CopySide* d, size_t* W, size_t* H, size_t* D) {
   }
 }
 
+bool copy_legal(const CopySide& s, const CopySide& d, size_t W, size_t H, size_t D) {
+  if (W == 0 || H == 0 || D == 0) return true;
+  Cls cs = classify(s, W, H, D), cd = classify(d, W, H, D);
+  if (cs != Cls::kHostOOB && cd != Cls::kHostOOB) return true;
+  return cs == Cls::kBad || cd == Cls::kBad;
+}
+
 void legalize_copy(CopySide* src, CopySide* dst, size_t W, size_t H, size_t D) {
   if (W == 0 || H == 0 || D == 0) return;  // a no-op for the library
   Cls cs = classify(*src, W, H, D), cd = classify(*dst, W, H, D);
+  if (tracing()) trace_line("  legalize: src %d (src kind %d avail %zu) dst %d (kind %d avail %zu)", static_cast<int>(cs),
+                            src->m.src, src->m.avail, static_cast<int>(cd), dst->m.src, dst->m.avail);
   if (cs != Cls::kHostOOB && cd != Cls::kHostOOB) return;
   if (cs == Cls::kBad || cd == Cls::kBad) return;  // a correct library refuses it
   if (cs == Cls::kHostOOB) src->mtype = CU_MEMORYTYPE_DEVICE;

@@ -233,7 +233,7 @@ class Pool {
   std::vector<Obj> objs[static_cast<int>(T::kCount)];
   std::vector<Alloc> allocs;
   std::vector<SemWord> sem;
-  int nrecs = 0;
+  std::atomic<int> nrecs{0};
   bool two_threads = false;
   int primary_refs[2] = {0, 0};  // retains by this input beyond the harness's own (device 0: baseline 1)
 
