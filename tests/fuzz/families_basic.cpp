@@ -93,6 +93,24 @@ static void created_ctx(CUresult res, CUcontext c, int dev) {
   g_pool.of(T::kCtx)[i].device = dev;
 }
 
+// Whether a stream of context `c` (pool index i) captures (the legacy
+// stream sees blocking captures; the per-thread one and the pool's streams
+// are asked).
+static bool ctx_captures(int i, CUcontext c) {
+  if (API(cuCtxPushCurrent_v2, c) != CUDA_SUCCESS) return false;
+  bool any = capture_status(CU_STREAM_LEGACY, false) == 3 || capture_status(CU_STREAM_PER_THREAD, false) > 0;
+  CUcontext popped;
+  API(cuCtxPopCurrent_v2, &popped);
+  std::vector<CUstream> mine;
+  {
+    std::lock_guard<std::mutex> g(g_pool.mu);
+    for (const Obj& o : g_pool.of(T::kStream))
+      if (o.ctx == i && o.st == St::kLive) mine.push_back(static_cast<CUstream>(o.h));
+  }
+  for (CUstream s : mine) any = any || capture_status(s, false) > 0;
+  return any;
+}
+
 void fam_ctx(Reader& r) {
   switch (r.below(14)) {
     case 0: case 1: {
@@ -127,6 +145,8 @@ void fam_ctx(Reader& r) {
       int i = g_pool.pick_live(r, T::kCtx, true);
       CUcontext c = i >= 0 && !r.one_in(8) ? static_cast<CUcontext>(g_pool.h(T::kCtx, i))
                                             : static_cast<CUcontext>(g_pool.pick(r, T::kCtx, &i));
+      if (g_pool.two_threads && c == g_pool.h(T::kCtx, 1)) break;  // the input's context: both threads use it
+      if (avoid("ctx_destroy_capture") && ctx_captures(i, c)) break;
       sem_release_all();
       bool marked = g_pool.dying(T::kCtx, i);
       CUresult res = r.one_in(2) ? API(cuCtxDestroy, c) : API(cuCtxDestroy_v2, c);

@@ -65,6 +65,12 @@ void gen_memset_params(Reader& r, CUDA_MEMSET_NODE_PARAMS* p) {
   p->height = r.one_in(4) ? r.size() : 1 + r.u8() % 4;
   p->pitch = r.one_in(3) ? r.size() : p->width * p->elementSize + r.u8() % 64;
   p->value = r.u32();
+  if (avoid("memset_wrap") &&
+      (u128{p->width} * 8 >> 64 || (u128{p->height ? p->height - 1 : 0} * p->pitch + u128{p->width} * 8) >> 64)) {
+    p->width %= 1024;
+    p->height %= 8;
+    p->pitch %= 8192;
+  }
 }
 
 void gen_batch_params(Reader& r, CUDA_BATCH_MEM_OP_NODE_PARAMS* p, std::vector<CUstreamBatchMemOpParams>* ops) {
@@ -137,10 +143,10 @@ void gen_node_params(Reader& r, NodeGen* g, int parent_gi) {
         std::lock_guard<std::mutex> lk(g_pool.mu);
         bool movable = ci >= 0 && g_pool.of(T::kGraph)[ci].st == St::kLive && g_pool.of(T::kGraph)[ci].parent < 0 &&
                        !g_pool.of(T::kGraph)[ci].capture_owned;
+        if (movable && ci == parent_gi && avoid("graph_move_self")) movable = false;
         if (movable) g->moved = ci;
         else own = CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE;
       }
-      (void)parent_gi;
       g->p.graph.graph = c;
       set_enum(&g->p.graph.ownership, own);
       break;
@@ -160,6 +166,19 @@ void gen_node_params(Reader& r, NodeGen* g, int parent_gi) {
     default:
       break;  // EMPTY, or types cucpu does not run (zeros)
   }
+}
+
+void trace_node_params(const CUgraphNodeParams& p) {
+  if (!tracing()) return;
+  const int type = raw(p.type);
+  if (type == CU_GRAPH_NODE_TYPE_GRAPH)
+    trace_line("  node params: type GRAPH graph %p ownership %d", static_cast<void*>(p.graph.graph), raw(p.graph.ownership));
+  else if (type == CU_GRAPH_NODE_TYPE_MEMCPY)
+    trace_memcpy3d(p.memcpy.copyParams);
+  else if (type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP)
+    trace_memop(p.memOp.paramArray, p.memOp.count < 64 ? p.memOp.count : 0);
+  else
+    trace_line("  node params: type %d", type);
 }
 
 void node_added(CUresult res, CUgraphNode n, int gi, const NodeGen* g) {
@@ -432,6 +451,7 @@ void fam_graph_node(Reader& r) {
     default: {
       NodeGen ng;
       gen_node_params(r, &ng, gi);
+      trace_node_params(ng.p);
       if (r.one_in(2)) {
         node_added(API(cuGraphAddNode, out, g, dp, n, maybe(r, &ng.p, 32)), node, gi, &ng);
       } else {

@@ -103,7 +103,7 @@ void fam_alloc(Reader& r) {
       // Real sizes stay small; products that wrap stay (the library must refuse them).
       u128 rows = (u128{w} + 511) / 512 * 512;
       u128 total = rows * h;  // w, h < 2^64: no u128 overflow
-      if (total > kMaxRealAlloc && total <= g_total_mem) {
+      if (total > kMaxRealAlloc && (total <= g_total_mem || avoid("pitch_wrap"))) {
         w %= 4096;
         h = 1 + h % 64;
         rows = (u128{w} + 511) / 512 * 512;
@@ -154,6 +154,13 @@ void fam_alloc(Reader& r) {
         default: n = 1 + r.u16() % room; break;
       }
       if (r.one_in(16)) p = nullptr;
+      if (avoid("hostreg_overlap")) {
+        // Only ranges that overlap no live registration.
+        std::lock_guard<std::mutex> g(g_pool.mu);
+        auto lo = reinterpret_cast<uintptr_t>(p);
+        for (const Alloc& a : g_pool.allocs)
+          if (a.st == St::kLive && a.kind == Mem::kRegistered && lo < a.p + a.size && a.p < lo + (n ? n : 1)) return;
+      }
       unsigned f = r.flags(0xf);
       CUresult res = r.one_in(2) ? API(cuMemHostRegister, p, n, f) : API(cuMemHostRegister_v2, p, n, f);
       if (fail(res)) break;
@@ -319,7 +326,7 @@ void fam_array(Reader& r) {
         return static_cast<uint64_t>(d.Width) * elem * (d.Height ? d.Height : 1) * (d.Depth ? d.Depth : 1);
       };
       const u128 limit = 16u << 20;
-      if (exact() > limit && !(exact() >> 64 && wrapped() <= limit)) {
+      if (exact() > limit && (avoid("array_wrap") || !(exact() >> 64 && wrapped() <= limit))) {
         d.Width = 1 + d.Width % 512;
         d.Height %= 64;
         d.Depth %= 16;
@@ -413,7 +420,8 @@ void fam_copy1d(Reader& r) {
   static const int kinds[][2] = {
       {CU_MEMORYTYPE_UNIFIED, CU_MEMORYTYPE_UNIFIED}, {CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_DEVICE},
       {CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST}, {CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_DEVICE}};
-  const unsigned shape = v < 12 ? (v % 8) / 2 : 3;  // 0 unified, 1 HtoD, 2 DtoH, 3 DtoD / peer
+  // 0 unified, 1 HtoD, 2 DtoH, 3 DtoD / peer
+  const unsigned shape = v < 8 ? v / 2 : v < 12 ? v - 8 : 3;
   CopySide s = side1d(r, kinds[shape][0]);
   CopySide d = side1d(r, kinds[shape][1]);
   if (!legal1d(s, d, &n)) return;
@@ -458,6 +466,8 @@ void fam_copy3d(Reader& r) {
     gen_side(r, &d, true);
     s.z = d.z = 0;  // what a 2D copy means
     s.height = d.height = 0;
+    size_t D = 1;
+    if (avoid("copy_wrap") && copy_wraps(s, d, W, H, 1)) tame_copy(&s, &d, &W, &H, &D);
     legalize_copy(&s, &d, W, H, 1);
     fill_memcpy3d(s, d, W, H, 1, &q);
   } else {
@@ -581,6 +591,17 @@ void fam_copybatch(Reader& r) {
           side[k].height = o[k]->op.ptr.layerHeight ? o[k]->op.ptr.layerHeight : op.extent.height;
         }
       }
+      if (avoid("copy_wrap")) {
+        bool big = W >> 64 || (u128{op.extent.width} * op.extent.height * op.extent.depth) >> 64;
+        for (int k = 0; k < 2; ++k) big = big || side[k].pitch == SIZE_MAX || side[k].x == SIZE_MAX;
+        size_t w = op.extent.width, h = op.extent.height, dd = op.extent.depth;
+        if (big || copy_wraps(side[0], side[1], static_cast<size_t>(W), h, dd)) {
+          // Refused for certain: the harness keeps away from wrapping sizes.
+          for (int k = 0; k < 2; ++k)
+            if (side[k].mtype == CU_MEMORYTYPE_UNIFIED) o[k]->op.ptr.ptr = 0;
+          (void)w;
+        }
+      }
       const size_t Wb = W >> 64 ? SIZE_MAX : static_cast<size_t>(W);
       if (!copy_legal(side[0], side[1], Wb, op.extent.height, op.extent.depth)) {
         // A pointer the harness may not hand over for these bytes: NULL (refused).
@@ -656,9 +677,14 @@ void fam_memset(Reader& r) {
   const bool pt = r.one_in(2);
   MemRef m = pick_mem(r, Use::kValidated);
   const CUdeviceptr d = m.p;
-  const size_t n = r.one_in(3) ? r.size() : r.u16() % 2048;
-  const size_t pitch = r.one_in(3) ? r.size() : (r.one_in(2) ? 64u << r.below(5) : r.u16());
-  const size_t h = r.one_in(4) ? r.size() : r.u8() % 16;
+  size_t n = r.one_in(3) ? r.size() : r.u16() % 2048;
+  size_t pitch = r.one_in(3) ? r.size() : (r.one_in(2) ? 64u << r.below(5) : r.u16());
+  size_t h = r.one_in(4) ? r.size() : r.u8() % 16;
+  if (avoid("memset_wrap") && (u128{n} * 4 >> 64 || (u128{h ? h - 1 : 0} * pitch + u128{n} * 4) >> 64)) {
+    n %= 2048;
+    pitch %= 8192;
+    h %= 16;
+  }
   const uint32_t val = r.u32();
   const bool sync = v < 6;
   if (sync) sem_release_all();
@@ -751,11 +777,18 @@ CUstream check_stream(Reader& r, bool pt, bool* ok) {
     case 2: s = CU_STREAM_PER_THREAD; break;
     case 3: {
       Thread& t = me();
-      if (!t.chk_stream) {
+      CUstream cur;
+      {
+        std::lock_guard<std::mutex> g(g_pool.mu);
+        cur = t.chk_stream;
+      }
+      if (!cur) {
         CUstream ns;
         if (fail(API(cuStreamCreate, &ns, static_cast<unsigned>(CU_STREAM_NON_BLOCKING)))) return nullptr;
+        int ci = g_pool.current_ctx_index();
+        std::lock_guard<std::mutex> g(g_pool.mu);  // end_captures reads it from the other thread
         t.chk_stream = ns;
-        t.chk_stream_ctx = g_pool.current_ctx_index();
+        t.chk_stream_ctx = ci;
       }
       s = t.chk_stream;
       break;

@@ -59,6 +59,7 @@ const size_t kFamilyCount = sizeof kFamilies / sizeof kFamilies[0];
 namespace {
 
 CUcontext g_primary = nullptr;
+CUcontext g_input_ctx = nullptr;  // the context each input starts in
 unsigned g_max_calls = 128;
 bool g_disabled[64] = {};
 std::atomic<uint64_t> g_inputs{0};
@@ -168,6 +169,12 @@ void reset_stack() {
   check(API(cuCtxSetCurrent, g_primary), "set current");
 }
 
+// A thread starts an input with the input's context on top of the primary one.
+void start_stack() {
+  reset_stack();
+  if (API(cuCtxPushCurrent_v2, g_input_ctx) != CUDA_SUCCESS) return;  // destroyed by the other thread already
+}
+
 // A capture still alive once every stream's capture was ended: it outlived
 // its streams.
 void verify_no_capture(const char* when) {
@@ -210,14 +217,19 @@ void destroy_everything() {
   each(T::kGraph, [](void* h, const Obj& o) {
     if (o.parent == -1 && !o.capture_owned) API(cuGraphDestroy, static_cast<CUgraph>(h));
   });
-  each(T::kEvent, [](void* h, const Obj&) { API(cuEventDestroy_v2, static_cast<CUevent>(h)); });
+  each(T::kEvent, [](void* h, const Obj& o) {
+    if (!avoid("dead_ctx_objects") || o.st == St::kLive) API(cuEventDestroy_v2, static_cast<CUevent>(h));
+  });
   each(T::kStream, [](void* h, const Obj&) { API(cuStreamDestroy_v2, static_cast<CUstream>(h)); });
   for (Thread& t : g_threads) {
     if (t.chk_stream) API(cuStreamDestroy_v2, t.chk_stream);
     t.chk_stream = nullptr;
     t.chk_dev = t.chk_pinned = t.chk_managed = -1;
   }
-  each(T::kArray, [](void* h, const Obj&) { API(cuArrayDestroy, static_cast<CUarray>(h)); });
+  static const bool keep_orphans = avoid("dead_ctx_objects");  // they may hold their dead context
+  each(T::kArray, [](void* h, const Obj& o) {
+    if (!keep_orphans || o.st == St::kLive) API(cuArrayDestroy, static_cast<CUarray>(h));
+  });
   std::vector<Alloc> allocs;
   {
     std::lock_guard<std::mutex> g(g_pool.mu);
@@ -265,6 +277,13 @@ void begin_input() {
   p.thread = -1;
   g_pool.of(T::kCtx).push_back(p);
   check(API(cuMemHostRegister_v2, reinterpret_cast<void*>(sem_base()), kSemWords * 8, 0u), "register semaphores");
+  // The input works in a context of its own (current on top of the
+  // primary one), destroyed at its end with whatever state it got.
+  CUcontext c;
+  check(API(cuCtxCreate_v2, &c, 0u, 0), "input context");
+  int i = g_pool.add(T::kCtx, c, -1);
+  g_pool.of(T::kCtx)[i].shared = true;
+  g_input_ctx = c;
 }
 
 void end_input() {
@@ -278,7 +297,7 @@ void end_input() {
   reset_stack();
   restore_primaries();
   verify_no_capture("after destroying everything");
-  if (API(cuCtxSynchronize) != CUDA_SUCCESS) {
+  if (API(cuCtxSynchronize) != CUDA_SUCCESS && !avoid("primary_reset")) {
     // A fault left the primary context with a sticky error: start afresh.
     check(API(cuDevicePrimaryCtxReset_v2, 0), "reset primary");
     CUcontext c;
@@ -313,7 +332,7 @@ void worker_main(int i) {
       w.cv.wait(lk, [&] { return w.go; });
       w.go = false;
     }
-    API(cuCtxSetCurrent, g_primary);
+    start_stack();
     Reader r(w.data, w.size);
     run_calls(r);
     // This thread's captures (its per-thread streams) end here.
@@ -384,7 +403,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   begin_input();
   if (!g_pool.two_threads) {
     Reader r(data, size);
-    run_calls(r);
+    run_calls(r);  // begin_input left the input's context current
   } else {
     const size_t half = size / 2;
     const uint8_t* parts[2] = {data, data + half};

@@ -365,8 +365,8 @@ void Pool::ctx_torn_down(int ctx, bool destroyed) {
   for (auto& a : allocs)
     if (a.ctx == ctx && a.st == St::kLive && a.kind != Mem::kRegistered) a.st = St::kDead;  // freed with it
   if (destroyed) of(T::kCtx)[ctx].st = St::kDead;
-  for (Thread& t : g_threads)
-    if (t.chk_stream && t.chk_stream_ctx == ctx) t.chk_stream = nullptr;
+  Thread& t = me();  // (the other thread's private stream is in a context of its own or a shared one)
+  if (t.chk_stream && t.chk_stream_ctx == ctx) t.chk_stream = nullptr;
 }
 
 int Pool::add_alloc(const Alloc& a) {
@@ -424,10 +424,10 @@ static bool graph_family(T t) { return t == T::kGraph || t == T::kNode || t == T
 // context while another thread destroys it is the application's race).
 static bool mine(Pool& p, T t, const Obj& o) {
   if (!p.two_threads) return true;
-  if (graph_family(t) || (t == T::kCtx && !o.primary)) return owner_thread(o) == t_index;
+  if (graph_family(t) || (t == T::kCtx && !o.primary && !o.shared)) return owner_thread(o) == t_index;
   if (o.ctx >= 0 && static_cast<size_t>(o.ctx) < p.of(T::kCtx).size()) {
     const Obj& c = p.of(T::kCtx)[o.ctx];
-    if (!c.primary) return owner_thread(c) == t_index;
+    if (!c.primary && !c.shared) return owner_thread(c) == t_index;
   }
   return true;
 }
@@ -435,6 +435,8 @@ static bool mine(Pool& p, T t, const Obj& o) {
 void* Pool::pick(Reader& r, T t, int* idx, bool allow_null) {
   uint8_t b = r.u8() % 16;
   uint8_t k = r.u8();
+  static const bool no_orphans = avoid("dead_ctx_objects");
+  if (b == 12 && no_orphans) b = 10;
   std::lock_guard<std::mutex> g(mu);
   auto& v = of(t);
   int cats[4] = {b < 10 ? 0 : b < 12 ? 1 : b < 13 ? 2 : 3, 0, 1, 3};
@@ -474,7 +476,7 @@ int Pool::pick_live(Reader& r, T t, bool destroyable) {
     const Obj& o = v[i];
     if (o.st != St::kLive || o.aliased || !mine(*this, t, o)) continue;
     if (destroyable) {
-      if (o.capture_owned || o.primary) continue;
+      if (o.capture_owned || o.primary || (o.shared && two_threads)) continue;
       if (t == T::kGraph && o.parent >= 0) continue;  // a child graph node's graph
       if (t == T::kNode && o.parent >= 0 && of(T::kGraph)[o.parent].capture_owned) continue;
       if (t == T::kNode && o.parent < 0) continue;  // graph unknown: maybe a capture's
@@ -923,6 +925,18 @@ void gen_side(Reader& r, CopySide* s, bool allow_host) {
 
 enum class Cls { kOk, kBad, kUnknown, kHostOOB };
 
+// Whether [lo, hi) lies in one of the harness's host buffers.
+static bool in_host_buffer(u128 lo, u128 hi) {
+  for (const Thread& t : g_threads)
+    for (uint8_t* b : t.hostbuf) {
+      auto base = reinterpret_cast<uintptr_t>(b);
+      if (b && lo >= base && hi <= u128{base} + kHostBufSize) return true;
+    }
+  return false;
+}
+
+// Classifies one side by the bytes it reaches, [first, end), wherever they
+// are (the library looks up `first`, not the pointer it was given).
 static Cls classify(const CopySide& s, size_t W, size_t H, size_t D) {
   if (s.mtype == CU_MEMORYTYPE_ARRAY) {
     std::lock_guard<std::mutex> g(g_pool.mu);
@@ -935,32 +949,58 @@ static Cls classify(const CopySide& s, size_t W, size_t H, size_t D) {
   }
   if (s.mtype != CU_MEMORYTYPE_HOST && s.mtype != CU_MEMORYTYPE_DEVICE && s.mtype != CU_MEMORYTYPE_UNIFIED)
     return Cls::kBad;
+  if (s.m.src == MemRef::kNull) return Cls::kBad;  // every kind refuses a NULL pointer
+  const u128 P = s.pitch ? u128{s.pitch} : add(s.x, W);
+  const u128 Hh = s.height ? u128{s.height} : add(s.y, H);
+  const u128 slice = mul(P, Hh);
+  const u128 first = add(s.m.p, add(add(mul(s.z, slice), mul(s.y, P)), s.x));
+  const u128 end = add(add(add(first, mul(D - 1, slice)), mul(H - 1, P)), W);
+  if (s.mtype == CU_MEMORYTYPE_HOST) return in_host_buffer(first, end) ? Cls::kOk : Cls::kHostOOB;
+  // Device and unified sides: the allocation that holds `first`, if any.
+  int a = -1;
+  uintptr_t ab = 0;
+  size_t as = 0;
+  if (!(first >> 64)) {
+    std::lock_guard<std::mutex> g(g_pool.mu);
+    a = g_pool.find_alloc(static_cast<uintptr_t>(first));
+    if (a >= 0) {
+      ab = g_pool.allocs[a].p;
+      as = g_pool.allocs[a].size;
+    }
+  }
+  const uintptr_t sem = sem_base();
+  const bool in_sem = !(first >> 64) && first >= sem && first < u128{sem} + kSemWords * 8;
+  if (a >= 0) return end <= u128{ab} + as ? Cls::kOk : Cls::kBad;
+  if (s.mtype == CU_MEMORYTYPE_DEVICE) return first >> 64 ? Cls::kBad : in_sem ? Cls::kUnknown : Cls::kBad;
+  // Unified, untracked: host memory that the library does not check.
+  return in_host_buffer(first, end) ? Cls::kOk : Cls::kHostOOB;
+}
+
+// Whether any side's exact extent (or the copy's size) needs more than 64 bits.
+static bool side_wraps(const CopySide& s, u128 W, u128 H, u128 D) {
+  if (s.mtype == CU_MEMORYTYPE_ARRAY) return add(s.x, W) >> 64 || add(s.y, H) >> 64 || add(s.z, D) >> 64;
   const u128 P = s.pitch ? u128{s.pitch} : add(s.x, W);
   const u128 Hh = s.height ? u128{s.height} : add(s.y, H);
   const u128 slice = mul(P, Hh);
   const u128 start = add(add(mul(s.z, slice), mul(s.y, P)), s.x);
-  const u128 end = add(add(add(start, mul(D - 1, slice)), mul(H - 1, P)), W);
-  const bool in = end <= s.m.avail;
-  switch (s.mtype) {
-    case CU_MEMORYTYPE_HOST:
-      if (s.m.src == MemRef::kNull) return Cls::kBad;
-      return s.m.src == MemRef::kHostBuf && in ? Cls::kOk : Cls::kHostOOB;
-    case CU_MEMORYTYPE_DEVICE:
-      if (s.m.src == MemRef::kNull) return Cls::kBad;
-      if (s.m.src == MemRef::kAlloc) return in ? Cls::kOk : Cls::kBad;
-      if (s.m.src == MemRef::kHostBuf) return Cls::kUnknown;  // registered or not
-      {
-        std::lock_guard<std::mutex> g(g_pool.mu);
-        return g_pool.find_alloc(s.m.p) >= 0 ? Cls::kUnknown : Cls::kBad;
-      }
-    default:  // unified
-      if (s.m.src == MemRef::kNull) return Cls::kBad;
-      if (s.m.src == MemRef::kAlloc) {
-        if (start >= s.m.avail) return Cls::kHostOOB;  // would start outside the allocation
-        return in ? Cls::kOk : Cls::kBad;
-      }
-      if (s.m.src == MemRef::kHostBuf) return in ? Cls::kOk : Cls::kHostOOB;
-      return Cls::kHostOOB;  // freed or forged: never in a unified side
+  return add(add(add(start, mul(D - 1, slice)), mul(H - 1, P)), W) >> 64 || mul(mul(W, H), D) >> 64;
+}
+
+bool copy_wraps(const CopySide& s, const CopySide& d, size_t W, size_t H, size_t D) {
+  if (W == 0 || H == 0 || D == 0) return false;
+  return side_wraps(s, W, H, D) || side_wraps(d, W, H, D);
+}
+
+void tame_copy(CopySide* s, CopySide* d, size_t* W, size_t* H, size_t* D) {
+  *W = 1 + *W % 2048;
+  *H = 1 + *H % 8;
+  *D = 1 + *D % 4;
+  for (CopySide* x : {s, d}) {
+    x->x %= 64;
+    x->y %= 64;
+    x->z %= 64;
+    x->pitch %= 8192;
+    x->height %= 64;
   }
 }
 
@@ -974,6 +1014,8 @@ bool copy_legal(const CopySide& s, const CopySide& d, size_t W, size_t H, size_t
 void legalize_copy(CopySide* src, CopySide* dst, size_t W, size_t H, size_t D) {
   if (W == 0 || H == 0 || D == 0) return;  // a no-op for the library
   Cls cs = classify(*src, W, H, D), cd = classify(*dst, W, H, D);
+  if (tracing()) trace_line("  legalize: src %d (src kind %d avail %zu) dst %d (kind %d avail %zu)", static_cast<int>(cs),
+                            src->m.src, src->m.avail, static_cast<int>(cd), dst->m.src, dst->m.avail);
   if (cs != Cls::kHostOOB && cd != Cls::kHostOOB) return;
   if (cs == Cls::kBad || cd == Cls::kBad) return;  // a correct library refuses it
   if (cs == Cls::kHostOOB) src->mtype = CU_MEMORYTYPE_DEVICE;
@@ -1020,6 +1062,7 @@ void gen_memcpy3d(Reader& r, CUDA_MEMCPY3D* q) {
   CopySide s, d;
   gen_side(r, &s, true);
   gen_side(r, &d, true);
+  if (avoid("copy_wrap") && copy_wraps(s, d, W, H, D)) tame_copy(&s, &d, &W, &H, &D);
   legalize_copy(&s, &d, W, H, D);
   fill_memcpy3d(s, d, W, H, D, q);
   if (r.one_in(16)) q->srcLOD = r.u8();

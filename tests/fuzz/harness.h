@@ -168,6 +168,7 @@ struct Obj {
   int thread = 0;      // creating thread (graph-family objects stay with it in the 2-thread mode)
   int parent = -1;     // nodes: their graph; graphs: the node that owns them (child graphs)
   bool primary = false;        // contexts: a primary context
+  bool shared = false;         // contexts: the input's own, used by both threads
   int device = 0;              // contexts
   bool capture_owned = false;  // graphs being captured into, and their nodes: never destroyed by the harness
   bool aliased = false;        // a later object got this handle value: not used as a stale handle any more
@@ -232,7 +233,7 @@ class Pool {
   std::vector<Obj> objs[static_cast<int>(T::kCount)];
   std::vector<Alloc> allocs;
   std::vector<SemWord> sem;
-  int nrecs = 0;
+  std::atomic<int> nrecs{0};
   bool two_threads = false;
   int primary_refs[2] = {0, 0};  // retains by this input beyond the harness's own (device 0: baseline 1)
 
@@ -356,6 +357,10 @@ void gen_side(Reader& r, CopySide* s, bool allow_host);
 // Makes a copy of W x H x D bytes between sides legal for the harness to
 // issue (see the file comment); may turn sides into device sides.
 void legalize_copy(CopySide* src, CopySide* dst, size_t W, size_t H, size_t D);
+// Copies whose exact extent needs more than 64 bits, and making them small
+// (CUCPU_FUZZ_AVOID=copy_wrap).
+bool copy_wraps(const CopySide& s, const CopySide& d, size_t W, size_t H, size_t D);
+void tame_copy(CopySide* s, CopySide* d, size_t* W, size_t* H, size_t* D);
 // Whether the harness may issue this copy as is.
 bool copy_legal(const CopySide& src, const CopySide& dst, size_t W, size_t H, size_t D);
 void fill_memcpy3d(const CopySide& src, const CopySide& dst, size_t W, size_t H, size_t D, CUDA_MEMCPY3D* q);
