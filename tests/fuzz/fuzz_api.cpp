@@ -321,7 +321,9 @@ struct Worker {
   bool go = false, done = false;
   std::thread th;
 };
-Worker g_workers[2];
+// Leaked: the workers wait for inputs until exit, and a condition variable
+// destroyed under a waiter blocks the exit.
+Worker* const g_workers = new Worker[2];
 
 void worker_main(int i) {
   set_thread(i);
@@ -392,7 +394,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_start = std::chrono::steady_clock::now();
   std::atexit(print_stats);
   if (g_pool.two_threads)
-    for (int i = 0; i < 2; ++i) g_workers[i].th = std::thread(worker_main, i);
+    for (int i = 0; i < 2; ++i) {
+      g_workers[i].th = std::thread(worker_main, i);
+      g_workers[i].th.detach();  // they wait for inputs until the process exits
+    }
   std::fprintf(stderr, "cucpu-fuzz: %zu call families, %d thread(s), %u families per input at most\n", kFamilyCount,
                g_pool.two_threads ? 2 : 1, g_max_calls);
   return 0;
@@ -417,7 +422,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       w.go = true;
       w.cv.notify_all();
     }
-    for (Worker& w : g_workers) {
+    for (int i = 0; i < 2; ++i) {
+      Worker& w = g_workers[i];
       std::unique_lock<std::mutex> lk(w.mu);
       w.cv.wait(lk, [&] { return w.done; });
     }

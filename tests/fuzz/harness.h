@@ -298,6 +298,10 @@ enum class Use {
   kHost,       // host sides: a host buffer
 };
 MemRef pick_mem(Reader& r, Use use);
+// Records an allocation the library returned (index into g_pool.allocs).
+int new_alloc(uintptr_t p, size_t size, Mem kind, int ctx, bool priv = false, int hostbuf = -1);
+// The base of allocation `i`.
+uintptr_t alloc_ptr(int i);
 // An offset into a reference: small, inside it, at its end, or anything (validated only).
 uint64_t pick_offset(Reader& r, const MemRef& m, Use use);
 // A host buffer of this thread with `n` bytes available (n <= kHostBufSize).
