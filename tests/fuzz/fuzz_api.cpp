@@ -237,6 +237,16 @@ void destroy_everything() {
   }
   for (const Alloc& a : allocs) {
     if (a.st != St::kLive) continue;
+    // Free with the allocation's own context current: a free answers the
+    // current context's sticky error (as the driver's does), and another
+    // context may have faulted.
+    void* own = nullptr;
+    {
+      std::lock_guard<std::mutex> g(g_pool.mu);
+      const auto& ctxs = g_pool.of(T::kCtx);
+      if (a.ctx >= 0 && static_cast<size_t>(a.ctx) < ctxs.size() && ctxs[a.ctx].st == St::kLive) own = ctxs[a.ctx].h;
+    }
+    if (own) API(cuCtxSetCurrent, static_cast<CUcontext>(own));
     switch (a.kind) {
       case Mem::kHost: API(cuMemFreeHost, reinterpret_cast<void*>(a.p)); break;
       case Mem::kRegistered: API(cuMemHostUnregister, reinterpret_cast<void*>(a.p)); break;
@@ -297,13 +307,20 @@ void end_input() {
   reset_stack();
   restore_primaries();
   verify_no_capture("after destroying everything");
-  if (API(cuCtxSynchronize) != CUDA_SUCCESS && !avoid("primary_reset")) {
-    // A fault left the primary context with a sticky error: start afresh.
-    check(API(cuDevicePrimaryCtxReset_v2, 0), "reset primary");
+  // A fault may have left a primary context (of either device) with a
+  // sticky error; its memory stays allocated until a reset, as on the
+  // driver: start that device afresh.
+  for (int dev = 0; dev < 2 && !avoid("primary_reset"); ++dev) {
     CUcontext c;
-    check(API(cuDevicePrimaryCtxRetain, &c, 0), "retain primary");
-    reset_stack();
+    if (API(cuDevicePrimaryCtxRetain, &c, dev) != CUDA_SUCCESS) continue;
+    API(cuCtxSetCurrent, c);
+    const bool faulted = API(cuCtxSynchronize) != CUDA_SUCCESS;
+    API(cuDevicePrimaryCtxRelease_v2, dev);
+    if (!faulted) continue;
+    check(API(cuDevicePrimaryCtxReset_v2, dev), "reset primary");
+    if (dev == 0) check(API(cuDevicePrimaryCtxRetain, &c, 0), "retain primary");
   }
+  reset_stack();
   size_t free_b = 0, total = 0;
   if (API(cuMemGetInfo_v2, &free_b, &total) == CUDA_SUCCESS && free_b != total)
     violated("device memory leaked across the input", "%zu bytes still allocated after everything was freed",
