@@ -212,7 +212,13 @@ void each(T t, F&& f) {
   for (auto& [h, o] : v) f(h, o);
 }
 
+// Set when a free met a faulted context: the leak check cannot then tell
+// which context still holds the memory (the harness's record of an
+// allocation's context is not always the library's), so it is skipped.
+bool g_free_refused_by_fault = false;
+
 void destroy_everything() {
+  g_free_refused_by_fault = false;
   each(T::kExec, [](void* h, const Obj&) { API(cuGraphExecDestroy, static_cast<CUgraphExec>(h)); });
   each(T::kGraph, [](void* h, const Obj& o) {
     if (o.parent == -1 && !o.capture_owned) API(cuGraphDestroy, static_cast<CUgraph>(h));
@@ -247,11 +253,15 @@ void destroy_everything() {
       if (a.ctx >= 0 && static_cast<size_t>(a.ctx) < ctxs.size() && ctxs[a.ctx].st == St::kLive) own = ctxs[a.ctx].h;
     }
     if (own) API(cuCtxSetCurrent, static_cast<CUcontext>(own));
+    CUresult res;
     switch (a.kind) {
-      case Mem::kHost: API(cuMemFreeHost, reinterpret_cast<void*>(a.p)); break;
-      case Mem::kRegistered: API(cuMemHostUnregister, reinterpret_cast<void*>(a.p)); break;
-      default: API(cuMemFree_v2, static_cast<CUdeviceptr>(a.p)); break;
+      case Mem::kHost: res = API(cuMemFreeHost, reinterpret_cast<void*>(a.p)); break;
+      case Mem::kRegistered: res = API(cuMemHostUnregister, reinterpret_cast<void*>(a.p)); break;
+      default: res = API(cuMemFree_v2, static_cast<CUdeviceptr>(a.p)); break;
     }
+    // A faulted context answers every call with its sticky error, frees
+    // included (as the driver does); its memory goes when the context does.
+    if (res == CUDA_ERROR_ILLEGAL_ADDRESS) g_free_refused_by_fault = true;
   }
   each(T::kMemPool, [](void* h, const Obj& o) {
     if (!o.is_default && o.thread >= 0) API(cuMemPoolDestroy, static_cast<CUmemoryPool>(h));
@@ -322,7 +332,7 @@ void end_input() {
   }
   reset_stack();
   size_t free_b = 0, total = 0;
-  if (API(cuMemGetInfo_v2, &free_b, &total) == CUDA_SUCCESS && free_b != total)
+  if (API(cuMemGetInfo_v2, &free_b, &total) == CUDA_SUCCESS && free_b != total && !g_free_refused_by_fault)
     violated("device memory leaked across the input", "%zu bytes still allocated after everything was freed",
              total - free_b);
   API(cuMemHostUnregister, reinterpret_cast<void*>(sem_base()));
