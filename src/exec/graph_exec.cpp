@@ -6,6 +6,7 @@
 
 #include "core/array.h"
 #include "core/event.h"
+#include "core/raw_enum.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "exec/ops.h"
@@ -16,9 +17,7 @@ namespace {
 // The array a copy side names, when its memory type is ARRAY (read as an
 // integer: the field comes from caller memory).
 Array* array_side(const CUmemorytype& type, CUarray h) {
-  int t;
-  std::memcpy(&t, &type, sizeof t);
-  return t == CU_MEMORYTYPE_ARRAY ? rt().arrays.live(h) : nullptr;
+  return raw_enum(type) == CU_MEMORYTYPE_ARRAY ? rt().arrays.live(h) : nullptr;
 }
 }  // namespace
 

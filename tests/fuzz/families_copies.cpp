@@ -6,10 +6,6 @@
 
 namespace fz {
 
-namespace {
-bool fail(CUresult r) { return r != CUDA_SUCCESS; }
-}  // namespace
-
 // ------------------------------------------------------------------ copies
 
 namespace {

@@ -23,7 +23,6 @@ uintptr_t alloc_ptr(int i) {
 
 namespace {
 
-bool fail(CUresult r) { return r != CUDA_SUCCESS; }
 
 // A live allocation of one of `kinds` of this thread, or -1.
 int pick_alloc(Reader& r, std::initializer_list<Mem> kinds) {

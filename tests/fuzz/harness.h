@@ -298,6 +298,8 @@ enum class Use {
   kHost,       // host sides: a host buffer
 };
 MemRef pick_mem(Reader& r, Use use);
+// True when a call failed.
+inline bool fail(CUresult r) { return r != CUDA_SUCCESS; }
 // Records an allocation the library returned (index into g_pool.allocs).
 int new_alloc(uintptr_t p, size_t size, Mem kind, int ctx, bool priv = false, int hostbuf = -1);
 // The base of allocation `i`.
