@@ -1,0 +1,38 @@
+// Image intake: what cuModuleLoadData, cuLibraryLoadData and cudart's
+// registration hand the driver, reduced to the PTX texts it carries.
+//
+// Accepted: PTX text (NUL-terminated), a fatbin container (one or several
+// back to back), the __fatBinC_Wrapper_t that points at one, and ELF
+// cubins (which carry SASS only, so they yield no PTX). Compressed PTX
+// entries are decompressed. Nothing here trusts the image: every size and
+// offset is checked before it is used.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cucpu::ptx {
+
+enum class ImageStatus {
+  kOk,               // `ptx` holds at least one text
+  kInvalidImage,     // not an image, or a malformed one (CUDA_ERROR_INVALID_IMAGE)
+  kNoBinaryForGpu,   // a valid image with no PTX (SASS only, or an ELF cubin)
+};
+
+struct ImageContents {
+  ImageStatus status = ImageStatus::kInvalidImage;
+  // The PTX texts, newest first (by the entry's virtual architecture, then
+  // its PTX ISA version): the caller compiles the first one it can parse.
+  std::vector<std::string> ptx;
+  // Why the image was refused, or what was skipped (for the JIT logs and
+  // CUCPU_LOG): for kNoBinaryForGpu it says how to embed PTX.
+  std::string log;
+};
+
+// `size` is the image's size when the caller knows it (cuLibraryLoadData
+// from a file), or 0 when only the pointer is known (cuModuleLoadData):
+// then the image's own headers bound every read.
+ImageContents read_image(const void* image, size_t size);
+
+}  // namespace cucpu::ptx
