@@ -5,6 +5,7 @@
 #include "core/allocation.h"
 #include "core/capture.h"
 #include "core/context.h"
+#include "core/module.h"
 
 using namespace cucpu;
 
@@ -35,6 +36,7 @@ void tear_down(Context* c) {
   c->shut_down();
   // Another context's streams may still use this context's memory.
   synchronize_all_contexts();
+  unload_context_modules(c);  // their memory goes with the context; the objects with their last reference
   for (const Allocation& a : Registry::instance().remove_context(c)) std::free(reinterpret_cast<void*>(a.base));
 }
 

@@ -1,6 +1,7 @@
 // The generic node API: cuGraphAddNode (v1, v2), cuGraphNodeSetParams and
 // cuGraphExecNodeSetParams, for the node types cucpu executes.
 #include "api/graph_common.h"
+#include "api/launch_common.h"
 
 using namespace cucpu;
 using namespace cucpu::api;
@@ -63,11 +64,13 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
       CUDA_BATCH_MEM_OP_NODE_PARAMS v1{m.ctx, m.count, m.paramArray, m.flags};
       return memop_params(&v1, out);
     }
-    case CU_GRAPH_NODE_TYPE_KERNEL:
-      // Driver 580: a kernel node without a function is INVALID_HANDLE.
-      // cucpu runs no kernels, so one with a function is NOT_SUPPORTED.
-      if (!in->kernel.func && !in->kernel.kern) return CUDA_ERROR_INVALID_HANDLE;
-      return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+      const CUDA_KERNEL_NODE_PARAMS_v3& k = in->kernel;
+      const unsigned grid[3] = {k.gridDimX, k.gridDimY, k.gridDimZ};
+      const unsigned block[3] = {k.blockDimX, k.blockDimY, k.blockDimZ};
+      out->kind = NodeKind::kKernel;
+      return kernel_node_data(k.func, k.kern, grid, block, k.sharedMemBytes, k.kernelParams, k.extra, &out->kernel);
+    }
     default:
       return CUDA_ERROR_NOT_SUPPORTED;  // memory-allocation and semaphore nodes, conditionals
   }

@@ -100,6 +100,7 @@ CUresult mem_free(uintptr_t p, bool host) {
   bool is_host = a->kind == MemKind::kHost;
   if (is_host != host || a->kind == MemKind::kRegistered) return CUDA_ERROR_INVALID_VALUE;
   if (a->free_pending) return CUDA_ERROR_INVALID_VALUE;  // its cuMemFreeAsync is enqueued already
+  if (a->module_owned) return CUDA_ERROR_INVALID_VALUE;   // a module's variable goes with its module
   // cuMemFree synchronizes: work already enqueued finishes before the
   // memory goes, in every context (another context's stream may use it, as
   // driver 580's free waits for; see docs/conformance.md).

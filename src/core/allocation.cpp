@@ -44,6 +44,28 @@ std::optional<Allocation> Registry::remove(uintptr_t base) {
   return a;
 }
 
+bool Registry::remove_id(uintptr_t base, uint64_t id) {
+  std::unique_lock lock(mu_);
+  auto it = by_base_.find(base);
+  if (it == by_base_.end() || it->second.id != id) return false;
+  const Allocation& a = it->second;
+  if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ -= a.size;
+  by_base_.erase(it);
+  removals_.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+std::optional<Allocation> Registry::nearest(uintptr_t p) const {
+  std::shared_lock lock(mu_);
+  auto above = by_base_.upper_bound(p);
+  if (above == by_base_.begin()) return above == by_base_.end() ? std::nullopt : std::optional(above->second);
+  auto below = std::prev(above);
+  const Allocation& b = below->second;
+  if (p - b.base < (b.size ? b.size : 1) || above == by_base_.end()) return b;
+  // Between two allocations: the one whose edge is closer.
+  return p - (b.base + b.size) <= above->first - p ? b : above->second;
+}
+
 std::optional<Allocation> Registry::begin_async_free(uintptr_t base) {
   std::unique_lock lock(mu_);
   auto it = by_base_.find(base);
@@ -108,7 +130,7 @@ std::vector<Allocation> Registry::remove_context(Context* ctx) {
   std::unique_lock lock(mu_);
   std::vector<Allocation> out;
   for (auto it = by_base_.begin(); it != by_base_.end();) {
-    if (it->second.ctx == ctx && it->second.kind != MemKind::kRegistered) {
+    if (it->second.ctx == ctx && it->second.kind != MemKind::kRegistered && !it->second.module_owned) {
       if (it->second.kind == MemKind::kDevice || it->second.kind == MemKind::kManaged)
         device_bytes_ -= it->second.size;
       out.push_back(it->second);

@@ -48,6 +48,9 @@ struct Allocation {
   // cuMemFreeAsync of it is already enqueued.
   MemPool* pool = nullptr;
   bool free_pending = false;
+  // A module's variable (core/module.h): freed with its module, never by
+  // cuMemFree, and left alone by remove_context (the module removes it).
+  bool module_owned = false;
 
   bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
 };
@@ -62,8 +65,13 @@ class Registry {
   // a.size must be nonzero and the range must not wrap.
   uint64_t add_unless_overlapping(Allocation a);
   std::optional<Allocation> remove(uintptr_t base);
+  // remove() only if the allocation based at `base` is still allocation `id`.
+  bool remove_id(uintptr_t base, uint64_t id);
   // The allocation that contains address p, if any.
   std::optional<Allocation> find(uintptr_t p) const;
+  // The allocation closest to address p (containing it, or the nearest one
+  // below or above it), for fault reports.
+  std::optional<Allocation> nearest(uintptr_t p) const;
   // Whether allocation `id` still exists and contains [p, p+n).
   bool still_valid(uint64_t id, uintptr_t p, size_t n) const;
   // Counts removals. A range checked while this read E is still valid as
@@ -81,7 +89,8 @@ class Registry {
   size_t detach_stream(uint64_t stream_id);
   // Total bytes of device and managed allocations (for cuMemGetInfo).
   size_t device_bytes() const;
-  // Removes every allocation owned by ctx and returns them (for ctx destroy).
+  // Removes every allocation owned by ctx (but module variables) and
+  // returns them (for ctx destroy).
   std::vector<Allocation> remove_context(Context* ctx);
 
  private:

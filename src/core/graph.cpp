@@ -125,13 +125,14 @@ CUgraphNodeType node_type(NodeKind k) {
     case NodeKind::kEventWait: return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
     case NodeKind::kChildGraph: return CU_GRAPH_NODE_TYPE_GRAPH;
     case NodeKind::kBatchMemOp: return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+    case NodeKind::kKernel: return CU_GRAPH_NODE_TYPE_KERNEL;
     default: return CU_GRAPH_NODE_TYPE_EMPTY;
   }
 }
 
 std::string Graph::dot(unsigned flags) const {
   static const char* kNames[] = {"EMPTY", "HOST", "MEMCPY", "MEMSET", "EVENT_RECORD", "EVENT_WAIT", "GRAPH",
-                                 "BATCH_MEM_OP"};
+                                 "BATCH_MEM_OP", "KERNEL"};
   std::string out = "digraph cucpu_graph_" + std::to_string(id) + " {\n  rankdir=TB;\n";
   char line[256];
   for (const Node* n : nodes_) {

@@ -13,6 +13,7 @@
 
 #include "cuda.h"
 #include "core/allocation.h"
+#include "core/module.h"
 #include "core/small_vec.h"
 
 namespace cucpu {
@@ -20,7 +21,25 @@ namespace cucpu {
 class Context;
 class Graph;
 
-enum class NodeKind { kEmpty, kHost, kMemcpy, kMemset, kEventRecord, kEventWait, kChildGraph, kBatchMemOp };
+enum class NodeKind { kEmpty, kHost, kMemcpy, kMemset, kEventRecord, kEventWait, kChildGraph, kBatchMemOp, kKernel };
+
+// A kernel node's launch: the function (kept alive by `module`), the shape
+// and the packed parameters, copied when the node is set.
+struct KernelNodeData {
+  Function* fn = nullptr;
+  ModuleRef module;
+  CUkernel kern = nullptr;  // the library kernel the caller named, if any (reported back)
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared = 0;
+  std::vector<uint64_t> params;  // param_bytes bytes, 8-byte aligned
+  // Kernel-node attributes set on the node (cuGraphKernelNodeSetAttribute),
+  // at most one per id.
+  std::vector<CUlaunchAttribute> attrs;
+  // The pointers cuGraphKernelNodeGetParams hands back (one per parameter,
+  // into `params`); rebuilt by each such call.
+  std::vector<void*> args;
+};
 
 struct NodeParams {
   NodeKind kind = NodeKind::kEmpty;
@@ -32,6 +51,7 @@ struct NodeParams {
   // Batch-memop nodes: the operations (owned copies) and the node's context.
   std::vector<CUstreamBatchMemOpParams> memops;
   CUcontext memop_ctx = nullptr;
+  KernelNodeData kernel;  // kernel nodes
   // Copy and set nodes: the device memory their parameters named when they
   // were set (exec/graph_exec.h record_memory_checks). Instantiation refuses
   // a node whose memory was freed since.

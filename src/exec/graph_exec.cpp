@@ -9,6 +9,7 @@
 #include "core/raw_enum.h"
 #include "core/runtime.h"
 #include "core/stream.h"
+#include "exec/kernel_op.h"
 #include "exec/ops.h"
 
 namespace cucpu {
@@ -76,6 +77,18 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       return CUDA_SUCCESS;
     case NodeKind::kBatchMemOp:
       return build_mem_op_specs(p.memops.data(), static_cast<unsigned>(p.memops.size()), &e->memops);
+    case NodeKind::kKernel: {
+      const KernelNodeData& k = p.kernel;
+      if (!k.fn) return CUDA_ERROR_INVALID_VALUE;
+      const ptx::Kernel* kernel = k.fn->loaded();
+      if (!kernel) return CUDA_ERROR_INVALID_PTX;
+      const LaunchShape shape{{k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, k.shared};
+      if (CUresult r = check_launch_shape(*k.fn, *kernel, shape)) return r;
+      e->kernel = k;
+      e->kernel.args.clear();
+      e->parallel = launch_in_parallel(shape);
+      return CUDA_SUCCESS;
+    }
     default:
       return CUDA_SUCCESS;
   }
@@ -158,10 +171,11 @@ void ExecPlan::segment() {
       pred[d] = i;  // meaningful only where indeg ends up 1
     }
   // Event and batch-memop nodes stand alone: each becomes its own op (a
-  // marker, or a MemOpsOp that may defer), never part of a chain.
+  // marker, or a MemOpsOp that may defer), never part of a chain; so do
+  // kernel nodes that run in parallel (a group of their own).
   auto is_event = [&](uint32_t i) {
     return nodes[i].kind == NodeKind::kEventRecord || nodes[i].kind == NodeKind::kEventWait ||
-           nodes[i].kind == NodeKind::kBatchMemOp;
+           nodes[i].kind == NodeKind::kBatchMemOp || (nodes[i].kind == NodeKind::kKernel && nodes[i].parallel);
   };
   // Kahn's order, so a chain's nodes are appended in dependency order.
   std::vector<uint32_t> order, left(indeg);
@@ -213,6 +227,18 @@ CUresult GraphExec::build(const Graph& g, const Node** err_node) {
 
 namespace {
 
+// The launch a kernel node makes (its parameters stay in the node).
+ptx::LaunchConfig kernel_config(const ExecNode& n) {
+  const KernelNodeData& k = n.kernel;
+  ptx::LaunchConfig cfg;
+  cfg.grid = {k.grid[0], k.grid[1], k.grid[2]};
+  cfg.block = {k.block[0], k.block[1], k.block[2]};
+  cfg.dynamic_shared_bytes = k.shared;
+  cfg.params = k.params.data();
+  cfg.globals = k.fn->globals();
+  return cfg;
+}
+
 // Runs one segment's nodes in order. Host nodes run with the thread marked
 // "inside a host function"; copies and sets are skipped once the context
 // has faulted (and fault it when their memory is gone).
@@ -236,6 +262,10 @@ class SegmentOp final : public Op {
           if (status == CUDA_SUCCESS && !memory_still_valid(&n.set_check, 1)) status = fault();
           if (status == CUDA_SUCCESS) run_memset(n.set);
           break;
+        case NodeKind::kKernel:
+          if (status == CUDA_SUCCESS && !run_kernel_inline(*n.kernel.fn, kernel_config(n)))
+            status = n.kernel.fn->module->ctx->sticky_error();
+          break;
         default:
           break;
       }
@@ -257,30 +287,64 @@ CUresult GraphExec::launch(Stream* s) {
   std::lock_guard<std::mutex> g(mu_);
   const std::shared_ptr<const ExecPlan>& plan = plan_;
   const size_t count = plan->segments.size();
-  std::vector<Op*> ops(count);
+  // Each segment enters at one op or more (a parallel kernel's parts) and
+  // leaves at one (the op itself, or the kernel's join): segment k's entry
+  // ops are ops[first[k] .. first[k + 1] - 1], its exit ops[exit[k]].
+  std::vector<Op*> ops;
+  std::vector<uint32_t> first(count + 1), exit(count);
+  ops.reserve(count);
   for (size_t k = 0; k < count; ++k) {
-    const ExecNode& first = plan->nodes[plan->segments[k].front()];
-    bool event = first.kind == NodeKind::kEventRecord || first.kind == NodeKind::kEventWait;
-    if (first.kind == NodeKind::kBatchMemOp) ops[k] = new MemOpsOp(first.memops);
-    else if (event) ops[k] = new MarkerOp(/*timed=*/true);
-    else ops[k] = new SegmentOp(plan, static_cast<uint32_t>(k));
+    first[k] = static_cast<uint32_t>(ops.size());
+    const ExecNode& node = plan->nodes[plan->segments[k].front()];
+    bool event = node.kind == NodeKind::kEventRecord || node.kind == NodeKind::kEventWait;
+    if (node.kind == NodeKind::kKernel && node.parallel) {
+      KernelGroup kg = make_kernel_group(node.kernel.fn, kernel_config(node), plan);
+      for (Op* p : kg.parts) {
+        p->add_successor(kg.join);
+        ops.push_back(p);
+      }
+      exit[k] = static_cast<uint32_t>(ops.size());
+      ops.push_back(kg.join);
+      continue;
+    }
+    exit[k] = static_cast<uint32_t>(ops.size());
+    if (node.kind == NodeKind::kBatchMemOp) ops.push_back(new MemOpsOp(node.memops));
+    else if (event) ops.push_back(new MarkerOp(/*timed=*/true));
+    else ops.push_back(new SegmentOp(plan, static_cast<uint32_t>(k)));
+  }
+  first[count] = static_cast<uint32_t>(ops.size());
+  const bool grouped = ops.size() != count;  // some segment has more than one op
+  std::vector<bool> roots, sinks;
+  if (grouped) {
+    roots.assign(ops.size(), false);
+    sinks.assign(ops.size(), false);
   }
   for (size_t k = 0; k < count; ++k) {
-    for (uint32_t d : plan->seg_dependents[k]) ops[k]->add_successor(ops[d]);
-    const ExecNode& first = plan->nodes[plan->segments[k].front()];
-    if (Event* ev = rt().events.live(first.event)) {
-      if (first.kind == NodeKind::kEventWait) {
+    Op* out = ops[exit[k]];
+    for (uint32_t d : plan->seg_dependents[k])
+      for (uint32_t i = first[d]; i < first[d + 1]; ++i)
+        if (i != exit[d] || first[d + 1] - first[d] == 1) out->add_successor(ops[i]);
+    if (grouped) {
+      if (plan->seg_roots[k])
+        for (uint32_t i = first[k]; i < first[k + 1]; ++i)
+          if (i != exit[k] || first[k + 1] - first[k] == 1) roots[i] = true;
+      sinks[exit[k]] = plan->seg_sinks[k];
+    }
+    const ExecNode& node = plan->nodes[plan->segments[k].front()];
+    if (Event* ev = rt().events.live(node.event)) {
+      if (node.kind == NodeKind::kEventWait) {
         OpRef dep = ev->snapshot();
-        if (dep) dep->add_successor(ops[k]);
-      } else if (first.kind == NodeKind::kEventRecord) {
-        ev->set_snapshot(OpRef::share(ops[k]));
+        if (dep) dep->add_successor(ops[exit[k]]);
+      } else if (node.kind == NodeKind::kEventRecord) {
+        ev->set_snapshot(OpRef::share(ops[exit[k]]));
       }
     }
   }
   Op* join = new MarkerOp();
   OpRef prev_launch = std::move(last_launch_);
   last_launch_ = OpRef::share(join);
-  s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get(), &plan->seg_roots, &plan->seg_sinks);
+  s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get(), grouped ? &roots : &plan->seg_roots,
+                   grouped ? &sinks : &plan->seg_sinks);
   return CUDA_SUCCESS;
 }
 
@@ -292,9 +356,14 @@ CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
     if (e.kind != p.kind) return CUDA_ERROR_INVALID_VALUE;
     ExecNode fresh;
     if (CUresult r = resolve(p, &fresh)) return r;
+    // A kernel node's function may change, but not its context.
+    if (p.kind == NodeKind::kKernel && fresh.kernel.fn->module->ctx != e.kernel.fn->module->ctx)
+      return CUDA_ERROR_INVALID_VALUE;
     fresh.origin = e.origin;
     fresh.dependents = std::move(e.dependents);
+    const bool resegment = fresh.parallel != e.parallel;  // a kernel node joins or leaves a chain
     e = std::move(fresh);
+    if (resegment) next->segment();
     plan_ = std::move(next);
     return CUDA_SUCCESS;
   }
@@ -326,14 +395,18 @@ CUresult GraphExec::update_from(const Graph& g, const Node** err_node, CUgraphEx
       *result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
       return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     }
+    // A kernel node may change its function, but not the function's context.
+    if (old[i].kind == NodeKind::kKernel && fresh->nodes[i].kernel.fn->module->ctx != old[i].kernel.fn->module->ctx) {
+      *err_node = fresh->nodes[i].origin;
+      *result = CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED;
+      return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
   }
   // Same topology: keep the exec's node identities (setters name the nodes
-  // of the graph it was instantiated from) and its segments.
+  // of the graph it was instantiated from). The segments come out as
+  // before, unless a kernel node now runs in parallel or no longer does.
   for (size_t i = 0; i < old.size(); ++i) fresh->nodes[i].origin = old[i].origin;
-  fresh->segments = plan_->segments;
-  fresh->seg_dependents = plan_->seg_dependents;
-  fresh->seg_roots = plan_->seg_roots;
-  fresh->seg_sinks = plan_->seg_sinks;
+  fresh->segment();
   plan_ = std::move(fresh);
   *result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
   return CUDA_SUCCESS;

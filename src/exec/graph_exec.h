@@ -3,8 +3,10 @@
 // Instantiation flattens child graphs, resolves every copy and set once,
 // and cuts the node DAG into segments: maximal chains in which each node
 // has exactly one predecessor, the previous node, and that predecessor has
-// exactly one successor (event nodes stand alone). A launch makes one op
-// per segment, which runs its nodes in order, links the segment ops by the
+// exactly one successor (event nodes, batch-memop nodes and kernel nodes
+// that run in parallel stand alone). A launch makes one op per segment
+// (a parallel kernel node: its parts and join, exec/kernel_op.h), which
+// runs its nodes in order, links the segment ops by the
 // edges between segments, and enqueues them as one stream group: segments
 // run in parallel wherever the edges allow, and the group completes when
 // every segment has. Per node, a launch costs the node's own work; per
@@ -41,6 +43,8 @@ struct ExecNode {
   MemCheck set_check;
   CUevent event = nullptr;
   std::vector<MemOpSpec> memops;  // batch-memop nodes
+  KernelNodeData kernel;          // kernel nodes: function loaded, shape checked
+  bool parallel = false;          // a kernel node whose blocks run on several workers (a segment of its own)
   // Storage of the arrays a copy node names, kept while any plan holds the
   // node (a destroyed array's storage lives on until then).
   std::shared_ptr<unsigned char[]> keep[2];

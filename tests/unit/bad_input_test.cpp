@@ -124,8 +124,8 @@ TEST_F(BadInput, StreamOrderedFreesAreCheckedOnce) {
 }
 
 TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
-  CUmodule m;
-  EXPECT_EQ(cuModuleLoad(&m, "missing.cubin"), CUDA_ERROR_NOT_SUPPORTED);
+  CUtexref t;
+  EXPECT_EQ(cuModuleGetTexRef(&t, nullptr, "t"), CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(cuGraphAddMemAllocNode(nullptr, nullptr, nullptr, 0, nullptr), CUDA_ERROR_NOT_SUPPORTED);
 }
 

@@ -1,0 +1,264 @@
+// Libraries (CUlibrary) and their kernels (CUkernel): code loaded once for
+// every context, each context getting its module on first use.
+#include <chrono>
+
+#include "api/common.h"
+#include "api/module_load.h"
+#include "core/module.h"
+
+using namespace cucpu;
+using api::raw_enum;
+
+namespace {
+
+Library* library_of(CUlibrary h) { return library_pool().live(h); }
+LibKernel* kernel_of(CUkernel h) { return lib_kernel_pool().live(h); }
+bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
+
+CUresult load(CUlibrary* out, const void* code, size_t size, CUjit_option* jit_options, void** jit_values,
+              unsigned num_jit, CUlibraryOption* lib_options, void** lib_values, unsigned num_lib) {
+  if (!out || !code) return CUDA_ERROR_INVALID_VALUE;
+  api::JitOptions jit;
+  if (CUresult r = api::read_jit_options(num_jit, jit_options, jit_values, &jit)) return r;
+  if (num_lib > 0 && (!lib_options || !lib_values)) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < num_lib; ++i) {
+    // The host function and data table serves cudart's own registration;
+    // the code is copied either way, so "binary is preserved" holds.
+    int o = raw_enum(lib_options[i]);
+    if (o != CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE && o != CU_LIBRARY_BINARY_IS_PRESERVED)
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::string info, error;
+  std::vector<std::shared_ptr<ptx::Program>> programs;
+  CUresult r = api::programs_of_image(code, size, &programs, &info, &error);
+  if (r == CUDA_SUCCESS && eager_loading()) {
+    for (auto& p : programs)
+      for (size_t e = 0; e < p->entries().size() && r == CUDA_SUCCESS; ++e) {
+        std::string why;
+        if (!p->kernel(static_cast<int>(e), &why)) {
+          error += why;
+          r = CUDA_ERROR_INVALID_PTX;
+        }
+      }
+  }
+  const float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (jit_values) api::write_jit_logs(jit, jit_values, info, error, ms);
+  if (r != CUDA_SUCCESS) return r;
+  *out = reinterpret_cast<CUlibrary>(library_pool().create(std::move(programs)));
+  return CUDA_SUCCESS;
+}
+
+// The library's module in the current context.
+CUresult current_module(Library* lib, Module** out) {
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  return lib->module_for(c, out);
+}
+
+CUresult get_global(CUdeviceptr* dptr, size_t* bytes, CUlibrary h, const char* name, bool managed) {
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  Library* lib = library_of(h);
+  if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+  Module* m;
+  if (CUresult r = current_module(lib, &m)) return r;
+  Module::GlobalRef g;
+  if (!m->find_global(name, &g) || (managed && !g.managed)) return CUDA_ERROR_NOT_FOUND;
+  if (dptr) *dptr = reinterpret_cast<CUdeviceptr>(g.address);
+  if (bytes) *bytes = g.size;
+  return CUDA_SUCCESS;
+}
+
+// The compiled kernel behind a library kernel (compiled now if need be).
+CUresult kernel_info(LibKernel* k, const ptx::KernelInfo** out) {
+  auto [unit, entry] = k->library->locate(k->index);
+  std::string why;
+  std::shared_ptr<const ptx::Kernel> kernel = k->library->programs[unit]->kernel(entry, &why);
+  if (!kernel) {
+    log_line("kernel %s could not be compiled: %s", k->library->entry(k->index).name.c_str(), why.c_str());
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  *out = &kernel->info();  // the program keeps its compiled kernels
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues,
+                           unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                           unsigned int numLibraryOptions) {
+  return api::call("cuLibraryLoadData", api::kDefault, [&] {
+    return load(library, code, 0, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+                numLibraryOptions);
+  }, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+     numLibraryOptions);
+}
+
+CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions,
+                               void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions,
+                               void** libraryOptionValues, unsigned int numLibraryOptions) {
+  return api::call("cuLibraryLoadFromFile", api::kDefault, [&] {
+    if (!library || !fileName) return CUDA_ERROR_INVALID_VALUE;
+    std::vector<char> bytes;
+    if (CUresult r = api::read_file(fileName, &bytes)) return r;
+    return load(library, bytes.data(), bytes.size(), jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+                libraryOptionValues, numLibraryOptions);
+  }, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+     numLibraryOptions);
+}
+
+CUresult cuLibraryUnload(CUlibrary library) {
+  return api::call("cuLibraryUnload", api::kDefault, [&] {
+    Library* lib = library_of(library);
+    if (!lib || !library_pool().try_kill(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    lib->unload();  // launches in flight keep their modules
+    library_pool().release(lib);
+    return CUDA_SUCCESS;
+  }, library);
+}
+
+CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
+  return api::call("cuLibraryGetKernel", api::kDefault, [&] {
+    if (!pKernel || !name) return CUDA_ERROR_INVALID_VALUE;
+    Library* lib = library_of(library);
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    LibKernel* k = lib->find_kernel(name);
+    if (!k) return CUDA_ERROR_NOT_FOUND;
+    *pKernel = reinterpret_cast<CUkernel>(k);
+    return CUDA_SUCCESS;
+  }, pKernel, library, name);
+}
+
+CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) {
+  return api::call("cuLibraryGetKernelCount", api::kDefault, [&] {
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    Library* l = library_of(lib);
+    if (!l) return CUDA_ERROR_INVALID_HANDLE;
+    *count = static_cast<unsigned>(l->kernels().size());
+    return CUDA_SUCCESS;
+  }, count, lib);
+}
+
+CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
+  return api::call("cuLibraryEnumerateKernels", api::kDefault, [&] {
+    if (!kernels) return CUDA_ERROR_INVALID_VALUE;
+    Library* l = library_of(lib);
+    if (!l) return CUDA_ERROR_INVALID_HANDLE;
+    const auto& ks = l->kernels();
+    for (size_t i = 0; i < ks.size() && i < numKernels; ++i) kernels[i] = reinterpret_cast<CUkernel>(ks[i]);
+    return CUDA_SUCCESS;
+  }, kernels, numKernels, lib);
+}
+
+CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
+  return api::call("cuLibraryGetModule", api::kDefault, [&] {
+    if (!pMod) return CUDA_ERROR_INVALID_VALUE;
+    Library* lib = library_of(library);
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    Module* m;
+    if (CUresult r = current_module(lib, &m)) return r;
+    *pMod = reinterpret_cast<CUmodule>(m);
+    return CUDA_SUCCESS;
+  }, pMod, library);
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return api::call("cuLibraryGetGlobal", api::kDefault,
+                   [&] { return get_global(dptr, bytes, library, name, false); }, dptr, bytes, library, name);
+}
+
+CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return api::call("cuLibraryGetManaged", api::kDefault,
+                   [&] { return get_global(dptr, bytes, library, name, true); }, dptr, bytes, library, name);
+}
+
+CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
+  return api::call("cuKernelGetFunction", api::kDefault, [&] {
+    if (!pFunc) return CUDA_ERROR_INVALID_VALUE;
+    LibKernel* k = kernel_of(kernel);
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+    Module* m;
+    if (CUresult r = current_module(k->library, &m)) return r;
+    Function* f = m->functions()[k->index];
+    if (CUresult r = f->load()) return r;
+    *pFunc = reinterpret_cast<CUfunction>(f);
+    return CUDA_SUCCESS;
+  }, pFunc, kernel);
+}
+
+CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
+  return api::call("cuKernelGetLibrary", api::kDefault, [&] {
+    if (!pLib) return CUDA_ERROR_INVALID_VALUE;
+    LibKernel* k = kernel_of(kernel);
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+    *pLib = reinterpret_cast<CUlibrary>(k->library);
+    return CUDA_SUCCESS;
+  }, pLib, kernel);
+}
+
+CUresult cuKernelGetName(const char** name, CUkernel hfunc) {
+  return api::call("cuKernelGetName", api::kDefault, [&] {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    LibKernel* k = kernel_of(hfunc);
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+    *name = k->library->entry(k->index).name.c_str();
+    return CUDA_SUCCESS;
+  }, name, hfunc);
+}
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
+  return api::call("cuKernelGetParamInfo", api::kDefault, [&] {
+    if (!paramOffset) return CUDA_ERROR_INVALID_VALUE;
+    LibKernel* k = kernel_of(kernel);
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+    const auto& params = k->library->entry(k->index).params;
+    if (paramIndex >= params.size()) return CUDA_ERROR_INVALID_VALUE;
+    *paramOffset = params[paramIndex].offset;
+    if (paramSize) *paramSize = params[paramIndex].size;
+    return CUDA_SUCCESS;
+  }, kernel, paramIndex, paramOffset, paramSize);
+}
+
+CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+  return api::call("cuKernelGetAttribute", api::kDefault, [&] {
+    if (!pi) return CUDA_ERROR_INVALID_VALUE;
+    LibKernel* k = kernel_of(kernel);
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    const ptx::KernelInfo* info;
+    if (CUresult r = kernel_info(k, &info)) return r;
+    return get_function_attribute(*info, k->library->settings(k->index, dev), raw_enum(attrib), pi);
+  }, pi, attrib, kernel, dev);
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+  return api::call("cuKernelSetAttribute", api::kDefault, [&] {
+    LibKernel* k = kernel_of(kernel);
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    const ptx::KernelInfo* info;
+    if (CUresult r = kernel_info(k, &info)) return r;
+    FuncSettings s = k->library->settings(k->index, dev);
+    if (CUresult r = set_function_attribute(*info, s, raw_enum(attrib), val)) return r;
+    k->library->set_settings(k->index, dev, s);
+    return CUDA_SUCCESS;
+  }, attrib, val, kernel, dev);
+}
+
+CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+  return api::call("cuKernelSetCacheConfig", api::kDefault, [&] {
+    LibKernel* k = kernel_of(kernel);
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    int c = raw_enum(config);
+    if (c < CU_FUNC_CACHE_PREFER_NONE || c > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
+    FuncSettings s = k->library->settings(k->index, dev);
+    s.cache_config = c;
+    k->library->set_settings(k->index, dev, s);
+    return CUDA_SUCCESS;
+  }, kernel, config, dev);
+}
+
+}  // extern "C"

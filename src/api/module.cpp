@@ -1,0 +1,169 @@
+// Modules: loading PTX images into the current context, their functions
+// and variables.
+#include <chrono>
+
+#include "api/common.h"
+#include "api/module_load.h"
+#include "core/module.h"
+
+using namespace cucpu;
+
+namespace {
+
+Module* module_of(CUmodule h) { return module_pool().live(h); }
+
+// A module handle for the getters: live, and its context free of a sticky error.
+CUresult module_handle(CUmodule h, Module** out) {
+  Module* m = module_of(h);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  *out = m;
+  return m->ctx->sticky_error();
+}
+
+CUresult load(CUmodule* out, const void* image, size_t size, unsigned n, CUjit_option* options, void** values) {
+  if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
+  api::JitOptions jit;
+  if (CUresult r = api::read_jit_options(n, options, values, &jit)) return r;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  const auto start = std::chrono::steady_clock::now();
+  std::string info, error;
+  std::vector<std::shared_ptr<ptx::Program>> programs;
+  CUresult r = api::programs_of_image(image, size, &programs, &info, &error);
+  Module* m = nullptr;
+  if (r == CUDA_SUCCESS) r = Module::create(c, std::move(programs), nullptr, &m, &error);
+  const float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (values) api::write_jit_logs(jit, values, info, error, ms);
+  if (r != CUDA_SUCCESS) {
+    if (!error.empty() && trace_enabled()) log_line("module load failed: %s", error.c_str());
+    return r;
+  }
+  *out = reinterpret_cast<CUmodule>(m);
+  return CUDA_SUCCESS;
+}
+
+CUresult load_file(CUmodule* out, const char* path) {
+  if (!out || !path) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  std::vector<char> bytes;
+  if (CUresult r = api::read_file(path, &bytes)) return r;
+  return load(out, bytes.data(), bytes.size(), 0, nullptr, nullptr);
+}
+
+CUresult unload(CUmodule h) {
+  Module* m = module_of(h);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  if (m->library) return CUDA_ERROR_NOT_PERMITTED;  // a library's module goes with its library
+  if (CUresult r = m->ctx->sticky_error()) return r;
+  if (!module_pool().try_kill(m)) return CUDA_ERROR_INVALID_HANDLE;  // another thread unloaded it first
+  m->unload();  // launches in flight keep the module until they are done
+  return CUDA_SUCCESS;
+}
+
+CUresult get_function(CUfunction* out, CUmodule h, const char* name) {
+  if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
+  Module* m;
+  if (CUresult r = module_handle(h, &m)) return r;
+  Function* f = m->find_function(name);
+  if (!f) return CUDA_ERROR_NOT_FOUND;
+  if (CUresult r = f->load()) return r;  // lazy loading: the first lookup compiles
+  *out = reinterpret_cast<CUfunction>(f);
+  return CUDA_SUCCESS;
+}
+
+CUresult get_global(CUdeviceptr* dptr, size_t* bytes, CUmodule h, const char* name) {
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  Module* m;
+  if (CUresult r = module_handle(h, &m)) return r;
+  Module::GlobalRef g;
+  if (!m->find_global(name, &g)) return CUDA_ERROR_NOT_FOUND;
+  if (dptr) *dptr = reinterpret_cast<CUdeviceptr>(g.address);
+  if (bytes) *bytes = g.size;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuModuleLoad(CUmodule* module, const char* fname) {
+  return api::call("cuModuleLoad", api::kDefault, [&] { return load_file(module, fname); }, module, fname);
+}
+
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  return api::call("cuModuleLoadData", api::kDefault, [&] { return load(module, image, 0, 0, nullptr, nullptr); },
+                   module, image);
+}
+
+CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options,
+                            void** optionValues) {
+  return api::call("cuModuleLoadDataEx", api::kDefault,
+                   [&] { return load(module, image, 0, numOptions, options, optionValues); }, module, image,
+                   numOptions, options, optionValues);
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return api::call("cuModuleLoadFatBinary", api::kDefault,
+                   [&] { return load(module, fatCubin, 0, 0, nullptr, nullptr); }, module, fatCubin);
+}
+
+CUresult cuModuleUnload(CUmodule hmod) {
+  return api::call("cuModuleUnload", api::kDefault, [&] { return unload(hmod); }, hmod);
+}
+
+CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+  return api::call("cuModuleGetFunction", api::kDefault, [&] { return get_function(hfunc, hmod, name); }, hfunc,
+                   hmod, name);
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
+  return api::call("cuModuleGetGlobal_v2", api::kDefault, [&] { return get_global(dptr, bytes, hmod, name); }, dptr,
+                   bytes, hmod, name);
+}
+
+// The 32-bit form: an address or size that does not fit is INVALID_VALUE.
+CUresult cuModuleGetGlobal(CUdeviceptr_v1* dptr, unsigned int* bytes, CUmodule hmod, const char* name) {
+  return api::call("cuModuleGetGlobal", api::kDefault, [&] {
+    CUdeviceptr p;
+    size_t n;
+    if (CUresult r = get_global(&p, &n, hmod, name)) return r;
+    if (p > 0xffffffffu || n > 0xffffffffu) return CUDA_ERROR_INVALID_VALUE;
+    if (dptr) *dptr = static_cast<CUdeviceptr_v1>(p);
+    if (bytes) *bytes = static_cast<unsigned>(n);
+    return CUDA_SUCCESS;
+  }, dptr, bytes, hmod, name);
+}
+
+CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
+  return api::call("cuModuleGetFunctionCount", api::kDefault, [&] {
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    Module* m;
+    if (CUresult r = module_handle(mod, &m)) return r;
+    *count = static_cast<unsigned>(m->functions().size());
+    return CUDA_SUCCESS;
+  }, count, mod);
+}
+
+// Fills up to numFunctions handles; the functions stay unloaded until used.
+CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) {
+  return api::call("cuModuleEnumerateFunctions", api::kDefault, [&] {
+    if (!functions) return CUDA_ERROR_INVALID_VALUE;
+    Module* m;
+    if (CUresult r = module_handle(mod, &m)) return r;
+    const auto& fs = m->functions();
+    for (size_t i = 0; i < fs.size() && i < numFunctions; ++i) functions[i] = reinterpret_cast<CUfunction>(fs[i]);
+    return CUDA_SUCCESS;
+  }, functions, numFunctions, mod);
+}
+
+// Lazy unless CUDA_MODULE_LOADING=EAGER (the driver's default since CUDA 12.2).
+CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  return api::call("cuModuleGetLoadingMode", api::kDefault, [&] {
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    *mode = eager_loading() ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+  }, mode);
+}
+
+}  // extern "C"

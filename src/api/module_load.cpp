@@ -1,0 +1,214 @@
+#include "api/module_load.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "core/raw_enum.h"
+#include "ptx/image.h"
+
+namespace cucpu::api {
+
+namespace {
+
+// The newest PTX ISA this driver accepts (CUDA 13.0: PTX ISA 9.0), and the
+// device's architecture.
+constexpr int kMaxPtxVersion = 90;
+constexpr int kDeviceSm = 90;
+
+constexpr char kLinkMagic[16] = "cucpu-link-v1";
+
+// Image intake until the image reader (ptx/image.h) is in the build: PTX
+// text only; ELF cubins carry no PTX; fatbins are not read yet.
+ptx::ImageContents intake(const void* image, size_t size) {
+  ptx::ImageContents c;
+  const auto* p = static_cast<const unsigned char*>(image);
+  // Compared byte by byte, stopping at the first difference: an image of
+  // unknown size may be a short NUL-terminated text.
+  auto starts_with = [&](const unsigned char (&m)[4]) {
+    for (size_t i = 0; i < 4; ++i)
+      if ((size && i >= size) || p[i] != m[i]) return false;
+    return true;
+  };
+  static const unsigned char kElf[4] = {0x7f, 'E', 'L', 'F'};
+  static const unsigned char kFatbinWrapper[4] = {0xb1, 0x43, 0x62, 0x46};  // 0x466243b1
+  static const unsigned char kFatbin[4] = {0x50, 0xed, 0x55, 0xba};         // 0xba55ed50
+  if (starts_with(kElf)) {
+    c.status = ptx::ImageStatus::kNoBinaryForGpu;
+    c.log = "an ELF cubin holds SASS only: build with PTX embedded (-gencode arch=compute_XX,code=compute_XX)\n";
+    return c;
+  }
+  if (starts_with(kFatbinWrapper) || starts_with(kFatbin)) {
+    c.status = ptx::ImageStatus::kInvalidImage;
+    c.log = "fatbin images are not read yet\n";
+    return c;
+  }
+  const char* text = static_cast<const char*>(image);
+  c.ptx.emplace_back(text, size ? strnlen(text, size) : std::strlen(text));
+  c.status = ptx::ImageStatus::kOk;
+  return c;
+}
+
+}  // namespace
+
+CUresult read_jit_options(unsigned n, const CUjit_option* options, void* const* values, JitOptions* out) {
+  if (n == 0) return CUDA_SUCCESS;
+  if (!options || !values) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < n; ++i) {
+    const int opt = raw_enum(options[i]);
+    if (opt < 0 || opt >= CU_JIT_NUM_OPTIONS) return CUDA_ERROR_INVALID_VALUE;
+    const auto v = reinterpret_cast<uintptr_t>(values[i]);
+    switch (opt) {
+      case CU_JIT_INFO_LOG_BUFFER: out->info_log = static_cast<char*>(values[i]); break;
+      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+        out->info_size = static_cast<unsigned>(v);
+        out->info_size_slot = static_cast<int>(i);
+        break;
+      case CU_JIT_ERROR_LOG_BUFFER: out->error_log = static_cast<char*>(values[i]); break;
+      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+        out->error_size = static_cast<unsigned>(v);
+        out->error_size_slot = static_cast<int>(i);
+        break;
+      case CU_JIT_WALL_TIME: out->wall_time_slot = static_cast<int>(i); break;
+      default: break;  // optimization, target, caching and debug choices: nothing to tune
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+namespace {
+void put_log(char* buf, size_t cap, int slot, void** values, const std::string& text) {
+  if (!buf || cap == 0) return;
+  const size_t n = std::min(text.size(), cap - 1);
+  std::memcpy(buf, text.data(), n);
+  buf[n] = 0;
+  if (slot >= 0) values[slot] = reinterpret_cast<void*>(static_cast<uintptr_t>(n + 1));
+}
+}  // namespace
+
+void write_jit_logs(const JitOptions& o, void** values, const std::string& info, const std::string& error,
+                    float ms) {
+  put_log(o.info_log, o.info_size, o.info_size_slot, values, info);
+  put_log(o.error_log, o.error_size, o.error_size_slot, values, error);
+  if (o.wall_time_slot >= 0) {
+    void* slot = nullptr;
+    std::memcpy(&slot, &ms, sizeof ms);  // the float travels in the pointer's bytes
+    values[o.wall_time_slot] = slot;
+  }
+}
+
+CUresult parse_ptx(const std::string& text, std::shared_ptr<ptx::Program>* out, std::string* error) {
+  std::string log;
+  std::shared_ptr<ptx::Program> p = ptx::Program::parse(text, &log);
+  if (!p) {
+    *error += log;
+    if (!log.empty() && log.back() != '\n') *error += '\n';
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  if (p->ptx_version() > kMaxPtxVersion) {
+    char m[128];
+    std::snprintf(m, sizeof m, "PTX ISA %d.%d is newer than this driver's (%d.%d)\n", p->ptx_version() / 10,
+                  p->ptx_version() % 10, kMaxPtxVersion / 10, kMaxPtxVersion % 10);
+    *error += m;
+    return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+  }
+  if (p->target_sm() > kDeviceSm) {
+    char m[128];
+    std::snprintf(m, sizeof m, ".target sm_%d is newer than the device (sm_%d)\n", p->target_sm(), kDeviceSm);
+    *error += m;
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  *out = std::move(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult programs_of_image(const void* image, size_t size, std::vector<std::shared_ptr<ptx::Program>>* out,
+                           std::string* info, std::string* error, std::vector<std::string>* texts) {
+  const auto* bytes = static_cast<const char*>(image);
+  // strncmp stops at the magic's own NUL: safe on a short text too.
+  if ((size == 0 || size >= sizeof kLinkMagic + 8) && std::strncmp(bytes, kLinkMagic, sizeof kLinkMagic) == 0) {
+    // A link image: [magic][u32 count][u32 0] then [u64 size][text] each.
+    uint32_t count;
+    std::memcpy(&count, bytes + sizeof kLinkMagic, 4);
+    size_t at = sizeof kLinkMagic + 8;
+    for (uint32_t i = 0; i < count; ++i) {
+      uint64_t n;
+      if (size && size - at < 8) return CUDA_ERROR_INVALID_IMAGE;
+      std::memcpy(&n, bytes + at, 8);
+      at += 8;
+      if (size && size - at < n) return CUDA_ERROR_INVALID_IMAGE;
+      std::shared_ptr<ptx::Program> p;
+      std::string text(bytes + at, strnlen(bytes + at, n));
+      if (CUresult r = parse_ptx(text, &p, error)) return r;
+      out->push_back(std::move(p));
+      if (texts) texts->push_back(std::move(text));
+      at += n;
+    }
+    if (out->empty()) return CUDA_ERROR_INVALID_IMAGE;
+    *info += "cucpu: linked image of " + std::to_string(out->size()) + " PTX units\n";
+    return CUDA_SUCCESS;
+  }
+  ptx::ImageContents c = intake(image, size);
+  if (c.status == ptx::ImageStatus::kInvalidImage) {
+    *error += c.log;
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  if (c.status == ptx::ImageStatus::kNoBinaryForGpu) {
+    *error += c.log;
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  }
+  *info += c.log;
+  CUresult first = CUDA_ERROR_INVALID_PTX;
+  for (size_t i = 0; i < c.ptx.size(); ++i) {
+    std::shared_ptr<ptx::Program> p;
+    CUresult r = parse_ptx(c.ptx[i], &p, error);
+    if (r == CUDA_SUCCESS) {
+      char m[160];
+      std::snprintf(m, sizeof m, "cucpu: PTX ISA %d.%d for sm_%d: %zu entries, %zu variables\n",
+                    p->ptx_version() / 10, p->ptx_version() % 10, p->target_sm(), p->entries().size(),
+                    p->globals().size());
+      *info += m;
+      out->push_back(std::move(p));
+      if (texts) texts->push_back(std::move(c.ptx[i]));
+      return CUDA_SUCCESS;
+    }
+    if (i == 0) first = r;
+  }
+  return first;
+}
+
+std::vector<char> make_link_image(const std::vector<std::string>& texts) {
+  std::vector<char> out;
+  if (texts.size() == 1) {
+    out.assign(texts[0].begin(), texts[0].end());
+    out.push_back(0);
+    return out;
+  }
+  out.assign(kLinkMagic, kLinkMagic + sizeof kLinkMagic);
+  const auto count = static_cast<uint32_t>(texts.size());
+  const uint32_t zero = 0;
+  out.insert(out.end(), reinterpret_cast<const char*>(&count), reinterpret_cast<const char*>(&count) + 4);
+  out.insert(out.end(), reinterpret_cast<const char*>(&zero), reinterpret_cast<const char*>(&zero) + 4);
+  for (const std::string& t : texts) {
+    const uint64_t n = t.size() + 1;
+    out.insert(out.end(), reinterpret_cast<const char*>(&n), reinterpret_cast<const char*>(&n) + 8);
+    out.insert(out.end(), t.begin(), t.end());
+    out.push_back(0);
+  }
+  return out;
+}
+
+CUresult read_file(const char* path, std::vector<char>* out) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + n);
+  const bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) return CUDA_ERROR_FILE_NOT_FOUND;
+  out->push_back(0);  // a PTX file becomes a NUL-terminated text
+  return CUDA_SUCCESS;
+}
+
+}  // namespace cucpu::api

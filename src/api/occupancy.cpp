@@ -1,0 +1,126 @@
+// Occupancy: how many blocks of a kernel one multiprocessor holds, and the
+// block size that maximizes it. The figures follow the limits cucpu
+// reports as device attributes (an sm_90 part, api/device_attributes.inc)
+// with as many multiprocessors as the engine has workers, so grid-sizing
+// code picks grids that fill this machine.
+#include <algorithm>
+
+#include "api/launch_common.h"
+#include "exec/scheduler.h"
+
+using namespace cucpu;
+
+namespace {
+
+CUresult flags_ok(unsigned flags) {
+  return (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) ? CUDA_ERROR_INVALID_VALUE
+                                                                                   : CUDA_SUCCESS;
+}
+
+CUresult max_active_blocks(int* num, CUfunction func, int block_size, size_t dyn, unsigned flags) {
+  if (!num) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = flags_ok(flags)) return r;
+  Function* f;
+  const ptx::Kernel* k;
+  if (CUresult r = api::loaded_function(func, &f, &k)) return r;
+  if (block_size <= 0) return CUDA_ERROR_INVALID_VALUE;
+  *num = blocks_per_sm(k->info(), f->settings(), block_size, dyn);
+  return CUDA_SUCCESS;
+}
+
+// Tries block sizes from the largest allowed down, a warp at a time, and
+// keeps the first that reaches the highest occupancy (threads resident per
+// multiprocessor). The callback is the caller's code, run with no lock held.
+CUresult potential_block_size(int* min_grid, int* block_size, CUfunction func, CUoccupancyB2DSize to_smem,
+                              size_t dyn, int limit, unsigned flags) {
+  if (!min_grid || !block_size) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = flags_ok(flags)) return r;
+  if (limit < 0) return CUDA_ERROR_INVALID_VALUE;
+  Function* f;
+  const ptx::Kernel* k;
+  if (CUresult r = api::loaded_function(func, &f, &k)) return r;
+  const ptx::KernelInfo& info = k->info();
+  const FuncSettings s = f->settings();
+  int max = std::min<int>(info.max_threads_per_block, limits::kMaxThreadsPerBlock);
+  if (limit > 0) max = std::min(max, limit);
+  const int warp = limits::kWarpSize;
+  int best_size = 0, best_blocks = 0, best_threads = 0;
+  for (int aligned = (max + warp - 1) / warp * warp; aligned > 0; aligned -= warp) {
+    const int size = std::min(aligned, max);
+    const size_t smem = to_smem ? to_smem(size) : dyn;
+    const int blocks = blocks_per_sm(info, s, size, smem);
+    if (blocks * size > best_threads) {
+      best_threads = blocks * size;
+      best_blocks = blocks;
+      best_size = size;
+    }
+    if (best_threads == limits::kMaxThreadsPerSm) break;  // cannot do better
+  }
+  *block_size = best_size;
+  *min_grid = best_blocks * static_cast<int>(Scheduler::instance().worker_count());
+  return CUDA_SUCCESS;
+}
+
+// The largest dynamic shared size per block at which `blocks` blocks of
+// `block_size` threads fit on one multiprocessor.
+CUresult available_smem(size_t* out, CUfunction func, int blocks, int block_size) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  Function* f;
+  const ptx::Kernel* k;
+  if (CUresult r = api::loaded_function(func, &f, &k)) return r;
+  if (blocks <= 0 || block_size <= 0) return CUDA_ERROR_INVALID_VALUE;
+  const ptx::KernelInfo& info = k->info();
+  const FuncSettings s = f->settings();
+  *out = 0;
+  if (blocks_per_sm(info, s, block_size, 0) < blocks) return CUDA_SUCCESS;  // threads or registers do not fit
+  const long per_block = limits::kSharedPerSm / blocks / 128 * 128 - limits::kReservedSharedPerBlock -
+                         static_cast<long>((info.static_shared_bytes + 127) / 128 * 128);
+  const long cap = limits::kOptinSharedPerBlock - static_cast<long>(info.static_shared_bytes);
+  *out = static_cast<size_t>(std::clamp<long>(per_block, 0, cap));
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize) {
+  return api::call("cuOccupancyMaxActiveBlocksPerMultiprocessor", api::kDefault,
+                   [&] { return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, 0); }, numBlocks,
+                   func, blockSize, dynamicSMemSize);
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
+                                                              size_t dynamicSMemSize, unsigned int flags) {
+  return api::call("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", api::kDefault,
+                   [&] { return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags); }, numBlocks,
+                   func, blockSize, dynamicSMemSize, flags);
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                          int blockSizeLimit) {
+  return api::call("cuOccupancyMaxPotentialBlockSize", api::kDefault, [&] {
+    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+                                blockSizeLimit, 0);
+  }, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
+}
+
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
+                                                   CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                   size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
+  return api::call("cuOccupancyMaxPotentialBlockSizeWithFlags", api::kDefault, [&] {
+    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+                                blockSizeLimit, flags);
+  }, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
+}
+
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks,
+                                                 int blockSize) {
+  return api::call("cuOccupancyAvailableDynamicSMemPerBlock", api::kDefault,
+                   [&] { return available_smem(dynamicSmemSize, func, numBlocks, blockSize); }, dynamicSmemSize,
+                   func, numBlocks, blockSize);
+}
+
+}  // extern "C"

@@ -1,0 +1,341 @@
+#include "exec/kernel_op.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/allocation.h"
+#include "core/context.h"
+#include "core/runtime.h"
+#include "core/stream.h"
+#include "exec/scheduler.h"
+
+namespace cucpu {
+
+namespace {
+
+// How long a part runs before it hands the rest of its launch to a fresh
+// part at the back of the scheduler's queue.
+constexpr auto kSlice = std::chrono::milliseconds(2);
+
+bool fault_log_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("CUCPU_LOG");
+    return v && *v;
+  }();
+  return on;
+}
+
+const char* kind_name(MemKind k) {
+  switch (k) {
+    case MemKind::kDevice: return "device memory";
+    case MemKind::kHost: return "pinned host memory";
+    case MemKind::kRegistered: return "registered host memory";
+    case MemKind::kManaged: return "managed memory";
+  }
+  return "memory";
+}
+
+const char* fault_name(ptx::FaultKind k) {
+  switch (k) {
+    case ptx::FaultKind::kIllegalAddress: return "illegal address";
+    case ptx::FaultKind::kMisalignedAddress: return "misaligned address";
+    case ptx::FaultKind::kTrap: return "trap";
+    case ptx::FaultKind::kAssert: return "assertion failed";
+    case ptx::FaultKind::kIllegalInstruction: return "illegal instruction";
+    case ptx::FaultKind::kBarrierDeadlock: return "barrier deadlock";
+    case ptx::FaultKind::kOutOfMemory: return "out of memory for the block";
+    default: return "fault";
+  }
+}
+
+}  // namespace
+
+CUresult fault_result(ptx::FaultKind k) {
+  switch (k) {
+    case ptx::FaultKind::kNone: return CUDA_SUCCESS;
+    case ptx::FaultKind::kIllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
+    case ptx::FaultKind::kMisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
+    case ptx::FaultKind::kTrap: return CUDA_ERROR_LAUNCH_FAILED;
+    case ptx::FaultKind::kAssert: return CUDA_ERROR_ASSERT;
+    case ptx::FaultKind::kIllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+    case ptx::FaultKind::kBarrierDeadlock: return CUDA_ERROR_LAUNCH_FAILED;
+    case ptx::FaultKind::kOutOfMemory: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  }
+  return CUDA_ERROR_LAUNCH_FAILED;
+}
+
+void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fault& fault) {
+  f.module->ctx->set_sticky(fault_result(fault.kind));
+  // A failed device assertion prints its message, as on the GPU.
+  if (fault.kind == ptx::FaultKind::kAssert && !fault.message.empty()) log_line("%s", fault.message.c_str());
+  if (!fault_log_enabled()) return;
+  char where[256] = "";
+  if (fault.address) {
+    auto a = Registry::instance().nearest(static_cast<uintptr_t>(fault.address));
+    const uintptr_t p = static_cast<uintptr_t>(fault.address);
+    if (!a) {
+      std::snprintf(where, sizeof where, "; no allocation is registered");
+    } else if (a->contains(p, 1)) {
+      std::snprintf(where, sizeof where, "; inside %s [0x%zx, +%zu) at offset %zu", kind_name(a->kind),
+                    static_cast<size_t>(a->base), a->size, static_cast<size_t>(p - a->base));
+    } else if (p < a->base) {
+      std::snprintf(where, sizeof where, "; %zu bytes before %s [0x%zx, +%zu)", static_cast<size_t>(a->base - p),
+                    kind_name(a->kind), static_cast<size_t>(a->base), a->size);
+    } else {
+      std::snprintf(where, sizeof where, "; %zu bytes past the end of %s [0x%zx, +%zu)",
+                    static_cast<size_t>(p - a->base - a->size), kind_name(a->kind), static_cast<size_t>(a->base),
+                    a->size);
+    }
+  }
+  log_line("kernel %s: %s in block (%u,%u,%u) thread (%u,%u,%u) of grid (%u,%u,%u) x (%u,%u,%u), address 0x%llx%s%s%s",
+           f.name().c_str(), fault_name(fault.kind), fault.block.x, fault.block.y, fault.block.z, fault.thread.x,
+           fault.thread.y, fault.thread.z, cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x, cfg.block.y, cfg.block.z,
+           static_cast<unsigned long long>(fault.address), where, fault.message.empty() ? "" : ": ",
+           fault.message.c_str());
+}
+
+CUresult check_launch_shape(const Function& f, const ptx::Kernel& k, const LaunchShape& s) {
+  using namespace limits;
+  const ptx::Dim3& g = s.grid;
+  const ptx::Dim3& b = s.block;
+  if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z) return CUDA_ERROR_INVALID_VALUE;
+  if (g.x > kMaxGridX || g.y > kMaxGridY || g.z > kMaxGridZ) return CUDA_ERROR_INVALID_VALUE;
+  if (b.x > kMaxBlockX || b.y > kMaxBlockY || b.z > kMaxBlockZ) return CUDA_ERROR_INVALID_VALUE;
+  const ptx::KernelInfo& info = k.info();
+  const uint64_t tpb = s.threads_per_block();
+  if (tpb > kMaxThreadsPerBlock || tpb > static_cast<uint64_t>(std::max(info.max_threads_per_block, 0)))
+    return CUDA_ERROR_INVALID_VALUE;
+  const uint32_t* req = k.entry().reqntid;
+  if (req[0] && (b.x != req[0] || b.y != std::max(req[1], 1u) || b.z != std::max(req[2], 1u)))
+    return CUDA_ERROR_INVALID_VALUE;
+  int max_dyn = f.max_dyn_shared.load(std::memory_order_relaxed);
+  if (max_dyn < 0) max_dyn = std::max(0, kDefaultSharedPerBlock - static_cast<int>(info.static_shared_bytes));
+  if (s.shared > static_cast<uint32_t>(max_dyn) ||
+      uint64_t{s.shared} + info.static_shared_bytes > static_cast<uint64_t>(kOptinSharedPerBlock))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult param_source(const ptx::EntryDesc& e, void** kp, void** extra, ParamSource* out) {
+  if (kp && extra) return CUDA_ERROR_INVALID_VALUE;
+  if (extra) {
+    const void* buf = nullptr;
+    const size_t* size = nullptr;
+    bool have_size = false;
+    // A list longer than this is not a list (a missing terminator).
+    for (size_t i = 0;; i += 2) {
+      if (i >= 64) return CUDA_ERROR_INVALID_VALUE;
+      void* key = extra[i];
+      if (key == CU_LAUNCH_PARAM_END) break;
+      if (key == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+        buf = extra[i + 1];
+      } else if (key == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+        size = static_cast<const size_t*>(extra[i + 1]);
+        if (!size) return CUDA_ERROR_INVALID_VALUE;
+        have_size = true;
+      } else {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+    }
+    if (have_size && *size != 0 && !buf) return CUDA_ERROR_INVALID_VALUE;
+    if (!have_size) buf = nullptr;  // a pointer without a size has no effect
+    if (e.param_bytes > 0 && (!buf || *size < e.param_bytes)) return CUDA_ERROR_INVALID_VALUE;
+    out->buffer = buf;
+    out->args = nullptr;
+    return CUDA_SUCCESS;
+  }
+  if (!e.params.empty()) {
+    if (!kp) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < e.params.size(); ++i)
+      if (!kp[i]) return CUDA_ERROR_INVALID_VALUE;
+  }
+  out->args = kp;
+  out->buffer = nullptr;
+  return CUDA_SUCCESS;
+}
+
+void pack_params(const ptx::EntryDesc& e, const ParamSource& src, void* dst) {
+  if (e.param_bytes == 0) return;
+  if (src.buffer) {
+    std::memcpy(dst, src.buffer, e.param_bytes);
+    return;
+  }
+  auto* out = static_cast<unsigned char*>(dst);
+  for (size_t i = 0; i < e.params.size(); ++i) std::memcpy(out + e.params[i].offset, src.args[i], e.params[i].size);
+}
+
+bool launch_in_parallel(const LaunchShape& s) {
+  const uint64_t blocks = s.blocks();
+  return blocks > 1 && blocks * s.threads_per_block() > kSingleOpThreads && Scheduler::instance().worker_count() > 1;
+}
+
+bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg) {
+  const uint64_t total = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
+  ptx::Fault fault = f.kernel()->run_blocks(cfg, 0, total);
+  if (!fault) return true;
+  report_fault(f, cfg, fault);
+  return false;
+}
+
+namespace {
+
+ptx::LaunchConfig config_of(const Function& f, const LaunchShape& s) {
+  ptx::LaunchConfig cfg;
+  cfg.grid = s.grid;
+  cfg.block = s.block;
+  cfg.dynamic_shared_bytes = s.shared;
+  cfg.globals = f.globals();
+  return cfg;
+}
+
+// A launch that runs every block in one op.
+class KernelOp final : public Op {
+ public:
+  KernelOp(Function* f, const LaunchShape& s) : f_(f), cfg_(config_of(*f, s)) { f->module->retain(); }
+  ~KernelOp() override { f_->module->release(); }
+  void* params(size_t n) {
+    void* p = store_.reserve(n);
+    cfg_.params = p;
+    return p;
+  }
+  void execute(int status) override {
+    if (status == CUDA_SUCCESS) run_kernel_inline(*f_, cfg_);
+  }
+
+ private:
+  Function* f_;
+  ptx::LaunchConfig cfg_;
+  ParamStorage<112> store_;  // the op fits one OpPool block with up to 112 bytes of parameters
+};
+
+// The end of a parallel launch, and the state its parts share.
+class KernelJoinOp final : public Op {
+ public:
+  KernelJoinOp(Function* f, const ptx::LaunchConfig& cfg) : f(f), cfg(cfg) {
+    f->module->retain();
+    total_ = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
+    const size_t parts = std::min<uint64_t>(Scheduler::instance().worker_count(), total_);
+    chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
+  }
+  ~KernelJoinOp() override { f->module->release(); }
+  void execute(int) override {}
+  bool trivial() const override { return true; }
+
+  void* own_params(size_t n) {
+    void* p = store_.reserve(n);
+    cfg.params = p;
+    return p;
+  }
+  void keep(std::shared_ptr<const void> k) { keep_ = std::move(k); }
+  uint64_t total() const { return total_; }
+
+  // Claims the next chunk [*first, *last); false when none is left or the
+  // launch stopped. Relaxed: the counter only hands out disjoint ranges;
+  // the parts' results reach later work through the join's dependency count.
+  bool claim(uint64_t* first, uint64_t* last) {
+    if (stop_.load(std::memory_order_relaxed)) return false;
+    const uint64_t b = next_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (b >= total_) return false;
+    *first = b;
+    *last = std::min(b + chunk_, total_);
+    return true;
+  }
+  bool more() const {
+    return !stop_.load(std::memory_order_relaxed) && next_.load(std::memory_order_relaxed) < total_;
+  }
+  void stop() { stop_.store(true, std::memory_order_relaxed); }
+  void fault(const ptx::Fault& ft) {
+    stop();
+    if (!faulted_.exchange(true, std::memory_order_relaxed)) report_fault(*f, cfg, ft);
+  }
+
+  Function* const f;
+  ptx::LaunchConfig cfg;
+
+ private:
+  std::atomic<uint64_t> next_{0};
+  uint64_t total_ = 0;
+  uint64_t chunk_ = 1;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> faulted_{false};
+  std::shared_ptr<const void> keep_;
+  ParamStorage<32> store_;
+};
+
+// One worker's share of a parallel launch. The join outlives it: each part
+// is one of the join's dependencies until it finishes.
+class KernelPartOp final : public Op {
+ public:
+  explicit KernelPartOp(KernelJoinOp* join) : join_(join) {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) {
+      join_->stop();
+      return;
+    }
+    const ptx::Kernel* k = join_->f->kernel();
+    const auto start = std::chrono::steady_clock::now();
+    uint64_t first, last;
+    while (join_->claim(&first, &last)) {
+      ptx::Fault ft = k->run_blocks(join_->cfg, first, last);
+      if (ft) {
+        join_->fault(ft);
+        return;
+      }
+      if (std::chrono::steady_clock::now() - start > kSlice && join_->more()) {
+        continue_later();
+        return;
+      }
+    }
+  }
+
+ private:
+  // Queues a fresh part for the rest. It becomes a dependency of the join
+  // while this part still is one, so the join cannot complete in between.
+  void continue_later() {
+    auto* next = new KernelPartOp(join_);
+    next->stream = stream;
+    next->priority = priority;
+    next->add_successor(join_);
+    if (next->release_dependency()) Scheduler::instance().submit(next);
+  }
+  KernelJoinOp* join_;
+};
+
+}  // namespace
+
+KernelGroup make_kernel_group(Function* f, const ptx::LaunchConfig& cfg, std::shared_ptr<const void> keep) {
+  auto* join = new KernelJoinOp(f, cfg);
+  join->keep(std::move(keep));
+  KernelGroup g;
+  g.join = join;
+  const size_t n = std::min<uint64_t>(Scheduler::instance().worker_count(), join->total());
+  g.parts.reserve(n);
+  for (size_t i = 0; i < n; ++i) g.parts.push_back(new KernelPartOp(join));
+  return g;
+}
+
+void enqueue_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src) {
+  const ptx::EntryDesc& e = f->entry();
+  if (!launch_in_parallel(shape)) {
+    auto* op = new KernelOp(f, shape);
+    pack_params(e, src, op->params(e.param_bytes));
+    s->enqueue(op);
+    return;
+  }
+  auto* join = new KernelJoinOp(f, config_of(*f, shape));
+  pack_params(e, src, join->own_params(e.param_bytes));
+  const size_t n = std::min<uint64_t>(Scheduler::instance().worker_count(), join->total());
+  Op* parts[64];
+  std::vector<Op*> many;
+  Op** list = parts;
+  if (n > 64) {
+    many.resize(n);
+    list = many.data();
+  }
+  for (size_t i = 0; i < n; ++i) list[i] = new KernelPartOp(join);
+  s->enqueue_group(list, n, join);
+}
+
+}  // namespace cucpu

@@ -1,0 +1,109 @@
+// Kernel launches as stream work.
+//
+// A launch of a few threads in all is one op that runs every block on the
+// worker that picks it up. A larger one is a group (Stream::enqueue_group):
+// one part per worker to start with, which claim chunks of blocks from a
+// counter in the join op, and a join that completes the launch. A part
+// runs for at most a time slice; if blocks are left then, it hands a fresh
+// part (its continuation) to the scheduler's queue and finishes, so host
+// functions and other streams' work queued meanwhile run between the
+// slices of a long kernel.
+//
+// Faults: the first block that faults stops the launch (no part claims
+// further chunks), sets its context's sticky error and, when CUCPU_LOG is
+// set, logs the kernel, block, thread, address and nearest allocation. An
+// op that starts with a sticky error already set runs nothing.
+//
+// Lifetime: every op of a launch holds a reference to the function's module
+// (core/module.h), so the module may be unloaded while its launches are in
+// flight.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cuda.h"
+#include "core/module.h"
+#include "exec/op.h"
+#include "ptx/program.h"
+
+namespace cucpu {
+
+class Stream;
+class Context;
+
+struct LaunchShape {
+  ptx::Dim3 grid, block;
+  uint32_t shared = 0;  // dynamic shared bytes
+  uint64_t blocks() const { return uint64_t{grid.x} * grid.y * grid.z; }
+  uint64_t threads_per_block() const { return uint64_t{block.x} * block.y * block.z; }
+};
+
+// Checks a launch shape against the device's limits and the kernel's (as
+// the driver does before it enqueues): CUDA_ERROR_INVALID_VALUE when out of
+// range.
+CUresult check_launch_shape(const Function& f, const ptx::Kernel& k, const LaunchShape& s);
+
+// Where a launch's parameters come from: an array of pointers, one per
+// parameter (kernelParams), or one packed buffer (`extra`).
+struct ParamSource {
+  void* const* args = nullptr;
+  const void* buffer = nullptr;
+};
+// Validates kernelParams / extra for `e` (INVALID_VALUE when both are given,
+// when a kernel with parameters gets neither, or when `extra` is malformed
+// or its buffer too small).
+CUresult param_source(const ptx::EntryDesc& e, void** kernel_params, void** extra, ParamSource* out);
+// Writes e.param_bytes bytes of packed parameters to `dst`.
+void pack_params(const ptx::EntryDesc& e, const ParamSource& src, void* dst);
+
+// The CUresult a device fault gives its context.
+CUresult fault_result(ptx::FaultKind k);
+// Sets the sticky error of `f`'s context for `fault`, and logs it when CUCPU_LOG is set.
+void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fault& fault);
+
+// Launches below this many threads in all run as one op.
+constexpr uint64_t kSingleOpThreads = 1024;
+// Whether a launch of `s` runs its blocks in parallel (a group).
+bool launch_in_parallel(const LaunchShape& s);
+
+// Enqueues a validated launch of `f` (loaded) on `s`.
+void enqueue_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src);
+
+// Runs every block of `cfg` on the calling thread (graph segments). False
+// after a fault (reported).
+bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg);
+
+// The ops of one parallel run of `cfg`'s blocks, whose parameters are
+// borrowed from memory `keep` keeps alive: the parts (they need what comes
+// before the launch) and the join (what comes after it needs that). The
+// ops carry their build reference; the caller links and releases them as
+// Stream::enqueue_group does.
+struct KernelGroup {
+  std::vector<Op*> parts;
+  Op* join = nullptr;
+};
+KernelGroup make_kernel_group(Function* f, const ptx::LaunchConfig& cfg, std::shared_ptr<const void> keep);
+
+// Parameter storage with room inside the op for the common case.
+template <size_t N>
+class ParamStorage {
+ public:
+  ParamStorage() = default;
+  ParamStorage(const ParamStorage&) = delete;
+  ParamStorage& operator=(const ParamStorage&) = delete;
+  ~ParamStorage() { ::operator delete[](heap_, std::align_val_t{16}); }
+  void* reserve(size_t n) {
+    if (n <= N) return inline_;
+    heap_ = static_cast<unsigned char*>(::operator new[](n, std::align_val_t{16}));
+    return heap_;
+  }
+
+ private:
+  unsigned char* heap_ = nullptr;
+  alignas(16) unsigned char inline_[N];
+};
+
+}  // namespace cucpu
