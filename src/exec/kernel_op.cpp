@@ -166,9 +166,11 @@ void pack_params(const ptx::EntryDesc& e, const ParamSource& src, void* dst) {
   for (size_t i = 0; i < e.params.size(); ++i) std::memcpy(out + e.params[i].offset, src.args[i], e.params[i].size);
 }
 
+// With one worker too: the parts' time slices keep a long kernel from
+// holding the worker.
 bool launch_in_parallel(const LaunchShape& s) {
   const uint64_t blocks = s.blocks();
-  return blocks > 1 && blocks * s.threads_per_block() > kSingleOpThreads && Scheduler::instance().worker_count() > 1;
+  return blocks > 1 && blocks * s.threads_per_block() > kSingleOpThreads;
 }
 
 bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg) {

@@ -66,7 +66,7 @@ void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fa
 
 // Launches below this many threads in all run as one op.
 constexpr uint64_t kSingleOpThreads = 1024;
-// Whether a launch of `s` runs its blocks in parallel (a group).
+// Whether a launch of `s` runs as a group (in parallel, and in time slices).
 bool launch_in_parallel(const LaunchShape& s);
 
 // Enqueues a validated launch of `f` (loaded) on `s`.
