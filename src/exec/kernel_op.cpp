@@ -192,11 +192,15 @@ ptx::LaunchConfig config_of(const Function& f, const LaunchShape& s) {
   return cfg;
 }
 
-// A launch that runs every block in one op.
+// A launch that runs every block in one op. It holds its module from the
+// call until it has run (not until the op goes: a stream's last op lives on
+// until the next is linked).
 class KernelOp final : public Op {
  public:
   KernelOp(Function* f, const LaunchShape& s) : f_(f), cfg_(config_of(*f, s)) { f->module->retain(); }
-  ~KernelOp() override { f_->module->release(); }
+  ~KernelOp() override {
+    if (f_) f_->module->release();
+  }
   void* params(size_t n) {
     void* p = store_.reserve(n);
     cfg_.params = p;
@@ -204,6 +208,8 @@ class KernelOp final : public Op {
   }
   void execute(int status) override {
     if (status == CUDA_SUCCESS) run_kernel_inline(*f_, cfg_);
+    f_->module->release();
+    f_ = nullptr;
   }
 
  private:
@@ -211,8 +217,10 @@ class KernelOp final : public Op {
   ptx::LaunchConfig cfg_;
   ParamStorage<112> store_;  // the op fits one OpPool block with up to 112 bytes of parameters
 };
+static_assert(sizeof(KernelOp) <= OpPool::kBlockSize);
 
-// The end of a parallel launch, and the state its parts share.
+// The end of a parallel launch, and the state its parts share. It holds the
+// module until it runs, after every part.
 class KernelJoinOp final : public Op {
  public:
   KernelJoinOp(Function* f, const ptx::LaunchConfig& cfg) : f(f), cfg(cfg) {
@@ -221,8 +229,14 @@ class KernelJoinOp final : public Op {
     const size_t parts = std::min<uint64_t>(Scheduler::instance().worker_count(), total_);
     chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
   }
-  ~KernelJoinOp() override { f->module->release(); }
-  void execute(int) override {}
+  ~KernelJoinOp() override {
+    if (!released_) f->module->release();
+  }
+  void execute(int) override {
+    f->module->release();
+    released_ = true;
+    keep_.reset();
+  }
   bool trivial() const override { return true; }
 
   void* own_params(size_t n) {
@@ -262,6 +276,7 @@ class KernelJoinOp final : public Op {
   uint64_t chunk_ = 1;
   std::atomic<bool> stop_{false};
   std::atomic<bool> faulted_{false};
+  bool released_ = false;  // written by execute, which runs once, after every part
   std::shared_ptr<const void> keep_;
   ParamStorage<32> store_;
 };
