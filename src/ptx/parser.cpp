@@ -544,7 +544,7 @@ class Parser {
       o.kind = Operand::Kind::kAddr;
       if (tok_.kind == Tok::kWord) {
         std::string w = word();
-        if (w[0] == '%' && reg_names_.count(w)) o.reg = reg_ref(w, t);
+        if (reg_names_.count(w)) o.reg = reg_ref(w, t);
         else o.sym = symbol_name(w);
       } else {
         o.imm = static_cast<int64_t>(integer());
@@ -624,7 +624,7 @@ class Parser {
         }
         return o;
       }
-      if (w[0] == '%') {
+      if (w[0] == '%' || reg_names_.count(w)) {
         auto it = reg_names_.find(w);
         if (it != reg_names_.end()) {
           o.kind = Operand::Kind::kReg;
