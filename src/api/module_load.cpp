@@ -18,37 +18,6 @@ constexpr int kDeviceSm = 90;
 
 constexpr char kLinkMagic[16] = "cucpu-link-v1";
 
-// Image intake until the image reader (ptx/image.h) is in the build: PTX
-// text only; ELF cubins carry no PTX; fatbins are not read yet.
-ptx::ImageContents intake(const void* image, size_t size) {
-  ptx::ImageContents c;
-  const auto* p = static_cast<const unsigned char*>(image);
-  // Compared byte by byte, stopping at the first difference: an image of
-  // unknown size may be a short NUL-terminated text.
-  auto starts_with = [&](const unsigned char (&m)[4]) {
-    for (size_t i = 0; i < 4; ++i)
-      if ((size && i >= size) || p[i] != m[i]) return false;
-    return true;
-  };
-  static const unsigned char kElf[4] = {0x7f, 'E', 'L', 'F'};
-  static const unsigned char kFatbinWrapper[4] = {0xb1, 0x43, 0x62, 0x46};  // 0x466243b1
-  static const unsigned char kFatbin[4] = {0x50, 0xed, 0x55, 0xba};         // 0xba55ed50
-  if (starts_with(kElf)) {
-    c.status = ptx::ImageStatus::kNoBinaryForGpu;
-    c.log = "an ELF cubin holds SASS only: build with PTX embedded (-gencode arch=compute_XX,code=compute_XX)\n";
-    return c;
-  }
-  if (starts_with(kFatbinWrapper) || starts_with(kFatbin)) {
-    c.status = ptx::ImageStatus::kInvalidImage;
-    c.log = "fatbin images are not read yet\n";
-    return c;
-  }
-  const char* text = static_cast<const char*>(image);
-  c.ptx.emplace_back(text, size ? strnlen(text, size) : std::strlen(text));
-  c.status = ptx::ImageStatus::kOk;
-  return c;
-}
-
 }  // namespace
 
 CUresult read_jit_options(unsigned n, const CUjit_option* options, void* const* values, JitOptions* out) {
@@ -148,7 +117,7 @@ CUresult programs_of_image(const void* image, size_t size, std::vector<std::shar
     *info += "cucpu: linked image of " + std::to_string(out->size()) + " PTX units\n";
     return CUDA_SUCCESS;
   }
-  ptx::ImageContents c = intake(image, size);
+  ptx::ImageContents c = ptx::read_image(image, size);
   if (c.status == ptx::ImageStatus::kInvalidImage) {
     *error += c.log;
     return CUDA_ERROR_INVALID_IMAGE;

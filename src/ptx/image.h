@@ -1,10 +1,11 @@
 // Image intake: what cuModuleLoadData, cuLibraryLoadData and cudart's
 // registration hand the driver, reduced to the PTX texts it carries.
 //
-// Accepted: PTX text (NUL-terminated), a fatbin container (one or several
-// back to back), the __fatBinC_Wrapper_t that points at one, and ELF
-// cubins (which carry SASS only, so they yield no PTX). Compressed PTX
-// entries are decompressed. Nothing here trusts the image: every size and
+// Accepted: PTX text (NUL-terminated, or as long as the size given), a
+// fatbin container (one or several back to back), the __fatBinC_Wrapper_t
+// that points at one, and ELF cubins (which carry SASS only, so they yield
+// no PTX). Compressed PTX entries (zstd, LZ4 block or frame, zlib) are
+// decompressed. Nothing here trusts the image: every size and
 // offset is checked before it is used.
 #pragma once
 
@@ -32,7 +33,15 @@ struct ImageContents {
 
 // `size` is the image's size when the caller knows it (cuLibraryLoadData
 // from a file), or 0 when only the pointer is known (cuModuleLoadData):
-// then the image's own headers bound every read.
+// then the image's own headers bound every read, and of fatbin containers
+// back to back only the first is read (in a program, the next one is
+// another translation unit's). Images over 1 GiB, or whose compressed PTX
+// would decompress to over 256 MiB in all, are refused.
+//
+// A version-2 wrapper (separate compilation, -rdc) holds the device-linked
+// fatbin and each translation unit's prelinked one: the linked fatbin's PTX
+// is taken when it has some, else that of the one unit carrying PTX; PTX
+// spread over several units would need linking, and yields kNoBinaryForGpu.
 ImageContents read_image(const void* image, size_t size);
 
 }  // namespace cucpu::ptx

@@ -1,13 +1,224 @@
-// Placeholder until the parser lands: every text is refused.
+// Program and Kernel: parsing once per text, compiling once per entry.
 #include "ptx/program.h"
 
-#include <llvm/Support/TargetSelect.h>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <mutex>
+
+#include "ptx/ast.h"
+#include "ptx/block_runner.h"
+#include "ptx/jit.h"
+#include "ptx/lower.h"
 
 namespace cucpu::ptx {
 
-std::shared_ptr<Program> Program::parse(std::string_view, std::string* log) {
-  if (log) *log = "line 1, column 1: the PTX compiler is not built yet";
-  return nullptr;
+namespace {
+
+class KernelImpl final : public Kernel {
+ public:
+  const KernelInfo& info() const override { return info_; }
+  const EntryDesc& entry() const override { return entry_; }
+  Fault run_blocks(const LaunchConfig& cfg, uint64_t first, uint64_t last) const override {
+    return ptx::run_blocks(code_, cfg, first, last);
+  }
+
+  KernelInfo info_;
+  EntryDesc entry_;
+  KernelLayout layout_;
+  CompiledCode code_;
+};
+
+class ProgramImpl final : public Program {
+ public:
+  const std::vector<EntryDesc>& entries() const override { return entries_; }
+  const std::vector<GlobalDesc>& globals() const override { return globals_; }
+  int find_entry(std::string_view name) const override {
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+  int find_global(std::string_view name) const override {
+    for (size_t i = 0; i < globals_.size(); ++i)
+      if (globals_[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+  int ptx_version() const override { return ast_.version_major * 10 + ast_.version_minor; }
+  int target_sm() const override { return ast_.target_sm; }
+
+  std::shared_ptr<const Kernel> kernel(int index, std::string* log) const override {
+    if (index < 0 || static_cast<size_t>(index) >= entries_.size()) {
+      if (log) *log = "no such entry";
+      return nullptr;
+    }
+    Slot& s = slots_[static_cast<size_t>(index)];
+    std::lock_guard<std::mutex> g(s.mu);
+    if (s.kernel) return s.kernel;
+    if (!s.error.empty()) {  // a failed compile fails the same way again, without the cost
+      if (log) *log = s.error;
+      return nullptr;
+    }
+    std::string err;
+    auto k = compile(index, &err);
+    if (!k) {
+      s.error = err;
+      if (log) *log = err;
+      return nullptr;
+    }
+    s.kernel = std::move(k);
+    return s.kernel;
+  }
+
+  bool build(std::string* log);
+
+  Module ast_;
+  std::string text_;
+  std::vector<EntryDesc> entries_;
+  std::vector<int> entry_funcs_;  // entries_[i] is ast_.funcs[entry_funcs_[i]]
+  std::vector<GlobalDesc> globals_;
+  uint32_t const_bytes_ = 0;
+
+ private:
+  struct Slot {
+    std::mutex mu;
+    std::shared_ptr<const Kernel> kernel;
+    std::string error;
+  };
+  mutable std::vector<Slot> slots_;
+
+  std::shared_ptr<const Kernel> compile(int index, std::string* log) const;
+  friend std::shared_ptr<Program> Program::parse(std::string_view, std::string*);
+  void make_slots() { slots_ = std::vector<Slot>(entries_.size()); }
+};
+
+bool ProgramImpl::build(std::string* log) {
+  for (size_t i = 0; i < ast_.funcs.size(); ++i) {
+    const Function& f = ast_.funcs[i];
+    if (!f.is_entry) continue;
+    if (!f.has_body) continue;  // an .extern .entry: nothing to run here
+    EntryDesc e;
+    e.name = f.name;
+    e.param_bytes = layout_params(f, &e.params);
+    for (int k = 0; k < 3; ++k) {
+      e.reqntid[k] = f.reqntid[k];
+      e.maxntid[k] = f.maxntid[k];
+    }
+    e.min_blocks_per_sm = f.minnctapersm;
+    if (e.param_bytes > 32764) {
+      if (log) *log = "line " + std::to_string(f.line) + ", column 1: the parameters of '" + f.name + "' exceed 32764 bytes";
+      return false;
+    }
+    entries_.push_back(std::move(e));
+    entry_funcs_.push_back(static_cast<int>(i));
+  }
+  // Module variables the runtime backs with memory.
+  std::map<std::string, uint32_t> index;
+  for (const VarDecl& v : ast_.vars) {
+    if (v.space != Space::kGlobal && v.space != Space::kConst) continue;
+    index[v.name] = static_cast<uint32_t>(globals_.size());
+    GlobalDesc g;
+    g.name = v.name;
+    g.space = v.space == Space::kConst ? GlobalDesc::Space::kConst : GlobalDesc::Space::kGlobal;
+    g.managed = v.managed;
+    g.is_extern = v.is_extern;
+    g.size = v.size;
+    g.align = v.align ? v.align : 1;
+    g.init = v.init;
+    if (g.space == GlobalDesc::Space::kConst) const_bytes_ += static_cast<uint32_t>(v.size);
+    globals_.push_back(std::move(g));
+  }
+  // Address initializers name other variables.
+  size_t gi = 0;
+  for (const VarDecl& v : ast_.vars) {
+    if (v.space != Space::kGlobal && v.space != Space::kConst) continue;
+    for (auto& [off, expr] : v.sym_inits) {
+      const size_t plus = expr.rfind('+');
+      const std::string name = expr.substr(0, plus);
+      auto it = index.find(name);
+      if (it == index.end()) {
+        if (log) *log = "line 1, column 1: the initializer of '" + v.name + "' names '" + name + "', which is not a .global or .const variable";
+        return false;
+      }
+      globals_[gi].relocs.push_back({off, it->second, std::stoll(expr.substr(plus + 1))});
+    }
+    ++gi;
+  }
+  make_slots();
+  return true;
+}
+
+std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) const {
+  static std::atomic<uint64_t> counter{0};
+  const int fi = entry_funcs_[static_cast<size_t>(index)];
+  const Function& f = ast_.funcs[static_cast<size_t>(fi)];
+  auto k = std::make_shared<KernelImpl>();
+  k->entry_ = entries_[static_cast<size_t>(index)];
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> mod;
+  const std::string prefix = "cucpu_k" + std::to_string(counter.fetch_add(1));
+  try {
+    mod = lower_kernel(ast_, fi, prefix, *ctx, &k->layout_);
+  } catch (const LowerError& e) {
+    *log = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + " (in '" + f.name + "')";
+    return nullptr;
+  }
+  std::vector<uint64_t> addrs;
+  if (!jit_compile(std::move(mod), std::move(ctx), {k->layout_.range_name}, &addrs, log)) return nullptr;
+  k->code_.range = reinterpret_cast<RangeFn>(addrs[0]);
+  k->code_.sites = &k->layout_.sites;
+  k->code_.frame_bytes = k->layout_.frame_bytes;
+  k->code_.static_shared = k->layout_.static_shared;
+  k->code_.name = k->entry_.name.c_str();
+  KernelInfo& info = k->info_;
+  info.num_regs = k->layout_.num_regs;
+  info.static_shared_bytes = k->layout_.static_shared;
+  info.local_bytes = k->layout_.local_bytes;
+  info.const_bytes = const_bytes_;
+  info.ptx_version = ptx_version();
+  info.binary_version = ast_.target_sm;
+  uint32_t limit = 1024;
+  if (f.maxntid[0]) limit = std::min(limit, f.maxntid[0] * f.maxntid[1] * f.maxntid[2]);
+  if (f.reqntid[0]) limit = std::min(limit, f.reqntid[0] * f.reqntid[1] * f.reqntid[2]);
+  info.max_threads_per_block = static_cast<int>(limit);
+  return k;
+}
+
+struct Cache {
+  std::mutex mu;
+  std::multimap<size_t, std::weak_ptr<ProgramImpl>> by_hash;
+};
+Cache& cache() {
+  static Cache* c = new Cache;  // never destroyed: programs may outlive static destruction
+  return *c;
+}
+
+}  // namespace
+
+std::shared_ptr<Program> Program::parse(std::string_view text, std::string* log) {
+  const size_t h = std::hash<std::string_view>{}(text);
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    auto [lo, hi] = c.by_hash.equal_range(h);
+    for (auto it = lo; it != hi;) {
+      if (auto p = it->second.lock()) {
+        if (p->text_ == text) return p;
+        ++it;
+      } else {
+        it = c.by_hash.erase(it);
+      }
+    }
+  }
+  auto p = std::make_shared<ProgramImpl>();
+  std::string err;
+  if (!parse_module(text, &p->ast_, &err) || !p->build(&err)) {
+    if (log) *log = err;
+    return nullptr;
+  }
+  p->text_ = std::string(text);
+  std::lock_guard<std::mutex> g(c.mu);
+  c.by_hash.emplace(h, p);
+  return p;
 }
 
 }  // namespace cucpu::ptx

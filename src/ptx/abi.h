@@ -1,0 +1,93 @@
+// The contract between compiled kernel code and the block runner.
+//
+// Every entry compiles to a *step function*
+//   uint32_t step(uint8_t* frame, BlockEnv* env, uint32_t tid, uint32_t resume)
+// that runs one thread from `resume` (0: the start) until it exits
+// (returns 0) or reaches a cut: a barrier or a warp collective (returns the
+// cut's site id, >= 1). Before returning at a cut, the thread stores the
+// registers live across it into its frame and the cut's operands into the
+// frame's exchange area; the runner resolves the cut (a barrier releases, a
+// shuffle exchanges values) and writes the results into the exchange area;
+// stepping again with `resume` = site id reloads the registers and results
+// and goes on. A kernel with no cuts runs each thread to the end in one step.
+//
+// A *range function*
+//   void run(uint8_t* frames, uint64_t stride, BlockEnv* env, uint32_t first,
+//            uint32_t last, uint32_t resume, uint32_t* codes)
+// steps threads [first, last) from one resume point, thread t with frame
+// frames + t*stride, and stores each step's result in codes[t].
+#pragma once
+
+#include <cstdint>
+
+namespace cucpu::ptx {
+
+// Read by compiled code (field order is the LLVM struct type in lower.cpp).
+struct BlockEnv {
+  uint32_t ntid[3];
+  uint32_t nctaid[3];
+  uint32_t ctaid[3];
+  uint32_t nthreads;            // ntid.x * ntid.y * ntid.z
+  uint8_t* shared;              // the block's shared arena
+  const uint8_t* params;        // the launch's parameter buffer
+  void* const* globals;         // module variables, in Program::globals() order
+  uint32_t dynamic_shared_offset;  // where dynamic shared memory starts in the arena
+  uint32_t dynamic_shared_bytes;
+  uint32_t total_shared_bytes;
+  uint32_t current_tid;         // the thread being stepped (written by the range function)
+  void* runner;                 // the runner's state (fault reports); opaque to compiled code
+};
+
+// The frame of a thread of a kernel with cuts: the exchange area, then the
+// registers saved across cuts, then the thread's local memory.
+constexpr uint32_t kExchangeIn = 0;    // 4 x u64 operands
+constexpr uint32_t kExchangeOut = 32;  // 4 x u64 results
+constexpr uint32_t kFrameHeader = 64;
+
+enum class CutKind : uint8_t {
+  kBarrier,      // bar.sync / barrier.sync: in0 barrier id, in1 thread count (0: all)
+  kBarrierArrive,// bar.arrive: as kBarrier, and the thread goes on
+  kBarrierRed,   // bar.red: in2 predicate; out0 the reduction
+  kShfl,         // in0 value, in1 b, in2 c, in3 member mask; out0 value, out1 predicate
+  kVote,         // in0 predicate, in3 mask; out0 result
+  kMatch,        // in0 value, in3 mask; out0 mask, out1 predicate
+  kRedux,        // in0 value, in3 mask; out0 result
+  kActiveMask,   // out0 mask
+  kWarpSync,     // in3 mask
+  kElect,        // in3 mask; out0 leader lane, out1 predicate
+};
+
+// What the runner needs to know about one cut site.
+struct CutSite {
+  CutKind kind = CutKind::kBarrier;
+  uint8_t mode = 0;    // shfl: up/down/bfly/idx; vote: all/any/uni/ballot; match: any/all;
+                       // redux/bar.red: add/min/max/and/or/xor/popc
+  bool is_signed = false;  // redux.min/max on .s32
+  bool wide = false;       // match on .b64
+  int line = 0;            // PTX line, for diagnostics
+};
+
+enum : uint8_t { kShflUp, kShflDown, kShflBfly, kShflIdx };
+enum : uint8_t { kVoteAll, kVoteAny, kVoteUni, kVoteBallot };
+enum : uint8_t { kMatchAny, kMatchAll };
+enum : uint8_t { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor, kRedPopc };
+
+using StepFn = uint32_t (*)(uint8_t* frame, BlockEnv* env, uint32_t tid, uint32_t resume);
+using RangeFn = void (*)(uint8_t* frames, uint64_t stride, BlockEnv* env, uint32_t first, uint32_t last,
+                         uint32_t resume, uint32_t* codes);
+
+// Runtime services compiled code calls (defined in runtime.cpp, bound into
+// the JIT by address). `fault` and `assert_fail` do not return: they unwind
+// to the runner.
+extern "C" {
+[[noreturn]] void cucpu_rt_fault(BlockEnv* env, uint32_t kind, uint64_t address);
+[[noreturn]] void cucpu_rt_assert(BlockEnv* env, const char* message, const char* file, uint32_t line,
+                                  const char* function);
+int32_t cucpu_rt_vprintf(BlockEnv* env, const char* format, const uint8_t* args);
+uint64_t cucpu_rt_globaltimer();
+void cucpu_rt_nanosleep(uint32_t ns);
+void* cucpu_rt_malloc(uint64_t size);
+void cucpu_rt_free(void* p);
+}
+
+}  // namespace cucpu::ptx

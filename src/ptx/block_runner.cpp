@@ -1,0 +1,407 @@
+// The block runner: thread loops, cuts and faults (see abi.h for the
+// protocol between compiled code and this file).
+//
+// Faults: compiled code reports misalignment, traps and failed asserts by
+// calling raise_fault; a wild access raises SIGSEGV or SIGBUS. Both unwind
+// with siglongjmp to run_blocks, which was entered with sigsetjmp. The
+// signal handler only acts while its thread runs kernel code (t_run set);
+// otherwise it hands the signal to the handler installed before ours.
+#include "ptx/block_runner.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <xmmintrin.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace cucpu::ptx {
+
+namespace {
+
+struct RunState {
+  sigjmp_buf jump;
+  BlockEnv* env = nullptr;
+  FaultKind kind = FaultKind::kNone;
+  uint64_t address = 0;
+  std::string message;
+};
+
+thread_local RunState* t_run = nullptr;
+
+// Per-thread scratch reused across blocks and launches.
+struct Scratch {
+  std::vector<uint8_t> frames, shared;
+  std::vector<uint32_t> codes, resume;
+  std::vector<uint8_t> state;
+  std::vector<uint8_t> alt_stack;
+};
+thread_local Scratch t_scratch;
+
+struct sigaction g_prev_segv, g_prev_bus;
+
+void on_fault_signal(int sig, siginfo_t* info, void* uctx) {
+  RunState* rs = t_run;
+  if (rs) {
+    rs->kind = FaultKind::kIllegalAddress;
+    rs->address = reinterpret_cast<uint64_t>(info->si_addr);
+    t_run = nullptr;
+    siglongjmp(rs->jump, 1);
+  }
+  // Not ours: what was installed before decides.
+  const struct sigaction& prev = sig == SIGSEGV ? g_prev_segv : g_prev_bus;
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction) return prev.sa_sigaction(sig, info, uctx);
+  } else if (prev.sa_handler != SIG_IGN && prev.sa_handler != SIG_DFL && prev.sa_handler) {
+    return prev.sa_handler(sig);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault_signal;
+    // NODEFER: the handler leaves by siglongjmp without restoring the mask.
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &g_prev_segv);
+    sigaction(SIGBUS, &sa, &g_prev_bus);
+  });
+  // A stack for the handler, so that a kernel's runaway recursion can be reported.
+  if (t_scratch.alt_stack.empty()) {
+    t_scratch.alt_stack.resize(64 * 1024);
+    stack_t ss;
+    ss.ss_sp = t_scratch.alt_stack.data();
+    ss.ss_size = t_scratch.alt_stack.size();
+    ss.ss_flags = 0;
+    sigaltstack(&ss, nullptr);
+  }
+}
+
+enum : uint8_t { kRunnable, kAtWarpCut, kAtBarrier, kExited };
+
+struct CutBlock {
+  const CompiledCode& code;
+  BlockEnv& env;
+  uint32_t T;
+  uint64_t stride;
+  uint8_t* frames;
+  uint32_t* codes;
+  uint32_t* resume;
+  uint8_t* state;
+  uint32_t live;
+  uint32_t arrivals[16] = {};
+
+  uint64_t* in(uint32_t t) { return reinterpret_cast<uint64_t*>(frames + t * stride + kExchangeIn); }
+  uint64_t* out(uint32_t t) { return reinterpret_cast<uint64_t*>(frames + t * stride + kExchangeOut); }
+  const CutSite& site(uint32_t t) { return (*code.sites)[resume[t] - 1]; }
+
+  void classify(uint32_t t) {
+    const uint32_t c = codes[t];
+    if (c == 0) {
+      state[t] = kExited;
+      --live;
+      return;
+    }
+    resume[t] = c;
+    const CutKind k = (*code.sites)[c - 1].kind;
+    if (k == CutKind::kBarrierArrive) {
+      arrivals[in(t)[0] & 15]++;
+      state[t] = kRunnable;
+    } else if (k == CutKind::kBarrier || k == CutKind::kBarrierRed) {
+      state[t] = kAtBarrier;
+    } else {
+      state[t] = kAtWarpCut;
+    }
+  }
+
+  void run_warp(uint32_t lo, uint32_t hi) {
+    for (;;) {
+      bool ran = false;
+      for (uint32_t t = lo; t < hi;) {
+        if (state[t] != kRunnable) {
+          ++t;
+          continue;
+        }
+        uint32_t u = t + 1;
+        while (u < hi && state[u] == kRunnable && resume[u] == resume[t]) ++u;
+        code.range(frames, stride, &env, t, u, resume[t], codes);
+        for (uint32_t i = t; i < u; ++i) classify(i);
+        ran = true;
+        t = u;
+      }
+      if (ran) continue;  // bar.arrive lanes go on at once
+      // Warp cuts: resolve one group (the lanes waiting at one site).
+      uint32_t exited = 0, valid = 0;
+      for (uint32_t t = lo; t < hi; ++t) {
+        valid |= 1u << (t - lo);
+        if (state[t] == kExited) exited |= 1u << (t - lo);
+      }
+      uint32_t best_site = 0, best_mask = 0;
+      bool best_complete = false;
+      for (uint32_t t = lo; t < hi; ++t) {
+        if (state[t] != kAtWarpCut) continue;
+        const uint32_t s = resume[t];
+        uint32_t mask = 0;
+        for (uint32_t u = lo; u < hi; ++u)
+          if (state[u] == kAtWarpCut && resume[u] == s) mask |= 1u << (u - lo);
+        const CutKind k = (*code.sites)[s - 1].kind;
+        const uint32_t member = k == CutKind::kActiveMask ? mask : static_cast<uint32_t>(in(t)[3]);
+        // Complete: every lane the collective names has arrived or exited.
+        const bool complete = (member & valid & ~mask & ~exited) == 0;
+        if (!best_site || (complete && !best_complete) || (complete == best_complete && s < best_site)) {
+          best_site = s;
+          best_mask = mask;
+          best_complete = complete;
+        }
+      }
+      if (!best_site) return;
+      resolve(lo, best_site, best_mask);
+      for (uint32_t t = lo; t < hi; ++t)
+        if (best_mask >> (t - lo) & 1) state[t] = kRunnable;
+    }
+  }
+
+  void resolve(uint32_t lo, uint32_t s, uint32_t group) {
+    const CutSite& cs = (*code.sites)[s - 1];
+    auto lanes = [&](auto&& fn) {
+      for (uint32_t l = 0; l < 32; ++l)
+        if (group >> l & 1) fn(l, lo + l);
+    };
+    switch (cs.kind) {
+      case CutKind::kShfl:
+        lanes([&](uint32_t l, uint32_t t) {
+          const uint64_t* x = in(t);
+          const uint32_t bval = static_cast<uint32_t>(x[1]) & 31, c = static_cast<uint32_t>(x[2]);
+          const uint32_t cval = c & 31, seg = (c >> 8) & 31;
+          const uint32_t max_lane = (l & seg) | (cval & ~seg), min_lane = l & seg;
+          int32_t j;
+          bool p;
+          switch (cs.mode) {
+            case kShflUp: j = static_cast<int32_t>(l) - static_cast<int32_t>(bval); p = j >= static_cast<int32_t>(max_lane); break;
+            case kShflDown: j = static_cast<int32_t>(l + bval); p = j <= static_cast<int32_t>(max_lane); break;
+            case kShflBfly: j = static_cast<int32_t>(l ^ bval); p = j <= static_cast<int32_t>(max_lane); break;
+            default: j = static_cast<int32_t>(min_lane | (bval & ~seg)); p = j <= static_cast<int32_t>(max_lane); break;
+          }
+          if (!p) j = static_cast<int32_t>(l);
+          const uint32_t src = static_cast<uint32_t>(j);
+          const uint64_t v = (src < 32 && (group >> src & 1)) ? in(lo + src)[0] : x[0];
+          out(t)[0] = v & 0xffffffffu;
+          out(t)[1] = p;
+        });
+        break;
+      case CutKind::kVote: {
+        uint32_t ballot = 0;
+        lanes([&](uint32_t l, uint32_t t) {
+          if (in(t)[0]) ballot |= 1u << l;
+        });
+        lanes([&](uint32_t, uint32_t t) {
+          const uint32_t m = static_cast<uint32_t>(in(t)[3]) & group;
+          uint64_t r;
+          switch (cs.mode) {
+            case kVoteAll: r = (ballot & m) == m; break;
+            case kVoteAny: r = (ballot & m) != 0; break;
+            case kVoteUni: r = (ballot & m) == m || (ballot & m) == 0; break;
+            default: r = ballot & m; break;
+          }
+          out(t)[0] = r;
+        });
+        break;
+      }
+      case CutKind::kMatch:
+        lanes([&](uint32_t, uint32_t t) {
+          const uint32_t m = static_cast<uint32_t>(in(t)[3]) & group;
+          const uint64_t mine = cs.wide ? in(t)[0] : (in(t)[0] & 0xffffffffu);
+          uint32_t same = 0;
+          for (uint32_t u = 0; u < 32; ++u)
+            if (m >> u & 1) {
+              const uint64_t v = cs.wide ? in(lo + u)[0] : (in(lo + u)[0] & 0xffffffffu);
+              if (v == mine) same |= 1u << u;
+            }
+          if (cs.mode == kMatchAny) {
+            out(t)[0] = same;
+          } else {
+            const bool all = same == m;
+            out(t)[0] = all ? m : 0;
+            out(t)[1] = all;
+          }
+        });
+        break;
+      case CutKind::kRedux:
+        lanes([&](uint32_t, uint32_t t) {
+          const uint32_t m = static_cast<uint32_t>(in(t)[3]) & group;
+          uint32_t acc = 0;
+          bool first = true;
+          for (uint32_t u = 0; u < 32; ++u) {
+            if (!(m >> u & 1)) continue;
+            const uint32_t v = static_cast<uint32_t>(in(lo + u)[0]);
+            if (first) {
+              acc = v;
+              first = false;
+              continue;
+            }
+            switch (cs.mode) {
+              case kRedAdd: acc += v; break;
+              case kRedMin: acc = cs.is_signed ? static_cast<uint32_t>(std::min(static_cast<int32_t>(acc), static_cast<int32_t>(v))) : std::min(acc, v); break;
+              case kRedMax: acc = cs.is_signed ? static_cast<uint32_t>(std::max(static_cast<int32_t>(acc), static_cast<int32_t>(v))) : std::max(acc, v); break;
+              case kRedAnd: acc &= v; break;
+              case kRedOr: acc |= v; break;
+              default: acc ^= v; break;
+            }
+          }
+          out(t)[0] = acc;
+        });
+        break;
+      case CutKind::kActiveMask:
+        lanes([&](uint32_t, uint32_t t) { out(t)[0] = group; });
+        break;
+      case CutKind::kElect:
+        lanes([&](uint32_t l, uint32_t t) {
+          const uint32_t m = static_cast<uint32_t>(in(t)[3]) & group;
+          const uint32_t leader = m ? static_cast<uint32_t>(__builtin_ctz(m)) : l;
+          out(t)[0] = leader;
+          out(t)[1] = leader == l;
+        });
+        break;
+      default:  // kWarpSync
+        break;
+    }
+  }
+
+  // Releases the barriers whose counts are met. False when none could be.
+  bool release_barriers() {
+    uint32_t waiting[16] = {}, expected[16] = {};
+    for (uint32_t t = 0; t < T; ++t) {
+      if (state[t] != kAtBarrier) continue;
+      const uint32_t id = static_cast<uint32_t>(in(t)[0]) & 15, n = static_cast<uint32_t>(in(t)[1]);
+      waiting[id]++;
+      if (n) expected[id] = n;
+    }
+    bool released = false;
+    for (uint32_t id = 0; id < 16; ++id) {
+      if (!waiting[id]) continue;
+      const uint32_t need = expected[id] ? expected[id] : live;
+      if (waiting[id] + arrivals[id] < need) continue;
+      released = true;
+      arrivals[id] = 0;
+      uint32_t popc = 0;
+      bool all = true, any = false;
+      for (uint32_t t = 0; t < T; ++t)
+        if (state[t] == kAtBarrier && (static_cast<uint32_t>(in(t)[0]) & 15) == id && site(t).kind == CutKind::kBarrierRed) {
+          const bool p = in(t)[2] != 0;
+          popc += p;
+          all &= p;
+          any |= p;
+        }
+      for (uint32_t t = 0; t < T; ++t) {
+        if (state[t] != kAtBarrier || (static_cast<uint32_t>(in(t)[0]) & 15) != id) continue;
+        if (site(t).kind == CutKind::kBarrierRed)
+          out(t)[0] = site(t).mode == kRedPopc ? popc : site(t).mode == kRedAnd ? all : any;
+        state[t] = kRunnable;
+      }
+    }
+    return released;
+  }
+
+  void run() {
+    for (uint32_t t = 0; t < T; ++t) {
+      state[t] = kRunnable;
+      resume[t] = 0;
+    }
+    live = T;
+    std::memset(arrivals, 0, sizeof arrivals);
+    while (live) {
+      for (uint32_t lo = 0; lo < T; lo += 32) run_warp(lo, std::min(lo + 32, T));
+      if (!live) break;
+      if (!release_barriers()) raise_fault(FaultKind::kBarrierDeadlock, 0, "the block's threads wait at barriers that can never complete");
+    }
+  }
+};
+
+}  // namespace
+
+void raise_fault(FaultKind kind, uint64_t address, std::string message) {
+  RunState* rs = t_run;
+  if (!rs) std::abort();  // only compiled code, run by run_blocks, calls this
+  rs->kind = kind;
+  rs->address = address;
+  rs->message = std::move(message);
+  t_run = nullptr;
+  siglongjmp(rs->jump, 1);
+}
+
+void current_indices(const BlockEnv* env, Dim3* block, Dim3* thread) {
+  *block = {env->ctaid[0], env->ctaid[1], env->ctaid[2]};
+  const uint32_t t = env->current_tid;
+  *thread = {t % env->ntid[0], t / env->ntid[0] % env->ntid[1], t / (env->ntid[0] * env->ntid[1])};
+}
+
+Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t first, uint64_t last) {
+  install_handlers();
+  Scratch& s = t_scratch;
+  const uint32_t T = cfg.block.x * cfg.block.y * cfg.block.z;
+  const uint64_t shared_bytes = (code.static_shared + 15) / 16 * 16 + cfg.dynamic_shared_bytes;
+  if (s.codes.size() < T) {
+    s.codes.resize(T);
+    s.resume.resize(T);
+    s.state.resize(T);
+  }
+  if (code.frame_bytes && s.frames.size() < uint64_t{T} * code.frame_bytes) s.frames.resize(uint64_t{T} * code.frame_bytes);
+  if (s.shared.size() < shared_bytes + 16) s.shared.resize(shared_bytes + 16);
+
+  BlockEnv env;
+  std::memset(&env, 0, sizeof env);
+  env.ntid[0] = cfg.block.x;
+  env.ntid[1] = cfg.block.y;
+  env.ntid[2] = cfg.block.z;
+  env.nctaid[0] = cfg.grid.x;
+  env.nctaid[1] = cfg.grid.y;
+  env.nctaid[2] = cfg.grid.z;
+  env.nthreads = T;
+  env.shared = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(s.shared.data()) + 15) & ~uintptr_t{15});
+  env.params = static_cast<const uint8_t*>(cfg.params);
+  env.globals = cfg.globals;
+  env.dynamic_shared_offset = (code.static_shared + 15) / 16 * 16;
+  env.dynamic_shared_bytes = cfg.dynamic_shared_bytes;
+  env.total_shared_bytes = static_cast<uint32_t>(shared_bytes);
+
+  RunState rs;
+  rs.env = &env;
+  // Kernels compute with the IEEE defaults whatever the host thread set.
+  const unsigned saved_csr = _mm_getcsr();
+  _mm_setcsr(0x1f80);
+  volatile uint64_t blk = first;
+  if (sigsetjmp(rs.jump, 0)) {
+    _mm_setcsr(saved_csr);
+    Fault f;
+    f.kind = rs.kind;
+    f.address = rs.address;
+    f.message = std::move(rs.message);
+    current_indices(&env, &f.block, &f.thread);
+    return f;
+  }
+  t_run = &rs;
+  for (; blk < last; blk = blk + 1) {
+    const uint64_t b = blk;
+    env.ctaid[0] = static_cast<uint32_t>(b % cfg.grid.x);
+    env.ctaid[1] = static_cast<uint32_t>(b / cfg.grid.x % cfg.grid.y);
+    env.ctaid[2] = static_cast<uint32_t>(b / (uint64_t{cfg.grid.x} * cfg.grid.y));
+    if (!code.frame_bytes) {
+      code.range(nullptr, 0, &env, 0, T, 0, s.codes.data());
+    } else {
+      CutBlock cb{code, env, T, code.frame_bytes, s.frames.data(), s.codes.data(), s.resume.data(), s.state.data(), T};
+      cb.run();
+    }
+  }
+  t_run = nullptr;
+  _mm_setcsr(saved_csr);
+  return Fault{};
+}
+
+}  // namespace cucpu::ptx

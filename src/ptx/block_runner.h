@@ -1,0 +1,31 @@
+// Runs a compiled kernel's blocks on the calling thread: the thread loops
+// of each block, its cuts (barriers, warp collectives), and device faults.
+#pragma once
+
+#include <string>
+
+#include "ptx/abi.h"
+#include "ptx/program.h"
+
+namespace cucpu::ptx {
+
+// What the runner needs of a compiled kernel.
+struct CompiledCode {
+  StepFn step = nullptr;
+  RangeFn range = nullptr;
+  const std::vector<CutSite>* sites = nullptr;
+  uint32_t frame_bytes = 0;     // 0: no cuts (each thread runs in one step)
+  uint32_t static_shared = 0;
+  const char* name = "";
+};
+
+Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t first, uint64_t last);
+
+// Ends the running block with a fault (called by the runtime services on
+// the thread that runs a block; unwinds to run_blocks).
+[[noreturn]] void raise_fault(FaultKind kind, uint64_t address, std::string message);
+
+// The indices of the thread being run (for assert messages).
+void current_indices(const BlockEnv* env, Dim3* block, Dim3* thread);
+
+}  // namespace cucpu::ptx

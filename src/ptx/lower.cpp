@@ -1,0 +1,433 @@
+// Lowering driver and the operand machinery every instruction family uses.
+#include "ptx/lower.h"
+
+#include <cstring>
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace cucpu::ptx {
+
+using llvm::Value;
+
+namespace {
+
+// Names the kernel (transitively) calls, in a stable order.
+void collect_callees(const Module& m, int fi, std::vector<int>& order, std::set<int>& seen) {
+  if (!seen.insert(fi).second) return;
+  order.push_back(fi);
+  for (const Instr& in : m.funcs[static_cast<size_t>(fi)].body) {
+    if (in.op != "call") continue;
+    for (const Operand& o : in.args)
+      if (o.kind == Operand::Kind::kSym) {
+        auto it = m.func_index.find(o.sym);
+        if (it != m.func_index.end()) collect_callees(m, it->second, order, seen);
+      }
+  }
+}
+
+bool is_runtime_extern(const std::string& name) {
+  return name == "vprintf" || name == "__assertfail" || name == "malloc" || name == "free";
+}
+
+}  // namespace
+
+bool is_cut_instruction(const Instr& in) {
+  const std::string& op = in.op;
+  if (op == "bar" || op == "barrier") {
+    for (auto& m : in.mods)
+      if (m == "warp") return true;  // bar.warp.sync
+    return true;
+  }
+  return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask" || op == "elect";
+}
+
+std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std::string& prefix,
+                                           llvm::LLVMContext& ctx, KernelLayout* layout) {
+  const Function& kf = m.funcs[static_cast<size_t>(entry)];
+  auto mod = std::make_unique<llvm::Module>(prefix, ctx);
+  std::vector<int> order;
+  std::set<int> seen;
+  collect_callees(m, entry, order, seen);
+
+  // Shared layout: the module's static .shared variables, then each
+  // function's own, in order; dynamic (unsized extern) ones are not laid out.
+  std::map<std::string, uint32_t> shared;
+  uint64_t off = 0;
+  auto place = [&](const std::string& key, const VarDecl& v) {
+    if (v.unsized || v.is_extern) return;
+    const uint64_t a = v.align ? v.align : 1;
+    off = (off + a - 1) / a * a;
+    shared[key] = static_cast<uint32_t>(off);
+    off += v.size;
+  };
+  for (const VarDecl& v : m.vars)
+    if (v.space == Space::kShared) place(v.name, v);
+  for (int fi : order)
+    for (const VarDecl& v : m.funcs[static_cast<size_t>(fi)].vars)
+      if (v.space == Space::kShared) place(m.funcs[static_cast<size_t>(fi)].name + "/" + v.name, v);
+  if (off > (uint64_t{1} << 31)) throw LowerError{kf.line, 1, "static shared memory too large"};
+  layout->static_shared = static_cast<uint32_t>(off);
+
+  // Declarations first, so calls can refer to any function.
+  llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  layout->step_name = prefix + "_step";
+  layout->range_name = prefix + "_run";
+  auto* step_ty = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32}, false);
+  llvm::Function* step = llvm::Function::Create(step_ty, llvm::Function::InternalLinkage, layout->step_name, *mod);
+  step->addFnAttr(llvm::Attribute::AlwaysInline);
+  step->addParamAttr(0, llvm::Attribute::NoAlias);
+  step->addParamAttr(1, llvm::Attribute::NoAlias);
+  for (size_t k = 1; k < order.size(); ++k) {
+    const Function& f = m.funcs[static_cast<size_t>(order[k])];
+    if (f.is_entry) throw LowerError{f.line, 1, "a kernel calls the entry '" + f.name + "'"};
+    if (!f.has_body) {
+      if (is_runtime_extern(f.name)) continue;
+      throw LowerError{f.line, 1, "the function '" + f.name + "' is declared but not defined (linking is not supported)"};
+    }
+    std::vector<llvm::Type*> args = {ptr, i32};
+    for (size_t i = 0; i < f.rets.size() + f.params.size(); ++i) args.push_back(ptr);
+    auto* fty = llvm::FunctionType::get(i32, args, false);
+    llvm::Function::Create(fty, llvm::Function::InternalLinkage, prefix + "_f_" + f.name, *mod);
+  }
+  for (size_t k = 1; k < order.size(); ++k) {
+    const Function& f = m.funcs[static_cast<size_t>(order[k])];
+    if (!f.has_body) continue;
+    for (const Instr& in : f.body)
+      if (is_cut_instruction(in))
+        throw LowerError{in.line, in.col,
+                         "'" + in.op + "' inside the called function '" + f.name +
+                             "' is not supported (barriers and warp collectives must be in the kernel body)"};
+    FnLowering fl(m, f, *mod, mod->getFunction(prefix + "_f_" + f.name), *layout, shared, prefix, false);
+    fl.lower_body();
+  }
+  FnLowering kl(m, kf, *mod, step, *layout, shared, prefix, true);
+  kl.lower_body();
+
+  // The range function: steps threads [first, last) from one resume point.
+  auto* run_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                         {ptr, llvm::Type::getInt64Ty(ctx), ptr, i32, i32, i32, ptr}, false);
+  llvm::Function* run = llvm::Function::Create(run_ty, llvm::Function::ExternalLinkage, layout->range_name, *mod);
+  {
+    llvm::IRBuilder<> b(ctx);
+    auto* entry_bb = llvm::BasicBlock::Create(ctx, "entry", run);
+    auto* loop = llvm::BasicBlock::Create(ctx, "loop", run);
+    auto* done = llvm::BasicBlock::Create(ctx, "done", run);
+    b.SetInsertPoint(entry_bb);
+    Value* frames = run->getArg(0);
+    Value* stride = run->getArg(1);
+    Value* envp = run->getArg(2);
+    Value* first = run->getArg(3);
+    Value* last = run->getArg(4);
+    Value* resume = run->getArg(5);
+    Value* codes = run->getArg(6);
+    b.CreateCondBr(b.CreateICmpULT(first, last), loop, done);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* t = b.CreatePHI(i32, 2);
+    t->addIncoming(first, entry_bb);
+    auto* env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
+    b.CreateStore(t, b.CreateStructGEP(env_ty, envp, 10));
+    Value* fr = b.CreateGEP(b.getInt8Ty(), frames, b.CreateMul(b.CreateZExt(t, b.getInt64Ty()), stride));
+    Value* code = b.CreateCall(step, {fr, envp, t, resume});
+    b.CreateStore(code, b.CreateGEP(i32, codes, b.CreateZExt(t, b.getInt64Ty())));
+    Value* next = b.CreateAdd(t, b.getInt32(1));
+    t->addIncoming(next, loop);
+    b.CreateCondBr(b.CreateICmpULT(next, last), loop, done);
+    b.SetInsertPoint(done);
+    b.CreateRetVoid();
+  }
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(*mod, &os)) throw LowerError{kf.line, 1, "internal error: invalid IR for '" + kf.name + "': " + os.str().substr(0, 400)};
+  return mod;
+}
+
+FnLowering::FnLowering(const Module& m_, const Function& f_, llvm::Module& mod_, llvm::Function* fn_,
+                       KernelLayout& layout_, const std::map<std::string, uint32_t>& shared_, const std::string& prefix_,
+                       bool is_kernel_)
+    : m(m_), f(f_), mod(mod_), ctx(mod_.getContext()), fn(fn_), b(mod_.getContext()), layout(layout_),
+      shared_offsets(shared_), prefix(prefix_), is_kernel(is_kernel_) {
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
+  if (!env_ty) {
+    llvm::Type* i32 = b.getInt32Ty();
+    llvm::Type* a3 = llvm::ArrayType::get(i32, 3);
+    env_ty = llvm::StructType::create(ctx, {a3, a3, a3, i32, ptr, ptr, ptr, i32, i32, i32, i32, ptr}, "cucpu.env");
+  }
+}
+
+void FnLowering::fail(const std::string& why) const {
+  throw LowerError{cur ? cur->line : f.line, cur ? cur->col : 1, why};
+}
+
+void FnLowering::unsupported() const {
+  std::string name = cur->op;
+  for (auto& x : cur->mods) name += "." + x;
+  fail("unsupported instruction '" + name + "'");
+}
+
+llvm::Type* FnLowering::llty(Ty t) const {
+  switch (t) {
+    case Ty::kPred: return llvm::Type::getInt1Ty(ctx);
+    case Ty::kF32: return llvm::Type::getFloatTy(ctx);
+    case Ty::kF64: return llvm::Type::getDoubleTy(ctx);
+    case Ty::kNone: return llvm::Type::getInt32Ty(ctx);
+    default: return llvm::Type::getIntNTy(ctx, static_cast<unsigned>(type_bits(t)));
+  }
+}
+
+llvm::Function* FnLowering::runtime(const char* name, llvm::FunctionType* ty) {
+  llvm::Function* f2 = mod.getFunction(name);
+  if (!f2) f2 = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, name, mod);
+  return f2;
+}
+
+Value* FnLowering::intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> tys, llvm::ArrayRef<Value*> args) {
+  llvm::Function* decl = llvm::Intrinsic::getDeclaration(&mod, id, tys);
+  return b.CreateCall(decl, args);
+}
+
+Value* FnLowering::env_field(int index, llvm::Type* ty) {
+  auto* ld = b.CreateLoad(ty, b.CreateStructGEP(env_ty, env, static_cast<unsigned>(index)));
+  ld->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
+  return ld;
+}
+
+Value* FnLowering::shared_base() { return env_field(4, llvm::PointerType::get(ctx, 0)); }
+
+// Converts `v` to `to`: same-width reinterpretation, integer resizing
+// (sign-extending when `sign`), predicates to and from integers.
+static Value* convert_bits(llvm::IRBuilder<>& b, Value* v, llvm::Type* to, bool sign) {
+  llvm::Type* from = v->getType();
+  if (from == to) return v;
+  auto& ctx = b.getContext();
+  if (to->isIntegerTy(1)) {
+    if (from->isFloatingPointTy()) v = b.CreateBitCast(v, llvm::Type::getIntNTy(ctx, from->getPrimitiveSizeInBits()));
+    return b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  }
+  if (from->isFloatingPointTy()) {
+    v = b.CreateBitCast(v, llvm::Type::getIntNTy(ctx, from->getPrimitiveSizeInBits()));
+    from = v->getType();
+  }
+  const unsigned fw = from->getPrimitiveSizeInBits(), tw = to->getPrimitiveSizeInBits();
+  llvm::Type* ti = to->isFloatingPointTy() ? llvm::Type::getIntNTy(ctx, tw) : to;
+  if (fw != tw) {
+    if (fw > tw) v = b.CreateTrunc(v, ti);
+    else if (sign && fw > 1) v = b.CreateSExt(v, ti);
+    else v = b.CreateZExt(v, ti);
+  }
+  if (to->isFloatingPointTy()) v = b.CreateBitCast(v, to);
+  return v;
+}
+
+Value* FnLowering::read(const Operand& o, Ty as) {
+  llvm::Type* t = llty(as);
+  switch (o.kind) {
+    case Operand::Kind::kReg: {
+      llvm::AllocaInst* a = regs[static_cast<size_t>(o.reg)];
+      Value* v = b.CreateLoad(a->getAllocatedType(), a);
+      v = convert_bits(b, v, t, is_signed(as));
+      if (o.neg) {
+        if (!t->isIntegerTy(1)) fail("'!' applies to predicates only");
+        v = b.CreateNot(v);
+      }
+      return v;
+    }
+    case Operand::Kind::kImm:
+      if (t->isFloatingPointTy()) return llvm::ConstantFP::get(t, static_cast<double>(o.imm));
+      return llvm::ConstantInt::get(t, static_cast<uint64_t>(o.imm), true);
+    case Operand::Kind::kFloat: {
+      if (o.fwidth == 0) {
+        if (t->isFloatingPointTy()) return llvm::ConstantFP::get(t, o.fvalue);
+        if (t->getPrimitiveSizeInBits() == 32) {
+          float fv = static_cast<float>(o.fvalue);
+          uint32_t bits;
+          std::memcpy(&bits, &fv, 4);
+          return b.getInt32(bits);
+        }
+        uint64_t bits;
+        std::memcpy(&bits, &o.fvalue, 8);
+        return llvm::ConstantInt::get(t, bits);
+      }
+      if (o.fwidth == 32) {
+        const uint32_t bits = static_cast<uint32_t>(o.fbits);
+        float fv;
+        std::memcpy(&fv, &bits, 4);
+        if (t->isDoubleTy()) return llvm::ConstantFP::get(t, static_cast<double>(fv));
+        if (t->isFloatTy()) return llvm::ConstantFP::get(t, fv);
+        return llvm::ConstantInt::get(t, bits);
+      }
+      double dv;
+      std::memcpy(&dv, &o.fbits, 8);
+      if (t->isFloatTy()) return llvm::ConstantFP::get(t, static_cast<float>(dv));
+      if (t->isDoubleTy()) return llvm::ConstantFP::get(t, dv);
+      return llvm::ConstantInt::get(t, o.fbits);
+    }
+    case Operand::Kind::kSym: {
+      Space s;
+      Value* a = symbol_address(o.sym, &s);
+      return convert_bits(b, a, t, false);
+    }
+    case Operand::Kind::kSpecial: return convert_bits(b, special(o), t, false);
+    case Operand::Kind::kVec: {
+      // {a, b}: packed into one value, first element in the low bits.
+      const unsigned total = t->getPrimitiveSizeInBits();
+      const unsigned n = static_cast<unsigned>(o.elems.size());
+      if (n == 0 || total % n) fail("malformed vector operand");
+      const unsigned ew = total / n;
+      llvm::Type* it = llvm::Type::getIntNTy(ctx, total);
+      Value* acc = llvm::ConstantInt::get(it, 0);
+      for (unsigned i = 0; i < n; ++i) {
+        Value* e = read(o.elems[i], ew == 8 ? Ty::kB8 : ew == 16 ? Ty::kB16 : ew == 32 ? Ty::kB32 : Ty::kB64);
+        acc = b.CreateOr(acc, b.CreateShl(b.CreateZExt(e, it), i * ew));
+      }
+      return convert_bits(b, acc, t, false);
+    }
+    case Operand::Kind::kAddr: fail("an address where a value is expected");
+    default: fail("malformed operand");
+  }
+}
+
+void FnLowering::write(const Operand& o, Value* v, Ty as) {
+  if (o.kind == Operand::Kind::kSink) return;
+  if (o.kind == Operand::Kind::kVec) {
+    // {a, b} = v: split, first element from the low bits.
+    const unsigned total = v->getType()->getPrimitiveSizeInBits();
+    const unsigned n = static_cast<unsigned>(o.elems.size());
+    if (n == 0 || total % n) fail("malformed vector operand");
+    const unsigned ew = total / n;
+    Value* iv = convert_bits(b, v, llvm::Type::getIntNTy(ctx, total), false);
+    for (unsigned i = 0; i < n; ++i) {
+      Value* e = b.CreateTrunc(b.CreateLShr(iv, i * ew), llvm::Type::getIntNTy(ctx, ew));
+      write(o.elems[i], e, ew == 8 ? Ty::kB8 : ew == 16 ? Ty::kB16 : ew == 32 ? Ty::kB32 : Ty::kB64);
+    }
+    return;
+  }
+  if (o.kind != Operand::Kind::kReg) fail("the destination must be a register");
+  llvm::AllocaInst* a = regs[static_cast<size_t>(o.reg)];
+  b.CreateStore(convert_bits(b, v, a->getAllocatedType(), is_signed(as)), a);
+}
+
+Value* FnLowering::symbol_address(const std::string& sym, Space* space) {
+  llvm::Type* i64 = b.getInt64Ty();
+  if (auto it = entry_params.find(sym); it != entry_params.end()) {
+    *space = Space::kParam;
+    Value* p = env_field(5, llvm::PointerType::get(ctx, 0));
+    return b.CreatePtrToInt(b.CreateConstGEP1_64(b.getInt8Ty(), p, it->second), i64);
+  }
+  if (auto it = param_ptrs.find(sym); it != param_ptrs.end()) {
+    *space = Space::kParam;
+    return b.CreatePtrToInt(it->second, i64);
+  }
+  if (auto it = local_vars.find(sym); it != local_vars.end()) {
+    *space = Space::kLocal;
+    return b.CreatePtrToInt(it->second, i64);
+  }
+  if (auto it = shared_offsets.find(f.name + "/" + sym); it != shared_offsets.end()) {
+    *space = Space::kShared;
+    return b.getInt64(it->second);
+  }
+  if (auto it = m.var_index.find(sym); it != m.var_index.end()) {
+    const VarDecl& v = m.vars[static_cast<size_t>(it->second)];
+    if (v.space == Space::kShared) {
+      *space = Space::kShared;
+      if (auto so = shared_offsets.find(sym); so != shared_offsets.end()) return b.getInt64(so->second);
+      return b.CreateZExt(env_field(7, b.getInt32Ty()), i64);  // dynamic shared memory
+    }
+    *space = v.space;
+    Value* table = env_field(6, llvm::PointerType::get(ctx, 0));
+    auto* ld = b.CreateLoad(i64, b.CreateConstGEP1_64(i64, table, static_cast<uint64_t>(it->second)));
+    ld->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
+    return ld;
+  }
+  for (const VarDecl& v : f.vars)
+    if (v.name == sym && v.space == Space::kShared) {
+      *space = Space::kShared;
+      return b.CreateZExt(env_field(7, b.getInt32Ty()), i64);
+    }
+  if (llvm::Function* callee = mod.getFunction(prefix + "_f_" + sym)) {
+    *space = Space::kGeneric;
+    return b.CreatePtrToInt(callee, i64);
+  }
+  fail("unknown symbol '" + sym + "'");
+}
+
+Value* FnLowering::address(const Operand& o, Space space) {
+  if (o.kind != Operand::Kind::kAddr && o.kind != Operand::Kind::kSym && o.kind != Operand::Kind::kReg)
+    fail("expected an address");
+  llvm::Type* i64 = b.getInt64Ty();
+  Value* a;
+  Space sym_space = space;
+  if (o.kind == Operand::Kind::kReg || o.reg >= 0) {
+    Operand r;
+    r.kind = Operand::Kind::kReg;
+    r.reg = o.reg;
+    const int bits = type_bits(f.regs[static_cast<size_t>(o.reg)].ty);
+    a = read(r, bits == 32 ? Ty::kU32 : Ty::kU64);
+    if (bits == 32) a = b.CreateZExt(a, i64);
+  } else if (!o.sym.empty()) {
+    a = symbol_address(o.sym, &sym_space);
+  } else {
+    a = b.getInt64(0);
+  }
+  if (o.kind == Operand::Kind::kAddr && o.imm) a = b.CreateAdd(a, b.getInt64(static_cast<uint64_t>(o.imm)));
+  if (space == Space::kShared || (space == Space::kGeneric && sym_space == Space::kShared && !o.sym.empty()))
+    return b.CreateGEP(b.getInt8Ty(), shared_base(), a);
+  return b.CreateIntToPtr(a, llvm::PointerType::get(ctx, 0));
+}
+
+void FnLowering::emit_fault(uint32_t kind, Value* address) {
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr, b.getInt32Ty(), b.getInt64Ty()}, false);
+  llvm::Function* rt = runtime("cucpu_rt_fault", ty);
+  rt->setDoesNotReturn();
+  Value* a = address ? (address->getType()->isPointerTy() ? b.CreatePtrToInt(address, b.getInt64Ty()) : address)
+                     : b.getInt64(0);
+  b.CreateCall(rt, {env, b.getInt32(kind), a});
+  b.CreateUnreachable();
+}
+
+void FnLowering::check_alignment(Value* ptr, uint32_t bytes) {
+  if (bytes <= 1) return;
+  Value* a = b.CreatePtrToInt(ptr, b.getInt64Ty());
+  Value* bad = b.CreateICmpNE(b.CreateAnd(a, b.getInt64(bytes - 1)), b.getInt64(0));
+  auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", fn);
+  auto* ok_bb = llvm::BasicBlock::Create(ctx, "aligned", fn);
+  auto* br = b.CreateCondBr(bad, fault_bb, ok_bb);
+  br->setMetadata(llvm::LLVMContext::MD_prof, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
+  b.SetInsertPoint(fault_bb);
+  emit_fault(static_cast<uint32_t>(FaultKind::kMisalignedAddress), a);
+  b.SetInsertPoint(ok_bb);
+}
+
+Space FnLowering::space_of(const Instr& in) const {
+  for (auto& x : in.mods) {
+    if (x == "global") return Space::kGlobal;
+    if (x == "shared" || x.rfind("shared::", 0) == 0) return Space::kShared;
+    if (x == "local") return Space::kLocal;
+    if (x == "const") return Space::kConst;
+    if (x == "param") return Space::kParam;
+  }
+  return Space::kGeneric;
+}
+
+Ty FnLowering::type_suffix(const Instr& in, int nth) const {
+  int k = 0;
+  for (auto& x : in.mods) {
+    Ty t = type_from_name(x);
+    if (t != Ty::kNone && k++ == nth) return t;
+  }
+  return Ty::kNone;
+}
+
+int FnLowering::type_count(const Instr& in) const {
+  int k = 0;
+  for (auto& x : in.mods)
+    if (type_from_name(x) != Ty::kNone) ++k;
+  return k;
+}
+
+}  // namespace cucpu::ptx

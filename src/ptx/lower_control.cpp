@@ -1,0 +1,389 @@
+// Function bodies: registers, frames, labels, branches, calls, returns, and
+// the liveness that decides what a cut saves.
+#include <llvm/IR/MDBuilder.h>
+
+#include "ptx/lower.h"
+
+namespace cucpu::ptx {
+
+using llvm::Value;
+
+uint32_t layout_params(const Function& f, std::vector<ParamDesc>* out) {
+  uint64_t off = 0;
+  for (const ParamDecl& p : f.params) {
+    const uint64_t natural = p.size >= 8 ? 8 : (p.size ? p.size : 1);
+    const uint64_t a = p.align ? p.align : natural;
+    off = (off + a - 1) / a * a;
+    if (out) out->push_back({p.name, static_cast<uint32_t>(off), static_cast<uint32_t>(p.size), static_cast<uint32_t>(a)});
+    off += p.size;
+  }
+  return static_cast<uint32_t>(off);
+}
+
+namespace {
+
+// Opcodes whose first operand is a destination the instruction always writes.
+bool writes_first_operand(const std::string& op) {
+  static const char* const kOps[] = {
+      "mov", "ld", "ldu", "add", "sub", "mul", "mad", "fma", "cvt", "cvta", "setp", "selp", "and", "or",
+      "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "div", "rem", "rcp", "sqrt", "rsqrt", "ex2",
+      "lg2", "sin", "cos", "atom", "shfl", "vote", "popc", "clz", "brev", "bfe", "bfi", "prmt", "shf", "set",
+      "slct", "lop3", "cnot", "mul24", "mad24", "sad", "copysign", "testp", "tanh", "dp4a", "dp2a", "bfind",
+      "activemask", "match", "redux", "elect", "isspacep", "bmsk", "szext", "addc", "subc", "madc", "fns",
+      "ldmatrix", "mma", "wmma", "cvt.pack", "mapa", "getctarank"};
+  for (const char* o : kOps)
+    if (op == o) return true;
+  return false;
+}
+
+void collect_regs(const Operand& o, std::vector<int>& out) {
+  if (o.reg >= 0) out.push_back(o.reg);
+  if (o.pair >= 0) out.push_back(o.pair);
+  for (const Operand& e : o.elems) collect_regs(e, out);
+}
+
+bool ends_flow(const Instr& in) {
+  return in.guard < 0 && (in.op == "bra" || in.op == "ret" || in.op == "exit" || in.op == "trap" || in.op == "brx");
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut) {
+  const size_t n = f.body.size(), nr = f.regs.size(), words = (nr + 63) / 64;
+  std::vector<std::vector<int>> uses(n), defs(n), succ(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Instr& in = f.body[i];
+    if (in.guard >= 0) uses[i].push_back(in.guard);
+    for (size_t k = 0; k < in.args.size(); ++k) {
+      const Operand& o = in.args[k];
+      if (k == 0 && (o.kind == Operand::Kind::kReg || o.kind == Operand::Kind::kVec) && writes_first_operand(in.op)) {
+        if (in.guard < 0 && in.op != "mov" + std::string()) collect_regs(o, defs[i]);
+        else if (in.guard < 0) collect_regs(o, defs[i]);
+        // A guarded write may not happen: the old value stays live.
+        if (in.guard >= 0) collect_regs(o, uses[i]);
+        continue;
+      }
+      collect_regs(o, uses[i]);
+    }
+    if (!ends_flow(in) && i + 1 < n) succ[i].push_back(static_cast<int>(i + 1));
+    if (in.op == "bra" && !in.args.empty() && in.args[0].kind == Operand::Kind::kSym) {
+      auto it = f.labels.find(in.args[0].sym);
+      if (it != f.labels.end() && static_cast<size_t>(it->second) < n) succ[i].push_back(it->second);
+    }
+    if (in.op == "brx") {  // every label may be a target
+      for (auto& [name, idx] : f.labels)
+        if (static_cast<size_t>(idx) < n) succ[i].push_back(idx);
+    }
+  }
+  std::vector<uint64_t> live_in(n * words, 0);
+  std::vector<uint64_t> tmp(words);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (size_t ii = n; ii-- > 0;) {
+      std::fill(tmp.begin(), tmp.end(), 0);
+      for (int s : succ[ii])
+        for (size_t w = 0; w < words; ++w) tmp[w] |= live_in[static_cast<size_t>(s) * words + w];
+      for (int d : defs[ii]) tmp[static_cast<size_t>(d) / 64] &= ~(uint64_t{1} << (d % 64));
+      for (int u : uses[ii]) tmp[static_cast<size_t>(u) / 64] |= uint64_t{1} << (u % 64);
+      uint64_t* cur = &live_in[ii * words];
+      for (size_t w = 0; w < words; ++w)
+        if (cur[w] != tmp[w]) {
+          cur[w] = tmp[w];
+          changed = true;
+        }
+    }
+  }
+  std::vector<std::vector<int>> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_cut[i] || i + 1 >= n) continue;
+    // Live after the cut: what its successor needs, less what the cut itself writes.
+    std::vector<uint64_t> after(live_in.begin() + static_cast<long>((i + 1) * words),
+                                live_in.begin() + static_cast<long>((i + 2) * words));
+    if (f.body[i].guard < 0)
+      for (int d : defs[i]) after[static_cast<size_t>(d) / 64] &= ~(uint64_t{1} << (d % 64));
+    if (f.body[i].guard >= 0)  // the skipped path also reaches i+1; nothing more needed
+      ;
+    for (size_t r = 0; r < nr; ++r)
+      if (after[r / 64] >> (r % 64) & 1) out[i].push_back(static_cast<int>(r));
+  }
+  return out;
+}
+
+void FnLowering::lower_body() {
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  entry_block = llvm::BasicBlock::Create(ctx, "entry", fn);
+  b.SetInsertPoint(entry_block);
+  size_t arg = 0;
+  if (is_kernel) {
+    frame = fn->getArg(0);
+    env = fn->getArg(1);
+    tid = fn->getArg(2);
+    arg = 4;
+  } else {
+    env = fn->getArg(0);
+    tid = fn->getArg(1);
+    arg = 2;
+  }
+  for (const RegDecl& r : f.regs) {
+    llvm::Type* t = r.ty == Ty::kPred ? b.getInt1Ty()
+                    : r.ty == Ty::kF32 ? b.getFloatTy()
+                    : r.ty == Ty::kF64 ? b.getDoubleTy()
+                                       : static_cast<llvm::Type*>(b.getIntNTy(static_cast<unsigned>(type_bits(r.ty) * r.vec)));
+    llvm::AllocaInst* a = b.CreateAlloca(t, nullptr, r.name);
+    b.CreateStore(llvm::Constant::getNullValue(t), a);
+    regs.push_back(a);
+  }
+  // Parameters.
+  if (is_kernel) {
+    std::vector<ParamDesc> pd;
+    layout_params(f, &pd);
+    for (const ParamDesc& p : pd) entry_params[p.name] = p.offset;
+  } else {
+    auto bind = [&](const ParamDecl& p, Value* v) {
+      if (p.space == Space::kParam) {
+        param_ptrs[p.name] = v;
+        return;
+      }
+      // .reg parameter: a register, initialised from the caller's value.
+      for (size_t r = 0; r < f.regs.size(); ++r)
+        if (f.regs[r].name == p.name) b.CreateStore(b.CreateLoad(regs[r]->getAllocatedType(), v), regs[r]);
+    };
+    for (const ParamDecl& p : f.rets) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
+    for (const ParamDecl& p : f.params) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
+  }
+  // Cuts and the frame.
+  std::vector<bool> cut(f.body.size(), false);
+  if (is_kernel)
+    for (size_t i = 0; i < f.body.size(); ++i)
+      if (is_cut_instruction(f.body[i])) cut[i] = has_cuts = true;
+  uint32_t frame_off = kFrameHeader;
+  reg_slot.assign(f.regs.size(), 0);
+  if (has_cuts) {
+    live_across = cut_liveness(f, cut);
+    for (auto& set : live_across)
+      for (int r : set)
+        if (!reg_slot[static_cast<size_t>(r)]) {
+          const uint32_t sz = type_bits(f.regs[static_cast<size_t>(r)].ty) * f.regs[static_cast<size_t>(r)].vec > 64 ? 16 : 8;
+          frame_off = (frame_off + sz - 1) / sz * sz;
+          reg_slot[static_cast<size_t>(r)] = frame_off;
+          frame_off += sz;
+        }
+  } else {
+    live_across.assign(f.body.size(), {});
+  }
+  uint64_t local_total = 0;
+  for (const VarDecl& v : f.vars) {
+    if (v.space == Space::kShared) continue;
+    const uint64_t a = v.align ? v.align : 1;
+    if (v.size > (uint64_t{1} << 24)) fail("function-scope variable '" + v.name + "' is too large");
+    if (v.space == Space::kLocal) local_total = (local_total + a - 1) / a * a + v.size;
+    if (v.space == Space::kLocal && has_cuts) {
+      frame_off = static_cast<uint32_t>((frame_off + a - 1) / a * a);
+      local_vars[v.name] = b.CreateConstGEP1_64(b.getInt8Ty(), frame, frame_off);
+      frame_off += static_cast<uint32_t>(v.size);
+    } else {
+      auto* al = b.CreateAlloca(llvm::ArrayType::get(b.getInt8Ty(), v.size ? v.size : 1), nullptr, v.name);
+      al->setAlignment(llvm::Align(a < 16 ? 16 : a));
+      local_vars[v.name] = al;
+    }
+  }
+  if (is_kernel) {
+    layout.frame_bytes = has_cuts ? (frame_off + 15) / 16 * 16 : 0;
+    layout.local_bytes = static_cast<uint32_t>(local_total);
+    layout.num_regs = static_cast<int>(f.regs.size() < 255 ? f.regs.size() : 255);
+  }
+  label_blocks.assign(f.body.size() + 1, nullptr);
+  for (auto& [name, idx] : f.labels) {
+    if (static_cast<size_t>(idx) > f.body.size()) fail("label out of range");
+    if (!label_blocks[static_cast<size_t>(idx)])
+      label_blocks[static_cast<size_t>(idx)] = llvm::BasicBlock::Create(ctx, name, fn);
+  }
+  auto* start = llvm::BasicBlock::Create(ctx, "start", fn);
+  if (has_cuts) resume_switch = b.CreateSwitch(fn->getArg(3), start);
+  else b.CreateBr(start);
+  b.SetInsertPoint(start);
+
+  for (size_t i = 0; i < f.body.size(); ++i) {
+    const Instr& in = f.body[i];
+    cur = &in;
+    if (llvm::BasicBlock* lb = label_blocks[i]) {
+      if (!b.GetInsertBlock()->getTerminator()) b.CreateBr(lb);
+      b.SetInsertPoint(lb);
+    }
+    if (in.op == "bra") {
+      lower_control(in, i);
+      continue;
+    }
+    llvm::BasicBlock* cont = nullptr;
+    if (in.guard >= 0) {
+      Operand g;
+      g.kind = Operand::Kind::kReg;
+      g.reg = in.guard;
+      g.neg = in.guard_neg;
+      Value* c = read(g, Ty::kPred);
+      auto* then = llvm::BasicBlock::Create(ctx, "guarded", fn);
+      cont = llvm::BasicBlock::Create(ctx, "cont", fn);
+      b.CreateCondBr(c, then, cont);
+      b.SetInsertPoint(then);
+    }
+    const bool done = (cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) || lower_float(in) ||
+                      lower_half(in) || lower_convert(in) || lower_memory(in) || lower_atomic(in) ||
+                      lower_call(in) || lower_misc(in);
+    if (!done) unsupported();
+    if (cont) {
+      if (!b.GetInsertBlock()->getTerminator()) b.CreateBr(cont);
+      b.SetInsertPoint(cont);
+    }
+  }
+  cur = nullptr;
+  if (llvm::BasicBlock* lb = label_blocks[f.body.size()]) {
+    if (!b.GetInsertBlock()->getTerminator()) b.CreateBr(lb);
+    b.SetInsertPoint(lb);
+  }
+  if (!b.GetInsertBlock()->getTerminator()) {
+    Instr fake;
+    fake.op = "ret";
+    cur = &fake;
+    lower_control(fake, f.body.size());
+    cur = nullptr;
+  }
+  // Blocks opened after a terminator that nothing reaches.
+  for (llvm::BasicBlock& bb : *fn)
+    if (!bb.getTerminator()) {
+      b.SetInsertPoint(&bb);
+      b.CreateUnreachable();
+    }
+}
+
+bool FnLowering::lower_control(const Instr& in, size_t index) {
+  const std::string& op = in.op;
+  if (op == "bra") {
+    if (in.args.size() != 1 || in.args[0].kind != Operand::Kind::kSym) fail("bra needs a label");
+    auto it = f.labels.find(in.args[0].sym);
+    if (it == f.labels.end()) fail("unknown label '" + in.args[0].sym + "'");
+    llvm::BasicBlock* target = label_blocks[static_cast<size_t>(it->second)];
+    auto* next = llvm::BasicBlock::Create(ctx, "fall", fn);
+    if (in.guard >= 0) {
+      Operand g;
+      g.kind = Operand::Kind::kReg;
+      g.reg = in.guard;
+      g.neg = in.guard_neg;
+      b.CreateCondBr(read(g, Ty::kPred), target, next);
+    } else {
+      b.CreateBr(target);
+    }
+    b.SetInsertPoint(next);
+    return true;
+  }
+  if (op == "ret" || op == "exit") {
+    if (!is_kernel && op == "ret") {
+      // .reg return values go back through the caller's pointers.
+      for (size_t k = 0; k < f.rets.size(); ++k) {
+        const ParamDecl& p = f.rets[k];
+        if (p.space != Space::kReg) continue;
+        for (size_t r = 0; r < f.regs.size(); ++r)
+          if (f.regs[r].name == p.name)
+            b.CreateStore(b.CreateLoad(regs[r]->getAllocatedType(), regs[r]), fn->getArg(static_cast<unsigned>(2 + k)));
+      }
+    }
+    b.CreateRet(b.getInt32(!is_kernel && op == "exit" ? 1 : 0));
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "after_ret", fn));
+    return true;
+  }
+  if (op == "trap" || op == "brkpt") {
+    emit_fault(static_cast<uint32_t>(FaultKind::kTrap), nullptr);
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "after_trap", fn));
+    return true;
+  }
+  (void)index;
+  return false;
+}
+
+bool FnLowering::lower_call(const Instr& in) {
+  if (in.op != "call") return false;
+  const Operand* rets = nullptr;
+  const Operand* args = nullptr;
+  size_t k = 0;
+  if (k < in.args.size() && in.args[k].kind == Operand::Kind::kList) rets = &in.args[k++];
+  if (k >= in.args.size()) fail("call needs a target");
+  const Operand& target = in.args[k++];
+  if (k < in.args.size() && in.args[k].kind == Operand::Kind::kList) args = &in.args[k++];
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  // Each argument is passed as a pointer to its bytes.
+  auto arg_pointer = [&](const Operand& o, Ty ty) -> Value* {
+    if (o.kind == Operand::Kind::kSym) {
+      auto it = local_vars.find(o.sym);
+      if (it != local_vars.end()) return it->second;
+      auto pp = param_ptrs.find(o.sym);
+      if (pp != param_ptrs.end()) return pp->second;
+    }
+    llvm::IRBuilder<> eb(entry_block, entry_block->begin());
+    auto* tmp = eb.CreateAlloca(b.getInt64Ty(), b.getInt32(2));
+    if (o.kind != Operand::Kind::kSink) b.CreateStore(read(o, ty == Ty::kNone ? Ty::kB64 : ty), tmp);
+    return tmp;
+  };
+  if (target.kind != Operand::Kind::kSym) fail("indirect calls are not supported");
+  auto fit = m.func_index.find(target.sym);
+  if (fit == m.func_index.end()) fail("call of an undeclared function '" + target.sym + "'");
+  const Function& callee = m.funcs[static_cast<size_t>(fit->second)];
+  const size_t nargs = args ? args->elems.size() : 0, nrets = rets ? rets->elems.size() : 0;
+  if (nargs != callee.params.size() || nrets != callee.rets.size())
+    fail("call of '" + callee.name + "' with the wrong number of arguments");
+  std::vector<Value*> arg_ptrs, ret_ptrs;
+  for (size_t i = 0; i < nrets; ++i) ret_ptrs.push_back(arg_pointer(rets->elems[i], callee.rets[i].ty));
+  for (size_t i = 0; i < nargs; ++i) arg_ptrs.push_back(arg_pointer(args->elems[i], callee.params[i].ty));
+
+  if (!callee.has_body) {
+    auto load64 = [&](size_t i) { return b.CreateLoad(b.getInt64Ty(), arg_ptrs[i]); };
+    if (callee.name == "vprintf" && nargs == 2 && nrets == 1) {
+      auto* ty = llvm::FunctionType::get(b.getInt32Ty(), {ptr, ptr, ptr}, false);
+      Value* r = b.CreateCall(runtime("cucpu_rt_vprintf", ty),
+                              {env, b.CreateIntToPtr(load64(0), ptr), b.CreateIntToPtr(load64(1), ptr)});
+      b.CreateStore(r, ret_ptrs[0]);
+      return true;
+    }
+    if (callee.name == "__assertfail" && nargs == 5) {
+      auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, b.getInt32Ty(), ptr}, false);
+      llvm::Function* rt = runtime("cucpu_rt_assert", ty);
+      rt->setDoesNotReturn();
+      b.CreateCall(rt, {env, b.CreateIntToPtr(load64(0), ptr), b.CreateIntToPtr(load64(1), ptr),
+                        b.CreateLoad(b.getInt32Ty(), arg_ptrs[2]), b.CreateIntToPtr(load64(3), ptr)});
+      b.CreateUnreachable();
+      b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "after_assert", fn));
+      return true;
+    }
+    if (callee.name == "malloc" && nargs == 1 && nrets == 1) {
+      auto* ty = llvm::FunctionType::get(ptr, {b.getInt64Ty()}, false);
+      Value* r = b.CreateCall(runtime("cucpu_rt_malloc", ty), {load64(0)});
+      b.CreateStore(b.CreatePtrToInt(r, b.getInt64Ty()), ret_ptrs[0]);
+      return true;
+    }
+    if (callee.name == "free" && nargs == 1) {
+      auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr}, false);
+      b.CreateCall(runtime("cucpu_rt_free", ty), {b.CreateIntToPtr(load64(0), ptr)});
+      return true;
+    }
+    fail("call of the external function '" + callee.name + "', which cucpu does not provide");
+  }
+  llvm::Function* lf = mod.getFunction(prefix + "_f_" + callee.name);
+  std::vector<Value*> call_args = {env, tid};
+  call_args.insert(call_args.end(), ret_ptrs.begin(), ret_ptrs.end());
+  call_args.insert(call_args.end(), arg_ptrs.begin(), arg_ptrs.end());
+  Value* exited = b.CreateCall(lf, call_args);
+  // Registers passed as return slots get their values back.
+  for (size_t i = 0; i < nrets; ++i) {
+    const Operand& o = rets->elems[i];
+    if (o.kind == Operand::Kind::kReg) write(o, b.CreateLoad(llty(callee.rets[i].ty), ret_ptrs[i]), callee.rets[i].ty);
+  }
+  // `exit` inside the callee ends the thread.
+  auto* out = llvm::BasicBlock::Create(ctx, "exited", fn);
+  auto* go = llvm::BasicBlock::Create(ctx, "returned", fn);
+  b.CreateCondBr(b.CreateICmpNE(exited, b.getInt32(0)), out, go);
+  b.SetInsertPoint(out);
+  b.CreateRet(b.getInt32(is_kernel ? 0 : 1));
+  b.SetInsertPoint(go);
+  return true;
+}
+
+}  // namespace cucpu::ptx

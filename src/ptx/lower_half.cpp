@@ -1,0 +1,131 @@
+// f16, bf16 and their packed x2 forms: computed in f32 (exact for one add,
+// mul or fma result, rounded once), then rounded back.
+#include "ptx/lower.h"
+
+namespace cucpu::ptx {
+
+using llvm::Value;
+
+Value* f32_to_bf16(FnLowering& L, Value* f);
+Value* bf16_to_f32(FnLowering& L, Value* h);
+Value* f16_to_f32(FnLowering& L, Value* h);
+Value* f32_to_f16(FnLowering& L, Value* f);
+Value* saturate01(FnLowering& L, Value* v);
+Value* float_minmax(FnLowering& L, bool is_min, Value* a, Value* c, bool nan_propagates);
+Value* compare_values(FnLowering& L, const std::string& cmp, Value* a, Value* b, Ty t);
+
+bool FnLowering::lower_half(const Instr& in) {
+  const Ty t = type_suffix(in, in.op == "set" ? 1 : 0);
+  const bool bf = t == Ty::kBF16 || t == Ty::kBF16x2;
+  const bool packed = t == Ty::kF16x2 || t == Ty::kBF16x2;
+  if (t != Ty::kF16 && t != Ty::kBF16 && !packed) return false;
+  const std::string& op = in.op;
+  auto& A = in.args;
+  // Lane k (0: low half) of operand i, as f32.
+  auto lane = [&](size_t i, int k) -> Value* {
+    if (i >= A.size()) fail("missing operand");
+    Value* v = read(A[i], packed ? Ty::kB32 : Ty::kB16);
+    if (packed) v = b.CreateTrunc(b.CreateLShr(v, static_cast<uint64_t>(16 * k)), b.getInt16Ty());
+    return bf ? bf16_to_f32(*this, v) : f16_to_f32(*this, v);
+  };
+  auto narrow = [&](Value* f) { return bf ? f32_to_bf16(*this, f) : f32_to_f16(*this, f); };
+  const bool ftz = in.has("ftz");
+  auto flush = [&](Value* f) {
+    if (!ftz) return f;
+    // The half format's smallest normal.
+    Value* tiny = b.CreateFCmpOLT(intrinsic(llvm::Intrinsic::fabs, {f->getType()}, {f}),
+                                  llvm::ConstantFP::get(f->getType(), bf ? 1.17549435e-38 : 6.103515625e-05));
+    return b.CreateSelect(tiny, intrinsic(llvm::Intrinsic::copysign, {f->getType()}, {llvm::ConstantFP::get(f->getType(), 0.0), f}), f);
+  };
+  const int lanes = packed ? 2 : 1;
+  auto emit = [&](auto&& fn) {
+    Value* out = packed ? static_cast<Value*>(b.getInt32(0)) : nullptr;
+    for (int k = 0; k < lanes; ++k) {
+      Value* r = fn(k);
+      Value* h = r->getType()->isIntegerTy(16) ? r : narrow(flush(r));
+      if (ftz && !r->getType()->isIntegerTy(16)) h = narrow(flush(bf ? bf16_to_f32(*this, h) : f16_to_f32(*this, h)));
+      if (packed) out = b.CreateOr(out, b.CreateShl(b.CreateZExt(h, b.getInt32Ty()), static_cast<uint64_t>(16 * k)));
+      else out = h;
+    }
+    write(A[0], out, packed ? Ty::kB32 : Ty::kB16);
+    return true;
+  };
+  auto sat = [&](Value* f) { return in.has("sat") ? saturate01(*this, f) : f; };
+  if (op == "add" || op == "sub" || op == "mul") {
+    return emit([&](int k) {
+      Value* x = flush(lane(1, k));
+      Value* y = flush(lane(2, k));
+      Value* r = op == "add" ? b.CreateFAdd(x, y) : op == "sub" ? b.CreateFSub(x, y) : b.CreateFMul(x, y);
+      return sat(r);
+    });
+  }
+  if (op == "fma") {
+    return emit([&](int k) {
+      // In f64: the product of two halves is exact there, so the sum rounds once more only.
+      Value* x = b.CreateFPExt(flush(lane(1, k)), b.getDoubleTy());
+      Value* y = b.CreateFPExt(flush(lane(2, k)), b.getDoubleTy());
+      Value* z = b.CreateFPExt(flush(lane(3, k)), b.getDoubleTy());
+      Value* r = b.CreateFPTrunc(intrinsic(llvm::Intrinsic::fma, {b.getDoubleTy()}, {x, y, z}), b.getFloatTy());
+      if (in.has("relu")) r = float_minmax(*this, false, r, llvm::ConstantFP::get(b.getFloatTy(), 0.0), true);
+      return sat(r);
+    });
+  }
+  if (op == "neg" || op == "abs") {
+    // Sign-bit operations: exact on the bits, NaNs included.
+    Value* v = read(A[1], packed ? Ty::kB32 : Ty::kB16);
+    const uint32_t sign = packed ? 0x80008000u : 0x8000u;
+    Value* m = packed ? static_cast<Value*>(b.getInt32(sign)) : static_cast<Value*>(b.getInt16(static_cast<uint16_t>(sign)));
+    Value* r = op == "neg" ? b.CreateXor(v, m) : b.CreateAnd(v, b.CreateNot(m));
+    write(A[0], r, packed ? Ty::kB32 : Ty::kB16);
+    return true;
+  }
+  if (op == "min" || op == "max") {
+    return emit([&](int k) {
+      Value* r = float_minmax(*this, op == "min", flush(lane(1, k)), flush(lane(2, k)), in.has("NaN"));
+      if (in.has("relu")) r = float_minmax(*this, false, r, llvm::ConstantFP::get(b.getFloatTy(), 0.0), true);
+      return r;
+    });
+  }
+  if (op == "ex2" || op == "tanh") {
+    return emit([&](int k) {
+      Value* x = lane(1, k);
+      if (op == "ex2") return intrinsic(llvm::Intrinsic::exp2, {b.getFloatTy()}, {x});
+      auto* ty = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false);
+      return static_cast<Value*>(b.CreateCall(runtime("tanhf", ty), {x}));
+    });
+  }
+  if (op == "setp" || op == "set") {
+    if (in.mods.empty()) fail("malformed setp");
+    const std::string cmp = in.mods[0];
+    Value* p[2];
+    for (int k = 0; k < lanes; ++k) p[k] = compare_values(*this, cmp, flush(lane(1, k)), flush(lane(2, k)), Ty::kF32);
+    if (A.size() >= 4) {
+      Value* c = read(A[3], Ty::kPred);
+      const std::string bop = in.mods.size() > 1 ? in.mods[1] : "";
+      for (int k = 0; k < lanes; ++k)
+        p[k] = bop == "and" ? b.CreateAnd(p[k], c) : bop == "or" ? b.CreateOr(p[k], c) : b.CreateXor(p[k], c);
+    }
+    if (op == "setp") {
+      write(A[0], p[0], Ty::kPred);
+      if (A[0].pair >= 0) {
+        Operand q;
+        q.kind = Operand::Kind::kReg;
+        q.reg = A[0].pair;
+        write(q, packed ? p[1] : b.CreateNot(p[0]), Ty::kPred);
+      }
+      return true;
+    }
+    // set.cmp.dtype.f16x2: each lane 0x3c00 (1.0) / 0xffff.
+    const Ty dt = type_suffix(in, 0);
+    Value* out = b.getInt32(0);
+    for (int k = 0; k < lanes; ++k) {
+      Value* one = (dt == Ty::kF16 || dt == Ty::kF16x2) ? b.getInt32(0x3c00) : b.getInt32(0xffff);
+      out = b.CreateOr(out, b.CreateShl(b.CreateSelect(p[k], one, b.getInt32(0)), static_cast<uint64_t>(16 * k)));
+    }
+    write(A[0], out, packed ? Ty::kB32 : Ty::kB16);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace cucpu::ptx

@@ -1,0 +1,365 @@
+// Integer, bit and predicate instructions; comparisons and selection.
+#include "ptx/lower.h"
+
+namespace cucpu::ptx {
+
+using llvm::Value;
+
+namespace {
+
+Ty unsigned_of(int bits) { return bits == 8 ? Ty::kU8 : bits == 16 ? Ty::kU16 : bits == 32 ? Ty::kU32 : Ty::kU64; }
+
+}  // namespace
+
+// setp/set comparison of a and b under `cmp` for type t.
+static Value* compare(FnLowering& L, const std::string& cmp, Value* a, Value* b, Ty t) {
+  auto& B = L.b;
+  if (is_float(t)) {
+    using P = llvm::CmpInst::Predicate;
+    P p;
+    if (cmp == "eq") p = P::FCMP_OEQ;
+    else if (cmp == "ne") p = P::FCMP_ONE;
+    else if (cmp == "lt") p = P::FCMP_OLT;
+    else if (cmp == "le") p = P::FCMP_OLE;
+    else if (cmp == "gt") p = P::FCMP_OGT;
+    else if (cmp == "ge") p = P::FCMP_OGE;
+    else if (cmp == "equ") p = P::FCMP_UEQ;
+    else if (cmp == "neu") p = P::FCMP_UNE;
+    else if (cmp == "ltu") p = P::FCMP_ULT;
+    else if (cmp == "leu") p = P::FCMP_ULE;
+    else if (cmp == "gtu") p = P::FCMP_UGT;
+    else if (cmp == "geu") p = P::FCMP_UGE;
+    else if (cmp == "num") p = P::FCMP_ORD;
+    else if (cmp == "nan") p = P::FCMP_UNO;
+    else L.fail("unknown comparison '" + cmp + "'");
+    return B.CreateFCmp(p, a, b);
+  }
+  const bool s = is_signed(t);
+  if (cmp == "eq") return B.CreateICmpEQ(a, b);
+  if (cmp == "ne") return B.CreateICmpNE(a, b);
+  if (cmp == "lt") return s ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b);
+  if (cmp == "le") return s ? B.CreateICmpSLE(a, b) : B.CreateICmpULE(a, b);
+  if (cmp == "gt") return s ? B.CreateICmpSGT(a, b) : B.CreateICmpUGT(a, b);
+  if (cmp == "ge") return s ? B.CreateICmpSGE(a, b) : B.CreateICmpUGE(a, b);
+  if (cmp == "lo") return B.CreateICmpULT(a, b);
+  if (cmp == "ls") return B.CreateICmpULE(a, b);
+  if (cmp == "hi") return B.CreateICmpUGT(a, b);
+  if (cmp == "hs") return B.CreateICmpUGE(a, b);
+  L.fail("unknown comparison '" + cmp + "'");
+}
+
+Value* compare_values(FnLowering& L, const std::string& cmp, Value* a, Value* b, Ty t) { return compare(L, cmp, a, b, t); }
+
+bool FnLowering::lower_int(const Instr& in) {
+  const std::string& op = in.op;
+  const Ty t = type_suffix(in);
+  auto& A = in.args;
+  auto arg = [&](size_t i, Ty as) -> Value* {
+    if (i >= A.size()) fail("missing operand");
+    return read(A[i], as);
+  };
+  if (op == "setp" || op == "set") {
+    // setp.cmp[.bool].type p[|q], a, b[, {!}c]; set.cmp[.bool].dtype.stype d, a, b[, {!}c]
+    const Ty st = op == "set" ? type_suffix(in, 1) : t;
+    if (st == Ty::kF16 || st == Ty::kF16x2 || st == Ty::kBF16 || st == Ty::kBF16x2) return false;  // lower_half
+    if (in.mods.empty() || A.size() < 3) fail("malformed " + op);
+    const std::string cmp = in.mods[0];
+    Value* a = arg(1, st);
+    Value* bb = arg(2, st);
+    if (is_float(st) && in.has("ftz") && st == Ty::kF32) {
+      auto flush = [&](Value* v) {
+        Value* tiny = b.CreateFCmpOLT(intrinsic(llvm::Intrinsic::fabs, {v->getType()}, {v}),
+                                      llvm::ConstantFP::get(v->getType(), 1.17549435e-38));
+        return b.CreateSelect(tiny, intrinsic(llvm::Intrinsic::copysign, {v->getType()}, {llvm::ConstantFP::get(v->getType(), 0.0), v}), v);
+      };
+      a = flush(a);
+      bb = flush(bb);
+    }
+    Value* p = compare(*this, cmp, a, bb, st);
+    Value* q = b.CreateNot(p);
+    if (A.size() >= 4) {
+      Value* c = arg(3, Ty::kPred);
+      std::string bop = in.mods.size() > 1 ? in.mods[1] : "";
+      auto combine = [&](Value* x) {
+        if (bop == "and") return b.CreateAnd(x, c);
+        if (bop == "or") return b.CreateOr(x, c);
+        if (bop == "xor") return b.CreateXor(x, c);
+        fail("set with a predicate operand needs .and, .or or .xor");
+      };
+      p = combine(p);
+      q = combine(q);
+    }
+    if (op == "setp") {
+      write(A[0], p, Ty::kPred);
+      if (A[0].pair >= 0) {
+        Operand qo;
+        qo.kind = Operand::Kind::kReg;
+        qo.reg = A[0].pair;
+        write(qo, q, Ty::kPred);
+      }
+    } else {
+      Value* r = t == Ty::kF32 ? b.CreateSelect(p, llvm::ConstantFP::get(b.getFloatTy(), 1.0), llvm::ConstantFP::get(b.getFloatTy(), 0.0))
+                               : b.CreateSExt(p, llty(t));
+      write(A[0], r, t);
+    }
+    return true;
+  }
+  if (op == "selp") {
+    write(A[0], b.CreateSelect(arg(3, Ty::kPred), arg(1, t), arg(2, t)), t);
+    return true;
+  }
+  if (op == "slct") {
+    const Ty ct = type_suffix(in, 1);
+    Value* c = arg(3, ct);
+    Value* ge = ct == Ty::kF32 ? b.CreateFCmpOGE(c, llvm::ConstantFP::get(b.getFloatTy(), 0.0)) : b.CreateICmpSGE(c, b.getInt32(0));
+    if (ct == Ty::kF32 && in.has("ftz")) {}
+    write(A[0], b.CreateSelect(ge, arg(1, t), arg(2, t)), t);
+    return true;
+  }
+  if (is_float(t) || t == Ty::kF16x2 || t == Ty::kBF16x2) return false;
+  const int bits = type_bits(t);
+  if (op == "add" || op == "sub" || op == "addc" || op == "subc") {
+    if (t == Ty::kS16x2 || t == Ty::kU16x2) {
+      Value* a = b.CreateBitCast(arg(1, Ty::kB32), llvm::FixedVectorType::get(b.getInt16Ty(), 2));
+      Value* c = b.CreateBitCast(arg(2, Ty::kB32), llvm::FixedVectorType::get(b.getInt16Ty(), 2));
+      Value* r = op == "add" ? b.CreateAdd(a, c) : b.CreateSub(a, c);
+      write(A[0], b.CreateBitCast(r, b.getInt32Ty()), Ty::kB32);
+      return true;
+    }
+    Value* a = arg(1, t);
+    Value* c = arg(2, t);
+    const bool is_add = op[0] == 'a';
+    if (in.has("sat")) {
+      write(A[0], intrinsic(is_add ? llvm::Intrinsic::sadd_sat : llvm::Intrinsic::ssub_sat, {a->getType()}, {a, c}), t);
+      return true;
+    }
+    const bool with_carry_in = op == "addc" || op == "subc";
+    const bool carry_out = in.has("cc");
+    if (!with_carry_in && !carry_out) {
+      write(A[0], is_add ? b.CreateAdd(a, c) : b.CreateSub(a, c), t);
+      return true;
+    }
+    // The condition-code carry lives in a hidden i1 slot.
+    static const char* kCarry = "cucpu.carry";
+    llvm::AllocaInst* cc = nullptr;
+    for (auto& I : *entry_block)
+      if (auto* al = llvm::dyn_cast<llvm::AllocaInst>(&I))
+        if (al->getName() == kCarry) cc = al;
+    if (!cc) {
+      llvm::IRBuilder<> eb(entry_block, entry_block->begin());
+      cc = eb.CreateAlloca(b.getInt1Ty(), nullptr, kCarry);
+      eb.CreateStore(b.getFalse(), cc);
+    }
+    llvm::Type* wt = b.getIntNTy(static_cast<unsigned>(bits * 2));
+    Value* wa = b.CreateZExt(a, wt);
+    Value* wc = b.CreateZExt(c, wt);
+    Value* w = is_add ? b.CreateAdd(wa, wc) : b.CreateSub(wa, wc);
+    if (with_carry_in) {
+      Value* cin = b.CreateZExt(b.CreateLoad(b.getInt1Ty(), cc), wt);
+      w = is_add ? b.CreateAdd(w, cin) : b.CreateSub(w, cin);
+    }
+    write(A[0], b.CreateTrunc(w, a->getType()), t);
+    if (carry_out) b.CreateStore(b.CreateTrunc(b.CreateLShr(w, static_cast<uint64_t>(bits)), b.getInt1Ty()), cc);
+    return true;
+  }
+  if (op == "mul" || op == "mad" || op == "mul24" || op == "mad24" || op == "madc") {
+    const bool wide = in.has("wide"), hi = in.has("hi");
+    const bool s = is_signed(t);
+    Value* a = arg(1, t);
+    Value* c = arg(2, t);
+    const bool is_mad = op == "mad" || op == "mad24" || op == "madc";
+    if (op == "mul24" || op == "mad24") {
+      // 24-bit operands: hi takes bits 16..47 of the 48-bit product.
+      llvm::Type* i64 = b.getInt64Ty();
+      Value* a24 = s ? b.CreateAShr(b.CreateShl(b.CreateSExt(a, i64), 40), 40) : b.CreateAnd(b.CreateZExt(a, i64), 0xffffff);
+      Value* c24 = s ? b.CreateAShr(b.CreateShl(b.CreateSExt(c, i64), 40), 40) : b.CreateAnd(b.CreateZExt(c, i64), 0xffffff);
+      Value* p = b.CreateMul(a24, c24);
+      Value* r = b.CreateTrunc(hi ? b.CreateLShr(p, 16) : p, b.getInt32Ty());
+      if (is_mad) r = b.CreateAdd(r, arg(3, t));
+      write(A[0], r, t);
+      return true;
+    }
+    if (wide) {
+      llvm::Type* wt = b.getIntNTy(static_cast<unsigned>(bits * 2));
+      Value* p = b.CreateMul(s ? b.CreateSExt(a, wt) : b.CreateZExt(a, wt), s ? b.CreateSExt(c, wt) : b.CreateZExt(c, wt));
+      if (is_mad) p = b.CreateAdd(p, read(A[3], bits == 32 ? (s ? Ty::kS64 : Ty::kU64) : (s ? Ty::kS32 : Ty::kU32)));
+      write(A[0], p, bits == 32 ? Ty::kB64 : Ty::kB32);
+      return true;
+    }
+    if (hi) {
+      llvm::Type* wt = b.getIntNTy(static_cast<unsigned>(bits * 2));
+      Value* p = b.CreateMul(s ? b.CreateSExt(a, wt) : b.CreateZExt(a, wt), s ? b.CreateSExt(c, wt) : b.CreateZExt(c, wt));
+      Value* h = b.CreateTrunc(b.CreateLShr(p, static_cast<uint64_t>(bits)), a->getType());
+      if (is_mad) {
+        Value* d = arg(3, t);
+        h = in.has("sat") ? intrinsic(llvm::Intrinsic::sadd_sat, {h->getType()}, {h, d}) : b.CreateAdd(h, d);
+      }
+      write(A[0], h, t);
+      return true;
+    }
+    Value* p = b.CreateMul(a, c);
+    if (is_mad) p = b.CreateAdd(p, arg(3, t));
+    write(A[0], p, t);
+    return true;
+  }
+  if (op == "sad") {
+    Value* a = arg(1, t);
+    Value* c = arg(2, t);
+    Value* gt = is_signed(t) ? b.CreateICmpSGT(a, c) : b.CreateICmpUGT(a, c);
+    Value* d = b.CreateSelect(gt, b.CreateSub(a, c), b.CreateSub(c, a));
+    write(A[0], b.CreateAdd(d, arg(3, t)), t);
+    return true;
+  }
+  if (op == "div" || op == "rem") {
+    Value* a = arg(1, t);
+    Value* c = arg(2, t);
+    Value* zero = llvm::ConstantInt::get(a->getType(), 0);
+    Value* is0 = b.CreateICmpEQ(c, zero);
+    // Division by zero and INT_MIN / -1 do not trap on the GPU; LLVM must not see them.
+    Value* safe_c = b.CreateSelect(is0, llvm::ConstantInt::get(a->getType(), 1), c);
+    Value* r;
+    if (is_signed(t)) {
+      Value* ovf = b.CreateAnd(b.CreateICmpEQ(a, llvm::ConstantInt::get(a->getType(), llvm::APInt::getSignedMinValue(static_cast<unsigned>(bits)))),
+                               b.CreateICmpEQ(c, llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(-1), true)));
+      safe_c = b.CreateSelect(ovf, llvm::ConstantInt::get(a->getType(), 1), safe_c);
+      r = op == "div" ? b.CreateSDiv(a, safe_c) : b.CreateSRem(a, safe_c);
+      if (op == "rem") r = b.CreateSelect(ovf, zero, r);
+    } else {
+      r = op == "div" ? b.CreateUDiv(a, safe_c) : b.CreateURem(a, safe_c);
+    }
+    r = b.CreateSelect(is0, op == "div" ? llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(-1), true) : a, r);
+    write(A[0], r, t);
+    return true;
+  }
+  if (op == "abs" || op == "neg") {
+    Value* a = arg(1, t);
+    Value* r = op == "neg" ? b.CreateNeg(a) : intrinsic(llvm::Intrinsic::abs, {a->getType()}, {a, b.getFalse()});
+    write(A[0], r, t);
+    return true;
+  }
+  if (op == "min" || op == "max") {
+    if (t == Ty::kS16x2 || t == Ty::kU16x2) {
+      auto* vt = llvm::FixedVectorType::get(b.getInt16Ty(), 2);
+      Value* a = b.CreateBitCast(arg(1, Ty::kB32), vt);
+      Value* c = b.CreateBitCast(arg(2, Ty::kB32), vt);
+      const bool s = t == Ty::kS16x2;
+      auto id = op == "min" ? (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin) : (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+      Value* r = intrinsic(id, {vt}, {a, c});
+      if (in.has("relu")) r = intrinsic(llvm::Intrinsic::smax, {vt}, {r, llvm::Constant::getNullValue(vt)});
+      write(A[0], b.CreateBitCast(r, b.getInt32Ty()), Ty::kB32);
+      return true;
+    }
+    Value* a = arg(1, t);
+    Value* c = arg(2, t);
+    const bool s = is_signed(t);
+    auto id = op == "min" ? (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin) : (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+    Value* r = intrinsic(id, {a->getType()}, {a, c});
+    if (in.has("relu")) r = intrinsic(llvm::Intrinsic::smax, {a->getType()}, {r, llvm::ConstantInt::get(a->getType(), 0)});
+    write(A[0], r, t);
+    return true;
+  }
+  if (op == "and" || op == "or" || op == "xor") {
+    Value* a = arg(1, t);
+    Value* c = arg(2, t);
+    Value* r = op == "and" ? b.CreateAnd(a, c) : op == "or" ? b.CreateOr(a, c) : b.CreateXor(a, c);
+    write(A[0], r, t);
+    return true;
+  }
+  if (op == "not") {
+    write(A[0], b.CreateNot(arg(1, t)), t);
+    return true;
+  }
+  if (op == "cnot") {
+    Value* a = arg(1, t);
+    write(A[0], b.CreateZExt(b.CreateICmpEQ(a, llvm::ConstantInt::get(a->getType(), 0)), a->getType()), t);
+    return true;
+  }
+  if (op == "shl" || op == "shr") {
+    Value* a = arg(1, t);
+    Value* n = b.CreateZExtOrTrunc(arg(2, Ty::kU32), a->getType());
+    Value* w = llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(bits));
+    Value* big = b.CreateICmpUGE(n, w);
+    Value* sn = b.CreateSelect(big, llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(bits - 1)), n);
+    Value* r;
+    if (op == "shl") r = b.CreateSelect(big, llvm::ConstantInt::get(a->getType(), 0), b.CreateShl(a, sn));
+    else if (is_signed(t)) r = b.CreateAShr(a, sn);
+    else r = b.CreateSelect(big, llvm::ConstantInt::get(a->getType(), 0), b.CreateLShr(a, sn));
+    write(A[0], r, t);
+    return true;
+  }
+  if (op == "popc" || op == "clz") {
+    Value* a = arg(1, t);
+    Value* r = op == "popc" ? intrinsic(llvm::Intrinsic::ctpop, {a->getType()}, {a})
+                            : intrinsic(llvm::Intrinsic::ctlz, {a->getType()}, {a, b.getFalse()});
+    write(A[0], b.CreateZExtOrTrunc(r, b.getInt32Ty()), Ty::kU32);
+    return true;
+  }
+  if (op == "brev") {
+    Value* a = arg(1, t);
+    write(A[0], intrinsic(llvm::Intrinsic::bitreverse, {a->getType()}, {a}), t);
+    return true;
+  }
+  if (op == "bfind") {
+    // Position of the most significant non-sign bit; 0xffffffff when none.
+    Value* a = arg(1, t);
+    Value* x = is_signed(t) ? b.CreateSelect(b.CreateICmpSLT(a, llvm::ConstantInt::get(a->getType(), 0)), b.CreateNot(a), a) : a;
+    Value* lz = b.CreateZExtOrTrunc(intrinsic(llvm::Intrinsic::ctlz, {a->getType()}, {x, b.getFalse()}), b.getInt32Ty());
+    Value* pos = b.CreateSub(b.getInt32(static_cast<uint32_t>(bits - 1)), lz);
+    if (in.has("shiftamt")) pos = b.CreateSub(b.getInt32(static_cast<uint32_t>(bits - 1)), pos);
+    Value* none = b.CreateICmpEQ(x, llvm::ConstantInt::get(a->getType(), 0));
+    write(A[0], b.CreateSelect(none, b.getInt32(0xffffffffu), pos), Ty::kU32);
+    return true;
+  }
+  if (op == "bfe") {
+    // d = a[pos, pos+len) (sign-extended for .s types); pos and len are bytes 0 of b and c.
+    Value* a = arg(1, t);
+    llvm::Type* at = a->getType();
+    Value* pos = b.CreateZExt(b.CreateAnd(arg(2, Ty::kU32), 0xff), at);
+    Value* len = b.CreateZExt(b.CreateAnd(arg(3, Ty::kU32), 0xff), at);
+    Value* W = llvm::ConstantInt::get(at, static_cast<uint64_t>(bits));
+    Value* shifted = b.CreateSelect(b.CreateICmpUGE(pos, W), is_signed(t) ? b.CreateAShr(a, static_cast<uint64_t>(bits - 1)) : llvm::ConstantInt::get(at, 0),
+                                    is_signed(t) ? b.CreateAShr(a, b.CreateSelect(b.CreateICmpUGE(pos, W), llvm::ConstantInt::get(at, 0), pos))
+                                                 : b.CreateLShr(a, b.CreateSelect(b.CreateICmpUGE(pos, W), llvm::ConstantInt::get(at, 0), pos)));
+    Value* lenc = b.CreateSelect(b.CreateICmpUGT(len, W), W, len);
+    Value* r;
+    if (is_signed(t)) {
+      // Sign bit: bit min(pos+len-1, W-1) of a.
+      Value* keep = b.CreateSub(W, lenc);
+      Value* safe_keep = b.CreateSelect(b.CreateICmpUGE(keep, W), llvm::ConstantInt::get(at, 0), keep);
+      r = b.CreateAShr(b.CreateShl(shifted, safe_keep), safe_keep);
+      Value* sbitpos = b.CreateAdd(pos, b.CreateSub(lenc, llvm::ConstantInt::get(at, 1)));
+      sbitpos = b.CreateSelect(b.CreateICmpUGE(sbitpos, W), b.CreateSub(W, llvm::ConstantInt::get(at, 1)), sbitpos);
+      Value* sbit = b.CreateAnd(b.CreateLShr(a, sbitpos), llvm::ConstantInt::get(at, 1));
+      Value* fill = b.CreateNeg(sbit);
+      r = b.CreateSelect(b.CreateICmpUGE(pos, W), fill, r);
+      r = b.CreateSelect(b.CreateICmpEQ(lenc, llvm::ConstantInt::get(at, 0)), llvm::ConstantInt::get(at, 0), r);
+    } else {
+      Value* mask = b.CreateSelect(b.CreateICmpUGE(lenc, W), llvm::ConstantInt::getAllOnesValue(at),
+                                   b.CreateSub(b.CreateShl(llvm::ConstantInt::get(at, 1), b.CreateSelect(b.CreateICmpUGE(lenc, W), llvm::ConstantInt::get(at, 0), lenc)), llvm::ConstantInt::get(at, 1)));
+      r = b.CreateAnd(shifted, mask);
+    }
+    write(A[0], r, t);
+    return true;
+  }
+  if (op == "bfi") {
+    // d = a inserted into b at [pos, pos+len).
+    Value* a = arg(1, t);
+    Value* base = arg(2, t);
+    llvm::Type* at = a->getType();
+    Value* pos = b.CreateZExt(b.CreateAnd(arg(3, Ty::kU32), 0xff), at);
+    Value* len = b.CreateZExt(b.CreateAnd(arg(4, Ty::kU32), 0xff), at);
+    Value* W = llvm::ConstantInt::get(at, static_cast<uint64_t>(bits));
+    Value* lenc = b.CreateSelect(b.CreateICmpUGT(len, W), W, len);
+    Value* ones = b.CreateSelect(b.CreateICmpUGE(lenc, W), llvm::ConstantInt::getAllOnesValue(at),
+                                 b.CreateSub(b.CreateShl(llvm::ConstantInt::get(at, 1), b.CreateSelect(b.CreateICmpUGE(lenc, W), llvm::ConstantInt::get(at, 0), lenc)), llvm::ConstantInt::get(at, 1)));
+    Value* safe_pos = b.CreateSelect(b.CreateICmpUGE(pos, W), llvm::ConstantInt::get(at, 0), pos);
+    Value* mask = b.CreateShl(ones, safe_pos);
+    Value* r = b.CreateOr(b.CreateAnd(base, b.CreateNot(mask)), b.CreateAnd(b.CreateShl(a, safe_pos), mask));
+    write(A[0], b.CreateSelect(b.CreateICmpUGE(pos, W), base, r), t);
+    return true;
+  }
+  (void)unsigned_of;
+  return false;
+}
+
+}  // namespace cucpu::ptx

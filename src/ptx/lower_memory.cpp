@@ -1,0 +1,183 @@
+// Loads, stores, address conversion and atomics in every state space.
+//
+// Address model: global, const, local and param addresses are host
+// addresses; shared addresses are offsets into the block's arena (so they
+// fit 32-bit registers), and cvta adds or removes the arena's base.
+#include "ptx/lower.h"
+
+namespace cucpu::ptx {
+
+using llvm::Value;
+
+namespace {
+
+int vector_width(const Instr& in) {
+  for (auto& m : in.mods) {
+    if (m == "v2") return 2;
+    if (m == "v4") return 4;
+    if (m == "v8") return 8;
+  }
+  return 1;
+}
+
+llvm::AtomicOrdering ordering_of(const Instr& in, bool is_load, bool is_store) {
+  if (in.has("acquire")) return llvm::AtomicOrdering::Acquire;
+  if (in.has("release")) return llvm::AtomicOrdering::Release;
+  if (in.has("acq_rel")) return is_load ? llvm::AtomicOrdering::Acquire : is_store ? llvm::AtomicOrdering::Release
+                                                                                 : llvm::AtomicOrdering::AcquireRelease;
+  if (in.has("sc")) return llvm::AtomicOrdering::SequentiallyConsistent;
+  return llvm::AtomicOrdering::Monotonic;
+}
+
+}  // namespace
+
+bool FnLowering::lower_memory(const Instr& in) {
+  const std::string& op = in.op;
+  auto& A = in.args;
+  if (op == "ld" || op == "ldu" || op == "st") {
+    const bool load = op != "st";
+    if (A.size() < 2) fail(op + " needs two operands");
+    const Space space = space_of(in);
+    const Ty t = type_suffix(in);
+    if (t == Ty::kNone) fail(op + " needs a type");
+    const int vec = vector_width(in);
+    const uint32_t esize = static_cast<uint32_t>(type_bits(t) / 8);
+    const Operand& addr = load ? A[1] : A[0];
+    const Operand& val = load ? A[0] : A[1];
+    Value* p = address(addr, space);
+    if (space != Space::kLocal && space != Space::kParam) check_alignment(p, esize * static_cast<uint32_t>(vec));
+    const bool vol = in.has("volatile") || in.has("mmio");
+    const bool atomic = in.has("relaxed") || in.has("acquire") || in.has("release");
+    llvm::Type* et = b.getIntNTy(esize * 8);
+    if (t == Ty::kF32) et = b.getFloatTy();
+    if (t == Ty::kF64) et = b.getDoubleTy();
+    const Ty as = t == Ty::kF32 || t == Ty::kF64 ? t : (is_signed(t) ? t : (esize == 1 ? Ty::kU8 : esize == 2 ? Ty::kU16 : esize == 4 ? Ty::kU32 : esize == 8 ? Ty::kU64 : Ty::kB128));
+    auto elem_ptr = [&](int i) { return i == 0 ? p : b.CreateConstGEP1_64(b.getInt8Ty(), p, static_cast<uint64_t>(i) * esize); };
+    const llvm::Align align(vec == 1 ? esize : esize * static_cast<uint32_t>(vec) > 16 ? 16 : esize * static_cast<uint32_t>(vec));
+    const llvm::Align ealign(esize);
+    if (vec > 1 && val.kind != Operand::Kind::kVec) fail("a vector access needs a {...} operand");
+    for (int i = 0; i < vec; ++i) {
+      const Operand& o = vec > 1 ? val.elems[static_cast<size_t>(i)] : val;
+      if (load) {
+        auto* ld = b.CreateAlignedLoad(et, elem_ptr(i), i == 0 ? align : ealign, vol);
+        if (atomic && vec == 1) ld->setAtomic(ordering_of(in, true, false));
+        write(o, ld, as);
+      } else {
+        if (o.kind == Operand::Kind::kSink) continue;
+        auto* st = b.CreateAlignedStore(read(o, as == Ty::kB128 ? Ty::kB128 : as), elem_ptr(i), i == 0 ? align : ealign, vol);
+        if (atomic && vec == 1) st->setAtomic(ordering_of(in, false, true));
+      }
+    }
+    return true;
+  }
+  if (op == "cvta") {
+    // cvta.space.size d, a (window -> generic); cvta.to.space.size d, a (generic -> window).
+    const bool to = in.has("to");
+    const Space space = space_of(in);
+    const Ty t = type_suffix(in);
+    Value* a;
+    if (A[1].kind == Operand::Kind::kSym) {
+      Space s;
+      a = symbol_address(A[1].sym, &s);
+    } else {
+      a = b.CreateZExtOrTrunc(read(A[1], t == Ty::kU32 ? Ty::kU32 : Ty::kU64), b.getInt64Ty());
+    }
+    if (space == Space::kShared) {
+      Value* base = b.CreatePtrToInt(shared_base(), b.getInt64Ty());
+      a = to ? b.CreateSub(a, base) : b.CreateAdd(a, base);
+    }
+    write(A[0], a, t == Ty::kU32 ? Ty::kU32 : Ty::kU64);
+    return true;
+  }
+  if (op == "isspacep") {
+    const Space space = space_of(in);
+    Value* a = read(A[1], Ty::kU64);
+    Value* r;
+    if (space == Space::kShared) {
+      Value* base = b.CreatePtrToInt(shared_base(), b.getInt64Ty());
+      Value* size = b.CreateZExt(env_field(9, b.getInt32Ty()), b.getInt64Ty());
+      r = b.CreateICmpULT(b.CreateSub(a, base), size);
+    } else if (space == Space::kGlobal) {
+      // Anything not in the block's arena (local memory is reported as not global).
+      Value* base = b.CreatePtrToInt(shared_base(), b.getInt64Ty());
+      Value* size = b.CreateZExt(env_field(9, b.getInt32Ty()), b.getInt64Ty());
+      r = b.CreateICmpUGE(b.CreateSub(a, base), size);
+    } else {
+      r = b.getFalse();
+    }
+    write(A[0], r, Ty::kPred);
+    return true;
+  }
+  return false;
+}
+
+bool FnLowering::lower_atomic(const Instr& in) {
+  const std::string& op = in.op;
+  if (op != "atom" && op != "red") return false;
+  auto& A = in.args;
+  const bool has_dest = op == "atom";
+  const size_t base = has_dest ? 1 : 0;
+  if (A.size() < base + 2) fail(op + " needs an address and a value");
+  const Space space = space_of(in);
+  const Ty t = type_suffix(in);
+  if (t == Ty::kNone) fail(op + " needs a type");
+  if (in.has("v2") || in.has("v4") || in.has("v8")) unsupported();
+  std::string what;
+  static const char* const kOps[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
+  for (auto& m : in.mods)
+    for (const char* k : kOps)
+      if (m == k) what = k;
+  if (what.empty()) fail(op + " needs an operation");
+  const uint32_t bytes = static_cast<uint32_t>(type_bits(t) / 8);
+  Value* p = address(A[base], space);
+  check_alignment(p, bytes);
+  const llvm::AtomicOrdering ord = ordering_of(in, false, false);
+  const llvm::Align align(bytes);
+  auto result = [&](Value* old) {
+    if (has_dest) write(A[0], old, t);
+    return true;
+  };
+  if (what == "cas") {
+    if (A.size() < base + 3) fail("atom.cas needs a compare and a new value");
+    llvm::Type* it = b.getIntNTy(bytes * 8);
+    Value* cmp = read(A[base + 1], bytes == 16 ? Ty::kB128 : bytes == 8 ? Ty::kB64 : bytes == 2 ? Ty::kB16 : Ty::kB32);
+    Value* nv = read(A[base + 2], bytes == 16 ? Ty::kB128 : bytes == 8 ? Ty::kB64 : bytes == 2 ? Ty::kB16 : Ty::kB32);
+    auto* cx = b.CreateAtomicCmpXchg(p, b.CreateBitCast(cmp, it), b.CreateBitCast(nv, it), align,
+                                     ord == llvm::AtomicOrdering::Monotonic ? llvm::AtomicOrdering::Monotonic : llvm::AtomicOrdering::SequentiallyConsistent,
+                                     llvm::AtomicOrdering::Monotonic);
+    return result(b.CreateExtractValue(cx, 0));
+  }
+  const bool half = t == Ty::kF16 || t == Ty::kBF16 || t == Ty::kF16x2 || t == Ty::kBF16x2;
+  if (half) {
+    // No native half atomics: a compare-exchange loop computing in f32.
+    if (what != "add" && what != "min" && what != "max") unsupported();
+    llvm::Type* it = b.getIntNTy(bytes * 8);
+    Value* v = read(A[base + 1], bytes == 4 ? Ty::kB32 : Ty::kB16);
+    auto* ty = llvm::FunctionType::get(it, {llvm::PointerType::get(ctx, 0), it, b.getInt32Ty()}, false);
+    const uint32_t code = (t == Ty::kBF16 || t == Ty::kBF16x2 ? 1u : 0u) | (bytes == 4 ? 2u : 0u) |
+                          (what == "add" ? 0u : what == "min" ? 4u : 8u);
+    return result(b.CreateCall(runtime(bytes == 4 ? "cucpu_rt_atomic_half2" : "cucpu_rt_atomic_half", ty), {p, v, b.getInt32(code)}));
+  }
+  using Bin = llvm::AtomicRMWInst::BinOp;
+  Bin k;
+  const bool fl = t == Ty::kF32 || t == Ty::kF64;
+  if (what == "add") k = fl ? Bin::FAdd : Bin::Add;
+  else if (what == "min") k = fl ? Bin::FMin : is_signed(t) ? Bin::Min : Bin::UMin;
+  else if (what == "max") k = fl ? Bin::FMax : is_signed(t) ? Bin::Max : Bin::UMax;
+  else if (what == "inc") k = Bin::UIncWrap;
+  else if (what == "dec") k = Bin::UDecWrap;
+  else if (what == "and") k = Bin::And;
+  else if (what == "or") k = Bin::Or;
+  else if (what == "xor") k = Bin::Xor;
+  else k = Bin::Xchg;
+  Value* v = read(A[base + 1], t == Ty::kB128 ? Ty::kB128 : t);
+  if (bytes == 16) {
+    if (what != "exch") unsupported();
+    v = b.CreateBitCast(v, b.getInt128Ty());
+  }
+  if (what == "exch" && fl) v = b.CreateBitCast(v, b.getIntNTy(bytes * 8));
+  Value* old = b.CreateAtomicRMW(k, p, v, align, ord);
+  return result(old);
+}
+
+}  // namespace cucpu::ptx

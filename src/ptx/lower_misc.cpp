@@ -1,0 +1,280 @@
+// mov, byte and funnel permutations, lop3, dot products, masks, fences,
+// special registers, and the instructions that need no code on a CPU.
+#include "ptx/lower.h"
+
+namespace cucpu::ptx {
+
+using llvm::Value;
+
+Value* FnLowering::special(const Operand& o) {
+  llvm::Type* i32 = b.getInt32Ty();
+  auto env3 = [&](int field, int comp) {
+    auto* gep = b.CreateInBoundsGEP(env_ty, env, {b.getInt32(0), b.getInt32(static_cast<uint32_t>(field)), b.getInt32(static_cast<uint32_t>(comp))});
+    auto* ld = b.CreateLoad(i32, gep);
+    ld->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
+    return ld;
+  };
+  Value* lane = b.CreateAnd(tid, 31);
+  switch (o.sreg) {
+    case SReg::kTid: {
+      Value* nx = env3(0, 0);
+      if (o.comp == 0) return b.CreateURem(tid, nx);
+      Value* ny = env3(0, 1);
+      if (o.comp == 1) return b.CreateURem(b.CreateUDiv(tid, nx), ny);
+      return b.CreateUDiv(tid, b.CreateMul(nx, ny));
+    }
+    case SReg::kNtid: return env3(0, o.comp);
+    case SReg::kNctaid: return env3(1, o.comp);
+    case SReg::kCtaid: return env3(2, o.comp);
+    case SReg::kLaneId: return lane;
+    case SReg::kWarpId: return b.CreateLShr(tid, 5);
+    case SReg::kNWarpId: return b.getInt32(64);
+    case SReg::kSmId: return b.getInt32(0);
+    case SReg::kNSmId: return b.getInt32(1);
+    case SReg::kGridId: return b.getInt64(1);
+    case SReg::kLanemaskEq: return b.CreateShl(b.getInt32(1), lane);
+    case SReg::kLanemaskLt: return b.CreateSub(b.CreateShl(b.getInt32(1), lane), b.getInt32(1));
+    case SReg::kLanemaskLe: return b.CreateSub(b.CreateShl(b.getInt32(2), lane), b.getInt32(1));  // lane 31: 0 - 1 = all ones
+    case SReg::kLanemaskGe: return b.CreateNot(b.CreateSub(b.CreateShl(b.getInt32(1), lane), b.getInt32(1)));
+    case SReg::kLanemaskGt: return b.CreateNot(b.CreateSub(b.CreateShl(b.getInt32(2), lane), b.getInt32(1)));
+    case SReg::kClock: return b.CreateTrunc(intrinsic(llvm::Intrinsic::readcyclecounter, {}, {}), i32);
+    case SReg::kClockHi: return b.CreateTrunc(b.CreateLShr(intrinsic(llvm::Intrinsic::readcyclecounter, {}, {}), 32), i32);
+    case SReg::kClock64: return intrinsic(llvm::Intrinsic::readcyclecounter, {}, {});
+    case SReg::kGlobalTimer:
+    case SReg::kGlobalTimerLo:
+    case SReg::kGlobalTimerHi: {
+      auto* ty = llvm::FunctionType::get(b.getInt64Ty(), {}, false);
+      Value* t = b.CreateCall(runtime("cucpu_rt_globaltimer", ty), {});
+      if (o.sreg == SReg::kGlobalTimerLo) return b.CreateTrunc(t, i32);
+      if (o.sreg == SReg::kGlobalTimerHi) return b.CreateTrunc(b.CreateLShr(t, 32), i32);
+      return t;
+    }
+    case SReg::kDynamicSmemSize: return env_field(8, i32);
+    case SReg::kTotalSmemSize:
+    case SReg::kAggrSmemSize: return env_field(9, i32);
+    case SReg::kClusterId: return env3(2, o.comp);
+    case SReg::kNClusterId: return env3(1, o.comp);
+    case SReg::kClusterCtaId: return b.getInt32(0);
+    case SReg::kClusterNCtaId: return b.getInt32(1);
+    case SReg::kClusterCtaRank: return b.getInt32(0);
+    case SReg::kClusterNCtaRank: return b.getInt32(1);
+    case SReg::kIsExplicitCluster: return b.getFalse();
+    case SReg::kEnvReg:
+    case SReg::kPm: return b.getInt32(0);
+  }
+  fail("unknown special register");
+}
+
+bool FnLowering::lower_misc(const Instr& in) {
+  const std::string& op = in.op;
+  auto& A = in.args;
+  const Ty t = type_suffix(in);
+  auto arg = [&](size_t i, Ty as) -> Value* {
+    if (i >= A.size()) fail("missing operand");
+    return read(A[i], as);
+  };
+  if (op == "mov") {
+    if (A.size() != 2) fail("mov needs two operands");
+    write(A[0], read(A[1], t), t);
+    return true;
+  }
+  if (op == "prmt") {
+    // Byte permute of {b, a} (8 bytes) by the selector c.
+    Value* a = arg(1, Ty::kB32);
+    Value* bb = arg(2, Ty::kB32);
+    Value* c = arg(3, Ty::kB32);
+    llvm::Type* i64 = b.getInt64Ty();
+    Value* both = b.CreateOr(b.CreateZExt(a, i64), b.CreateShl(b.CreateZExt(bb, i64), 32));
+    std::string mode;
+    for (auto& m : in.mods)
+      if (m != "b32") mode = m;
+    Value* r = b.getInt32(0);
+    auto byte_at = [&](Value* sel) {  // sel: i32 0..7
+      return b.CreateTrunc(b.CreateLShr(both, b.CreateZExt(b.CreateMul(sel, b.getInt32(8)), i64)), b.getInt32Ty());
+    };
+    for (uint32_t i = 0; i < 4; ++i) {
+      Value* byte;
+      if (mode.empty()) {
+        Value* s = b.CreateAnd(b.CreateLShr(c, i * 4), 0xf);
+        Value* v = b.CreateAnd(byte_at(b.CreateAnd(s, 7)), 0xff);
+        // msb of the selector nibble: replicate the byte's sign bit.
+        Value* sign = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(v, 0x80), b.getInt32(0)), b.getInt32(0xff), b.getInt32(0));
+        byte = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(s, 8), b.getInt32(0)), sign, v);
+      } else {
+        Value* s2 = b.CreateAnd(c, 3);
+        static const uint8_t kF4e[4][4] = {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}};
+        static const uint8_t kB4e[4][4] = {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}};
+        static const uint8_t kRc8[4][4] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}};
+        static const uint8_t kEcl[4][4] = {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}};
+        static const uint8_t kEcr[4][4] = {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}};
+        static const uint8_t kRc16[4][4] = {{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}};
+        const uint8_t(*tab)[4] = mode == "f4e" ? kF4e : mode == "b4e" ? kB4e : mode == "rc8" ? kRc8
+                                 : mode == "ecl" ? kEcl : mode == "ecr" ? kEcr : mode == "rc16" ? kRc16 : nullptr;
+        if (!tab) fail("unknown prmt mode '" + mode + "'");
+        Value* sel = b.getInt32(tab[3][i]);
+        for (int k = 2; k >= 0; --k) sel = b.CreateSelect(b.CreateICmpEQ(s2, b.getInt32(static_cast<uint32_t>(k))), b.getInt32(tab[k][i]), sel);
+        byte = b.CreateAnd(byte_at(sel), 0xff);
+      }
+      r = b.CreateOr(r, b.CreateShl(byte, i * 8));
+    }
+    write(A[0], r, Ty::kB32);
+    return true;
+  }
+  if (op == "shf") {
+    Value* lo = arg(1, Ty::kB32);
+    Value* hi = arg(2, Ty::kB32);
+    Value* n = arg(3, Ty::kU32);
+    n = in.has("clamp") ? b.CreateSelect(b.CreateICmpUGT(n, b.getInt32(32)), b.getInt32(32), n) : b.CreateAnd(n, 31);
+    llvm::Type* i64 = b.getInt64Ty();
+    Value* both = b.CreateOr(b.CreateZExt(lo, i64), b.CreateShl(b.CreateZExt(hi, i64), 32));
+    Value* n64 = b.CreateZExt(n, i64);
+    Value* r = in.has("l") ? b.CreateTrunc(b.CreateLShr(b.CreateShl(both, n64), 32), b.getInt32Ty())
+                           : b.CreateTrunc(b.CreateLShr(both, n64), b.getInt32Ty());
+    write(A[0], r, Ty::kB32);
+    return true;
+  }
+  if (op == "lop3") {
+    Value* a = arg(1, Ty::kB32);
+    Value* bb = arg(2, Ty::kB32);
+    Value* c = arg(3, Ty::kB32);
+    if (A.size() < 5 || A[4].kind != Operand::Kind::kImm) fail("lop3 needs an immediate lookup table");
+    const uint32_t lut = static_cast<uint32_t>(A[4].imm) & 0xff;
+    Value* r = b.getInt32(0);
+    for (uint32_t k = 0; k < 8; ++k) {
+      if (!(lut >> k & 1)) continue;
+      Value* term = b.getInt32(0xffffffffu);
+      term = b.CreateAnd(term, (k & 4) ? a : b.CreateNot(a));
+      term = b.CreateAnd(term, (k & 2) ? bb : b.CreateNot(bb));
+      term = b.CreateAnd(term, (k & 1) ? c : b.CreateNot(c));
+      r = b.CreateOr(r, term);
+    }
+    write(A[0], r, Ty::kB32);
+    return true;
+  }
+  if (op == "dp4a" || op == "dp2a") {
+    const Ty at = type_suffix(in, 0), bt = type_suffix(in, 1);
+    Value* a = arg(1, Ty::kB32);
+    Value* bb = arg(2, Ty::kB32);
+    Value* acc = arg(3, at == Ty::kS32 || bt == Ty::kS32 ? Ty::kS32 : Ty::kU32);
+    auto part = [&](Value* v, uint32_t idx, uint32_t width, bool s) {
+      Value* x = b.CreateLShr(v, idx * width);
+      x = b.CreateTrunc(x, b.getIntNTy(width));
+      return s ? b.CreateSExt(x, b.getInt32Ty()) : b.CreateZExt(x, b.getInt32Ty());
+    };
+    Value* sum = acc;
+    if (op == "dp4a") {
+      for (uint32_t i = 0; i < 4; ++i)
+        sum = b.CreateAdd(sum, b.CreateMul(part(a, i, 8, at == Ty::kS32), part(bb, i, 8, bt == Ty::kS32)));
+    } else {
+      const uint32_t base = in.has("hi") ? 2 : 0;
+      for (uint32_t i = 0; i < 2; ++i)
+        sum = b.CreateAdd(sum, b.CreateMul(part(a, i, 16, at == Ty::kS32), part(bb, base + i, 8, bt == Ty::kS32)));
+    }
+    write(A[0], sum, Ty::kB32);
+    return true;
+  }
+  if (op == "bmsk") {
+    // Mask of b bits starting at a.
+    Value* a = arg(1, Ty::kU32);
+    Value* w = arg(2, Ty::kU32);
+    if (in.has("clamp")) {
+      a = b.CreateSelect(b.CreateICmpUGT(a, b.getInt32(32)), b.getInt32(32), a);
+      w = b.CreateSelect(b.CreateICmpUGT(w, b.getInt32(32)), b.getInt32(32), w);
+    } else {
+      a = b.CreateAnd(a, 31);
+      w = b.CreateAnd(w, 31);
+    }
+    llvm::Type* i64 = b.getInt64Ty();
+    Value* ones = b.CreateSub(b.CreateShl(b.getInt64(1), b.CreateZExt(w, i64)), b.getInt64(1));
+    Value* m = b.CreateShl(ones, b.CreateZExt(a, i64));
+    write(A[0], b.CreateTrunc(m, b.getInt32Ty()), Ty::kB32);
+    return true;
+  }
+  if (op == "szext") {
+    Value* a = arg(1, Ty::kB32);
+    Value* n = arg(2, Ty::kU32);
+    n = in.has("clamp") ? b.CreateSelect(b.CreateICmpUGT(n, b.getInt32(32)), b.getInt32(32), n) : b.CreateAnd(n, 31);
+    Value* sh = b.CreateSub(b.getInt32(32), n);
+    Value* safe = b.CreateSelect(b.CreateICmpUGE(sh, b.getInt32(32)), b.getInt32(0), sh);
+    Value* r = t == Ty::kS32 ? b.CreateAShr(b.CreateShl(a, safe), safe) : b.CreateLShr(b.CreateShl(a, safe), safe);
+    r = b.CreateSelect(b.CreateICmpEQ(n, b.getInt32(0)), b.getInt32(0), r);
+    write(A[0], r, Ty::kB32);
+    return true;
+  }
+  if (op == "fns") {
+    // Position of the n-th set bit of mask at or after (or before) base.
+    auto* ty = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()}, false);
+    write(A[0], b.CreateCall(runtime("cucpu_rt_fns", ty), {arg(1, Ty::kB32), arg(2, Ty::kU32), arg(3, Ty::kS32)}), Ty::kB32);
+    return true;
+  }
+  if (op == "membar" || op == "fence") {
+    const bool cta = in.has("cta");
+    if (in.has("proxy")) return true;  // proxy fences order nothing a CPU can reorder
+    b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent,
+                  cta ? ctx.getOrInsertSyncScopeID("singlethread") : llvm::SyncScope::System);
+    return true;
+  }
+  if (op == "nanosleep") {
+    auto* ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+    b.CreateCall(runtime("cucpu_rt_nanosleep", ty), {arg(0, Ty::kU32)});
+    return true;
+  }
+  if (op == "prefetch" || op == "prefetchu" || op == "pmevent" || op == "griddepcontrol" || op == "setmaxnreg" ||
+      op == "discard" || op == "applypriority" || op == "createpolicy") {
+    if (op == "createpolicy") write(A[0], b.getInt64(0), Ty::kB64);
+    return true;
+  }
+  if (op == "cp") {
+    // cp.async.{ca,cg}.shared.global [dst], [src], size[, src_size]: a plain
+    // copy done at once (commit and wait then have nothing to wait for).
+    if (in.mods.size() >= 2 && in.mods[0] == "async" &&
+        (in.mods[1] == "commit_group" || in.mods[1] == "wait_group" || in.mods[1] == "wait_all"))
+      return true;
+    if (in.mods.empty() || in.mods[0] != "async" || A.size() < 3) unsupported();
+    if (in.has("bulk") || in.has("mbarrier")) unsupported();
+    Value* dst = address(A[0], Space::kShared);
+    Value* src = address(A[1], Space::kGlobal);
+    if (A[2].kind != Operand::Kind::kImm) fail("cp.async needs an immediate size");
+    const uint32_t size = static_cast<uint32_t>(A[2].imm);
+    if (size != 4 && size != 8 && size != 16) fail("cp.async copies 4, 8 or 16 bytes");
+    check_alignment(dst, size);
+    check_alignment(src, size);
+    if (A.size() >= 4 && A[3].kind != Operand::Kind::kList) {
+      // src-size bytes come from src, the rest are zeros.
+      Value* n = b.CreateZExt(read(A[3], Ty::kU32), b.getInt64Ty());
+      n = b.CreateSelect(b.CreateICmpUGT(n, b.getInt64(size)), b.getInt64(size), n);
+      b.CreateMemSet(dst, b.getInt8(0), size, llvm::MaybeAlign(1));
+      b.CreateMemCpy(dst, llvm::MaybeAlign(1), src, llvm::MaybeAlign(1), n);
+    } else {
+      b.CreateMemCpy(dst, llvm::MaybeAlign(size), src, llvm::MaybeAlign(size), size);
+    }
+    return true;
+  }
+  if (op == "copysign") {
+    Value* a = arg(1, t);
+    Value* c = arg(2, t);
+    write(A[0], intrinsic(llvm::Intrinsic::copysign, {c->getType()}, {c, a}), t);
+    return true;
+  }
+  if (op == "testp") {
+    Value* a = arg(1, t);
+    llvm::Type* ft = a->getType();
+    Value* fa = intrinsic(llvm::Intrinsic::fabs, {ft}, {a});
+    Value* inf = llvm::ConstantFP::getInfinity(ft);
+    Value* minnorm = llvm::ConstantFP::get(ft, ft->isFloatTy() ? 1.17549435e-38 : 2.2250738585072014e-308);
+    Value* r;
+    const std::string& k = in.mods.empty() ? std::string() : in.mods[0];
+    if (k == "finite") r = b.CreateFCmpOLT(fa, inf);
+    else if (k == "infinite") r = b.CreateFCmpOEQ(fa, inf);
+    else if (k == "number") r = b.CreateFCmpORD(a, a);
+    else if (k == "notanumber") r = b.CreateFCmpUNO(a, a);
+    else if (k == "normal") r = b.CreateAnd(b.CreateFCmpOGE(fa, minnorm), b.CreateFCmpOLT(fa, inf));
+    else if (k == "subnormal") r = b.CreateAnd(b.CreateFCmpOLT(fa, minnorm), b.CreateFCmpONE(fa, llvm::ConstantFP::get(ft, 0.0)));
+    else fail("unknown testp class '" + k + "'");
+    write(A[0], r, Ty::kPred);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace cucpu::ptx

@@ -1,0 +1,183 @@
+// Cuts: barriers and warp collectives. The thread stores its operands in
+// the exchange area and returns the site id; the runner (block_runner.cpp)
+// resolves the cut for every thread that reached it, and the thread reads
+// its results back on resuming (see abi.h).
+#include "ptx/lower.h"
+
+namespace cucpu::ptx {
+
+using llvm::Value;
+
+void FnLowering::emit_cut(const CutSite& site, size_t index, Value* const in[4]) {
+  layout.sites.push_back(site);
+  const uint32_t id = static_cast<uint32_t>(layout.sites.size());
+  llvm::Type* i64 = b.getInt64Ty();
+  for (int i = 0; i < 4; ++i)
+    if (in[i]) {
+      Value* v = in[i];
+      if (v->getType()->isFloatingPointTy()) v = b.CreateBitCast(v, b.getIntNTy(v->getType()->getPrimitiveSizeInBits()));
+      v = b.CreateZExtOrTrunc(v, i64);
+      b.CreateStore(v, b.CreateConstGEP1_64(b.getInt8Ty(), frame, kExchangeIn + 8 * static_cast<uint64_t>(i)));
+    }
+  const std::vector<int>& live = live_across[index];
+  for (int r : live) {
+    llvm::AllocaInst* a = regs[static_cast<size_t>(r)];
+    b.CreateStore(b.CreateLoad(a->getAllocatedType(), a), b.CreateConstGEP1_64(b.getInt8Ty(), frame, reg_slot[static_cast<size_t>(r)]));
+  }
+  b.CreateRet(b.getInt32(id));
+  auto* resume = llvm::BasicBlock::Create(ctx, "resume" + std::to_string(id), fn);
+  resume_switch->addCase(b.getInt32(id), resume);
+  b.SetInsertPoint(resume);
+  for (int r : live) {
+    llvm::AllocaInst* a = regs[static_cast<size_t>(r)];
+    b.CreateStore(b.CreateLoad(a->getAllocatedType(), b.CreateConstGEP1_64(b.getInt8Ty(), frame, reg_slot[static_cast<size_t>(r)])), a);
+  }
+}
+
+Value* FnLowering::exchange_out(int slot, llvm::Type* ty) {
+  Value* p = b.CreateConstGEP1_64(b.getInt8Ty(), frame, kExchangeOut + 8 * static_cast<uint64_t>(slot));
+  Value* v = b.CreateLoad(b.getInt64Ty(), p);
+  if (ty->isIntegerTy(1)) return b.CreateICmpNE(v, b.getInt64(0));
+  if (ty->isFloatingPointTy()) return b.CreateBitCast(b.CreateTrunc(v, b.getIntNTy(ty->getPrimitiveSizeInBits())), ty);
+  return b.CreateZExtOrTrunc(v, ty);
+}
+
+bool FnLowering::lower_cut(const Instr& in, size_t index) {
+  const std::string& op = in.op;
+  auto& A = in.args;
+  Value* ops[4] = {nullptr, nullptr, nullptr, nullptr};
+  CutSite site;
+  site.line = in.line;
+  auto full_mask = [&]() { return static_cast<Value*>(b.getInt32(0xffffffffu)); };
+  if (op == "bar" || op == "barrier") {
+    if (in.has("warp")) {  // bar.warp.sync mask
+      site.kind = CutKind::kWarpSync;
+      ops[3] = A.empty() ? full_mask() : read(A[0], Ty::kB32);
+      emit_cut(site, index, ops);
+      return true;
+    }
+    if (in.has("cluster")) unsupported();
+    const bool red = in.has("red");
+    const bool arrive = in.has("arrive");
+    if (red) {
+      // bar.red.op.type d, a[, b], {!}c
+      site.kind = CutKind::kBarrierRed;
+      if (in.has("popc")) site.mode = kRedPopc;
+      else if (in.has("and")) site.mode = kRedAnd;
+      else if (in.has("or")) site.mode = kRedOr;
+      else fail("bar.red needs .popc, .and or .or");
+      if (A.size() < 3) fail("malformed bar.red");
+      ops[0] = read(A[1], Ty::kU32);
+      ops[1] = A.size() == 4 ? read(A[2], Ty::kU32) : b.getInt32(0);
+      ops[2] = b.CreateZExt(read(A.back(), Ty::kPred), b.getInt32Ty());
+      emit_cut(site, index, ops);
+      const Ty t = type_suffix(in);
+      write(A[0], exchange_out(0, llty(t == Ty::kPred ? Ty::kPred : Ty::kU32)), t == Ty::kPred ? Ty::kPred : Ty::kU32);
+      return true;
+    }
+    site.kind = arrive ? CutKind::kBarrierArrive : CutKind::kBarrier;
+    ops[0] = A.empty() ? b.getInt32(0) : read(A[0], Ty::kU32);
+    ops[1] = A.size() >= 2 ? read(A[1], Ty::kU32) : b.getInt32(0);
+    emit_cut(site, index, ops);
+    return true;
+  }
+  if (op == "shfl") {
+    // shfl.sync.mode.b32 d[|p], a, b, c, membermask (the old form has no mask).
+    site.kind = CutKind::kShfl;
+    if (in.has("up")) site.mode = kShflUp;
+    else if (in.has("down")) site.mode = kShflDown;
+    else if (in.has("bfly")) site.mode = kShflBfly;
+    else if (in.has("idx")) site.mode = kShflIdx;
+    else fail("shfl needs a mode");
+    if (A.size() < 4) fail("malformed shfl");
+    ops[0] = read(A[1], Ty::kB32);
+    ops[1] = read(A[2], Ty::kB32);
+    ops[2] = read(A[3], Ty::kB32);
+    ops[3] = A.size() >= 5 ? read(A[4], Ty::kB32) : full_mask();
+    emit_cut(site, index, ops);
+    write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
+    if (A[0].pair >= 0) {
+      Operand p;
+      p.kind = Operand::Kind::kReg;
+      p.reg = A[0].pair;
+      write(p, exchange_out(1, b.getInt1Ty()), Ty::kPred);
+    }
+    return true;
+  }
+  if (op == "vote") {
+    site.kind = CutKind::kVote;
+    const bool ballot = in.has("ballot");
+    if (in.has("all")) site.mode = kVoteAll;
+    else if (in.has("any")) site.mode = kVoteAny;
+    else if (in.has("uni")) site.mode = kVoteUni;
+    else if (ballot) site.mode = kVoteBallot;
+    else fail("vote needs a mode");
+    if (A.size() < 2) fail("malformed vote");
+    ops[0] = b.CreateZExt(read(A[1], Ty::kPred), b.getInt32Ty());
+    ops[3] = A.size() >= 3 ? read(A[2], Ty::kB32) : full_mask();
+    emit_cut(site, index, ops);
+    if (ballot) write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
+    else write(A[0], exchange_out(0, b.getInt1Ty()), Ty::kPred);
+    return true;
+  }
+  if (op == "match") {
+    site.kind = CutKind::kMatch;
+    site.mode = in.has("all") ? kMatchAll : kMatchAny;
+    const Ty t = type_suffix(in);
+    site.wide = t == Ty::kB64;
+    if (A.size() < 3) fail("malformed match");
+    ops[0] = read(A[1], site.wide ? Ty::kB64 : Ty::kB32);
+    ops[3] = read(A[2], Ty::kB32);
+    emit_cut(site, index, ops);
+    write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
+    if (A[0].pair >= 0) {
+      Operand p;
+      p.kind = Operand::Kind::kReg;
+      p.reg = A[0].pair;
+      write(p, exchange_out(1, b.getInt1Ty()), Ty::kPred);
+    }
+    return true;
+  }
+  if (op == "redux") {
+    site.kind = CutKind::kRedux;
+    static const char* const kNames[] = {"add", "min", "max", "and", "or", "xor"};
+    bool found = false;
+    for (uint8_t k = 0; k < 6; ++k)
+      if (in.has(kNames[k])) {
+        site.mode = k;
+        found = true;
+      }
+    if (!found) fail("redux needs an operation");
+    const Ty t = type_suffix(in);
+    if (t == Ty::kF32) unsupported();
+    site.is_signed = t == Ty::kS32;
+    if (A.size() < 3) fail("malformed redux");
+    ops[0] = read(A[1], Ty::kB32);
+    ops[3] = read(A[2], Ty::kB32);
+    emit_cut(site, index, ops);
+    write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
+    return true;
+  }
+  if (op == "activemask") {
+    site.kind = CutKind::kActiveMask;
+    emit_cut(site, index, ops);
+    write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
+    return true;
+  }
+  if (op == "elect") {
+    site.kind = CutKind::kElect;
+    ops[3] = A.size() >= 2 ? read(A[1], Ty::kB32) : full_mask();
+    emit_cut(site, index, ops);
+    write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
+    if (A[0].pair >= 0) {
+      Operand p;
+      p.kind = Operand::Kind::kReg;
+      p.reg = A[0].pair;
+      write(p, exchange_out(1, b.getInt1Ty()), Ty::kPred);
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace cucpu::ptx

@@ -1,0 +1,343 @@
+// Runtime services called by compiled kernels (abi.h): device printf,
+// assert, faults, timers, device malloc, and the arithmetic helpers that
+// LLVM has no direct form for (directed rounding, fp8, half atomics).
+#include <fenv.h>
+#include <time.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "ptx/abi.h"
+#include "ptx/block_runner.h"
+
+namespace cucpu::ptx {
+
+namespace {
+
+std::mutex g_print_mu;
+
+int fe_mode(int32_t mode) {
+  switch (mode) {
+    case 1: return FE_TOWARDZERO;
+    case 2: return FE_DOWNWARD;
+    case 3: return FE_UPWARD;
+    default: return FE_TONEAREST;
+  }
+}
+
+// Runs f with the rounding mode set, and restores round-to-nearest.
+template <class F>
+auto with_rounding(int32_t mode, F f) {
+  fesetround(fe_mode(mode));
+  auto r = f();
+  fesetround(FE_TONEAREST);
+  return r;
+}
+
+// Formats one printf argument list the way the device's printf lays it
+// out: each argument aligned to its size; floats are passed as doubles.
+std::string format(const char* fmt, const uint8_t* args) {
+  std::string out;
+  size_t off = 0;
+  auto take = [&](size_t n) {
+    off = (off + n - 1) / n * n;
+    const uint8_t* p = args + off;
+    off += n;
+    return p;
+  };
+  for (const char* c = fmt; *c;) {
+    if (*c != '%') {
+      out += *c++;
+      continue;
+    }
+    if (c[1] == '%') {
+      out += '%';
+      c += 2;
+      continue;
+    }
+    const char* start = c++;
+    while (*c && std::strchr("-+ #0", *c)) ++c;
+    while (*c && (std::isdigit(static_cast<unsigned char>(*c)) || *c == '.' || *c == '*')) ++c;
+    int longs = 0;
+    bool h = false;
+    while (*c == 'l' || *c == 'h' || *c == 'z' || *c == 'j' || *c == 't' || *c == 'L') {
+      if (*c == 'h') h = true;
+      else ++longs;
+      ++c;
+    }
+    if (!*c) break;
+    const char conv = *c++;
+    std::string spec(start, static_cast<size_t>(c - start));
+    // Rebuild the spec without length modifiers, then add the host's.
+    std::string base;
+    for (char ch : spec)
+      if (!std::strchr("lhzjtL", ch)) base += ch;
+    char buf[512];
+    int n = 0;
+    if (!args) break;
+    switch (conv) {
+      case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': case 'c': {
+        base.insert(base.size() - 1, "ll");
+        long long v;
+        if (longs) {
+          int64_t x;
+          std::memcpy(&x, take(8), 8);
+          v = x;
+        } else {
+          int32_t x;
+          std::memcpy(&x, take(4), 4);
+          v = (conv == 'd' || conv == 'i') ? x : static_cast<long long>(static_cast<uint32_t>(x));
+          if (h) v = (conv == 'd' || conv == 'i') ? static_cast<int16_t>(x) : static_cast<uint16_t>(x);
+        }
+        if (conv == 'c') n = std::snprintf(buf, sizeof buf, "%c", static_cast<int>(v));
+        else n = std::snprintf(buf, sizeof buf, base.c_str(), v);
+        break;
+      }
+      case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+        double v;
+        std::memcpy(&v, take(8), 8);
+        n = std::snprintf(buf, sizeof buf, base.c_str(), v);
+        break;
+      }
+      case 'p': {
+        uint64_t v;
+        std::memcpy(&v, take(8), 8);
+        n = std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+        break;
+      }
+      case 's': {
+        uint64_t v;
+        std::memcpy(&v, take(8), 8);
+        const char* s = reinterpret_cast<const char*>(v);
+        n = std::snprintf(buf, sizeof buf, base.c_str(), s ? s : "(null)");
+        break;
+      }
+      default:
+        n = std::snprintf(buf, sizeof buf, "%s", spec.c_str());
+        break;
+    }
+    if (n > 0) out.append(buf, static_cast<size_t>(std::min(n, static_cast<int>(sizeof buf) - 1)));
+  }
+  return out;
+}
+
+float half_to_float(uint16_t h) {
+  _Float16 x;
+  std::memcpy(&x, &h, 2);
+  return static_cast<float>(x);
+}
+uint16_t float_to_half(float f) {
+  _Float16 x = static_cast<_Float16>(f);
+  uint16_t h;
+  std::memcpy(&h, &x, 2);
+  return h;
+}
+float bf16_to_float(uint16_t h) {
+  uint32_t x = uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (std::isnan(f)) return static_cast<uint16_t>((x >> 16) | 0x40);
+  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+// fp8 (e4m3: bias 7, no infinity, max 448; e5m2: bias 15, IEEE-like),
+// round to nearest even, saturating to the largest finite (satfinite).
+uint8_t float_to_fp8(float f, int kind) {
+  const int mbits = kind == 0 ? 3 : 2, ebits = kind == 0 ? 4 : 5, bias = kind == 0 ? 7 : 15;
+  const float maxf = kind == 0 ? 448.0f : 57344.0f;
+  uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  if (std::isnan(f)) return kind == 0 ? 0x7f : 0x7f;
+  float a = std::fabs(f);
+  if (a >= maxf) return sign | (kind == 0 ? 0x7e : 0x7b);
+  if (a == 0) return sign;
+  int e;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  int exp = e - 1 + bias;
+  float scale;
+  if (exp <= 0) {  // subnormal
+    scale = std::ldexp(1.0f, 1 - bias - mbits);
+    exp = 0;
+  } else {
+    scale = std::ldexp(1.0f, e - 1 - mbits);
+  }
+  float q = std::nearbyint(a / scale);  // nearest even (default rounding)
+  uint32_t mant = static_cast<uint32_t>(q);
+  if (exp == 0) {
+    if (mant >= (1u << mbits)) {
+      exp = 1;
+      mant -= 1u << mbits;
+    }
+  } else {
+    mant -= 1u << mbits;
+    if (mant >= (1u << mbits)) {
+      mant = 0;
+      ++exp;
+    }
+  }
+  if (exp >= (1 << ebits) - (kind == 0 ? 0 : 1) && kind == 1) return sign | 0x7b;
+  uint8_t r = static_cast<uint8_t>(sign | (exp << mbits) | mant);
+  if (kind == 0 && (r & 0x7f) == 0x7f) r = sign | 0x7e;
+  return r;
+}
+
+float fp8_to_float(uint8_t v, int kind) {
+  const int mbits = kind == 0 ? 3 : 2, bias = kind == 0 ? 7 : 15;
+  const bool neg = v & 0x80;
+  const int exp = (v & 0x7f) >> mbits, mant = v & ((1 << mbits) - 1);
+  float r;
+  if (kind == 0 && (v & 0x7f) == 0x7f) return std::nanf("");
+  if (kind == 1 && exp == 31) return mant ? std::nanf("") : (neg ? -INFINITY : INFINITY);
+  if (exp == 0) r = std::ldexp(static_cast<float>(mant), 1 - bias - mbits);
+  else r = std::ldexp(static_cast<float>(mant + (1 << mbits)), exp - bias - mbits);
+  return neg ? -r : r;
+}
+
+}  // namespace
+
+}  // namespace cucpu::ptx
+
+using namespace cucpu::ptx;
+
+extern "C" {
+
+void cucpu_rt_fault(BlockEnv* env, uint32_t kind, uint64_t address) {
+  (void)env;
+  raise_fault(static_cast<FaultKind>(kind), address, std::string());
+}
+
+void cucpu_rt_assert(BlockEnv* env, const char* message, const char* file, uint32_t line, const char* function) {
+  Dim3 b, t;
+  current_indices(env, &b, &t);
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.",
+                file ? file : "?", line, function ? function : "?", b.x, b.y, b.z, t.x, t.y, t.z,
+                message ? message : "?");
+  {
+    std::lock_guard<std::mutex> g(g_print_mu);
+    std::fprintf(stderr, "%s\n", buf);
+    std::fflush(stderr);
+  }
+  raise_fault(cucpu::ptx::FaultKind::kAssert, 0, buf);
+}
+
+int32_t cucpu_rt_vprintf(BlockEnv*, const char* fmt, const uint8_t* args) {
+  if (!fmt) return -1;
+  std::string s = format(fmt, args);
+  std::lock_guard<std::mutex> g(g_print_mu);
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+  return static_cast<int32_t>(s.size());
+}
+
+uint64_t cucpu_rt_globaltimer() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void cucpu_rt_nanosleep(uint32_t ns) {
+  // Bounded as on the GPU (at most about a millisecond).
+  timespec ts{0, static_cast<long>(std::min<uint32_t>(ns, 1000000))};
+  nanosleep(&ts, nullptr);
+}
+
+void* cucpu_rt_malloc(uint64_t size) { return std::malloc(size ? size : 1); }
+void cucpu_rt_free(void* p) { std::free(p); }
+
+float cucpu_rt_add_f32(float a, float b, int32_t m) { return with_rounding(m, [&] { volatile float x = a, y = b; return x + y; }); }
+float cucpu_rt_sub_f32(float a, float b, int32_t m) { return with_rounding(m, [&] { volatile float x = a, y = b; return x - y; }); }
+float cucpu_rt_mul_f32(float a, float b, int32_t m) { return with_rounding(m, [&] { volatile float x = a, y = b; return x * y; }); }
+float cucpu_rt_div_f32(float a, float b, int32_t m) { return with_rounding(m, [&] { volatile float x = a, y = b; return x / y; }); }
+float cucpu_rt_fma_f32(float a, float b, float c, int32_t m) { return with_rounding(m, [&] { volatile float x = a; return std::fma(x, b, c); }); }
+float cucpu_rt_sqrt_f32(float a, int32_t m) { return with_rounding(m, [&] { volatile float x = a; return std::sqrt(x); }); }
+double cucpu_rt_add_f64(double a, double b, int32_t m) { return with_rounding(m, [&] { volatile double x = a, y = b; return x + y; }); }
+double cucpu_rt_sub_f64(double a, double b, int32_t m) { return with_rounding(m, [&] { volatile double x = a, y = b; return x - y; }); }
+double cucpu_rt_mul_f64(double a, double b, int32_t m) { return with_rounding(m, [&] { volatile double x = a, y = b; return x * y; }); }
+double cucpu_rt_div_f64(double a, double b, int32_t m) { return with_rounding(m, [&] { volatile double x = a, y = b; return x / y; }); }
+double cucpu_rt_fma_f64(double a, double b, double c, int32_t m) { return with_rounding(m, [&] { volatile double x = a; return std::fma(x, b, c); }); }
+double cucpu_rt_sqrt_f64(double a, int32_t m) { return with_rounding(m, [&] { volatile double x = a; return std::sqrt(x); }); }
+
+float cucpu_rt_i2f_f32(int64_t v, int32_t is_signed, int32_t m) {
+  return with_rounding(m, [&] {
+    volatile int64_t x = v;
+    return is_signed ? static_cast<float>(x) : static_cast<float>(static_cast<uint64_t>(x));
+  });
+}
+double cucpu_rt_i2f_f64(int64_t v, int32_t is_signed, int32_t m) {
+  return with_rounding(m, [&] {
+    volatile int64_t x = v;
+    return is_signed ? static_cast<double>(x) : static_cast<double>(static_cast<uint64_t>(x));
+  });
+}
+float cucpu_rt_d2f(double d, int32_t m) { return with_rounding(m, [&] { volatile double x = d; return static_cast<float>(x); }); }
+
+uint16_t cucpu_rt_d2h(double d) {
+  // Round to odd into f32, then to nearest into f16: one correct rounding.
+  float f = static_cast<float>(d);
+  if (std::isfinite(f) && static_cast<double>(f) != d) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) bits -= 1;  // truncate toward zero
+    bits |= 1;
+    std::memcpy(&f, &bits, 4);
+  }
+  return float_to_half(f);
+}
+
+uint16_t cucpu_rt_f32x2_to_fp8x2(float hi, float lo, int32_t kind) {
+  return static_cast<uint16_t>(float_to_fp8(hi, kind) << 8 | float_to_fp8(lo, kind));
+}
+uint32_t cucpu_rt_fp8x2_to_f16x2(uint16_t v, int32_t kind) {
+  const uint16_t lo = float_to_half(fp8_to_float(static_cast<uint8_t>(v & 0xff), kind));
+  const uint16_t hi = float_to_half(fp8_to_float(static_cast<uint8_t>(v >> 8), kind));
+  return uint32_t{hi} << 16 | lo;
+}
+
+// code: bit 0 bf16, bit 1 packed x2, bits 2-3: 0 add, 1 min, 2 max.
+static uint16_t half_op(uint16_t old, uint16_t v, uint32_t code) {
+  const bool bf = code & 1;
+  const float a = bf ? bf16_to_float(old) : half_to_float(old);
+  const float b = bf ? bf16_to_float(v) : half_to_float(v);
+  const uint32_t op = code >> 2 & 3;
+  const float r = op == 0 ? a + b : op == 1 ? std::fmin(a, b) : std::fmax(a, b);
+  return bf ? float_to_bf16(r) : float_to_half(r);
+}
+uint16_t cucpu_rt_atomic_half(void* p, uint16_t v, uint32_t code) {
+  auto* a = static_cast<std::atomic<uint16_t>*>(p);
+  uint16_t old = a->load(std::memory_order_relaxed);
+  while (!a->compare_exchange_weak(old, half_op(old, v, code))) {
+  }
+  return old;
+}
+uint32_t cucpu_rt_atomic_half2(void* p, uint32_t v, uint32_t code) {
+  auto* a = static_cast<std::atomic<uint32_t>*>(p);
+  uint32_t old = a->load(std::memory_order_relaxed);
+  for (;;) {
+    const uint32_t nv = uint32_t{half_op(static_cast<uint16_t>(old >> 16), static_cast<uint16_t>(v >> 16), code)} << 16 |
+                        half_op(static_cast<uint16_t>(old), static_cast<uint16_t>(v), code);
+    if (a->compare_exchange_weak(old, nv)) return old;
+  }
+}
+
+uint32_t cucpu_rt_fns(uint32_t mask, uint32_t base, int32_t offset) {
+  // The position of the |offset|-th set bit at or after base (offset > 0),
+  // at or before it (offset < 0); offset 0: base itself if set. 0xffffffff: none.
+  if (base > 31) return 0xffffffffu;
+  if (offset == 0) return (mask >> base & 1) ? base : 0xffffffffu;
+  int32_t count = offset > 0 ? offset : -offset;
+  for (int32_t i = static_cast<int32_t>(base); i >= 0 && i < 32; i += offset > 0 ? 1 : -1)
+    if (mask >> i & 1 && --count == 0) return static_cast<uint32_t>(i);
+  return 0xffffffffu;
+}
+
+}  // extern "C"

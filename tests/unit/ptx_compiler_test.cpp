@@ -1,0 +1,283 @@
+// The kernel compiler on its own (no runtime around it): parsing, code
+// generation and execution of nvcc's PTX, faults, and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "ptx/program.h"
+
+using namespace cucpu::ptx;
+
+namespace {
+
+std::string read_file(const std::string& name) {
+  std::ifstream f(std::string(CUCPU_PTX_TEST_DIR) + "/" + name);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::shared_ptr<const Kernel> compile(const std::string& file, const char* entry) {
+  std::string log;
+  auto p = Program::parse(read_file(file), &log);
+  EXPECT_TRUE(p) << log;
+  if (!p) return nullptr;
+  auto k = p->kernel(p->find_entry(entry), &log);
+  EXPECT_TRUE(k) << log;
+  return k;
+}
+
+// Memory for a program's module variables, initialised as the runtime does.
+struct Globals {
+  explicit Globals(const Program& p) {
+    for (auto& g : p.globals()) {
+      storage.emplace_back(g.size + 16, 0);
+      std::memcpy(storage.back().data(), g.init.data(), g.init.size());
+    }
+    for (auto& s : storage) table.push_back(s.data());
+  }
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<void*> table;
+};
+
+Fault launch(const Kernel& k, Dim3 grid, Dim3 block, const void* params, void* const* globals = nullptr, uint32_t dyn = 0) {
+  LaunchConfig c;
+  c.grid = grid;
+  c.block = block;
+  c.params = params;
+  c.globals = globals;
+  c.dynamic_shared_bytes = dyn;
+  return k.run_blocks(c, 0, uint64_t{grid.x} * grid.y * grid.z);
+}
+
+}  // namespace
+
+TEST(PtxCompiler, SaxpyMatchesTheHostLoop) {
+  auto k = compile("basics.sm90.ptx", "saxpy");
+  ASSERT_TRUE(k);
+  const int n = 1000;
+  std::vector<float> x(n), y(n), ref(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = 0.25f * i;
+    y[i] = 1.0f - i;
+    ref[i] = std::fma(2.5f, x[i], y[i]);
+  }
+  struct {
+    int n;
+    float a;
+    float* x;
+    float* y;
+  } p{n, 2.5f, x.data(), y.data()};
+  ASSERT_FALSE(launch(*k, {4, 1, 1}, {256, 1, 1}, &p));
+  EXPECT_EQ(0, std::memcmp(y.data(), ref.data(), sizeof(float) * n));
+}
+
+TEST(PtxCompiler, BlockReductionWithShufflesBarriersAndAtomics) {
+  auto k = compile("basics.sm90.ptx", "reduce");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(128u, k->info().static_shared_bytes);
+  const int n = 3000;
+  std::vector<float> x(n);
+  double ref = 0;
+  for (int i = 0; i < n; ++i) ref += x[i] = static_cast<float>(i % 7);
+  float out = 0;
+  struct {
+    float* in;
+    float* out;
+    int n;
+  } p{x.data(), &out, n};
+  ASSERT_FALSE(launch(*k, {12, 1, 1}, {256, 1, 1}, &p));
+  EXPECT_EQ(ref, out);
+}
+
+TEST(PtxCompiler, LocalConstGlobalAndPrintf) {
+  std::string log;
+  auto p = Program::parse(read_file("basics.sm90.ptx"), &log);
+  ASSERT_TRUE(p) << log;
+  auto k = p->kernel(p->find_entry("loc"), &log);
+  ASSERT_TRUE(k) << log;
+  EXPECT_EQ(80u, k->info().local_bytes);
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<void*> globals;
+  for (auto& g : p->globals()) {
+    storage.emplace_back(g.size + 16, 0);
+    std::memcpy(storage.back().data(), g.init.data(), g.init.size());
+  }
+  for (auto& s : storage) globals.push_back(s.data());
+  const float c[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const int g[4] = {100, 200, 300, 400};
+  std::memcpy(globals[static_cast<size_t>(p->find_global("c"))], c, sizeof c);
+  std::memcpy(globals[static_cast<size_t>(p->find_global("g"))], g, sizeof g);
+  std::vector<int> o(64);
+  struct {
+    int* o;
+    int k;
+  } prm{o.data(), 3};
+  testing::internal::CaptureStdout();
+  ASSERT_FALSE(launch(*k, {1, 1, 1}, {20, 1, 1}, &prm, globals.data()));
+  const std::string printed = testing::internal::GetCapturedStdout();
+  for (int t = 0; t < 20; ++t) EXPECT_EQ((t & 15) * 3 + static_cast<int>(c[t & 7]) + g[3], o[t]) << t;
+  EXPECT_NE(std::string::npos, printed.find("hi 3\n"));
+}
+
+TEST(PtxCompiler, TiledSgemmWithSharedMemory) {
+  auto k = compile("features.sm90.ptx", "sgemm");
+  ASSERT_TRUE(k);
+  const int n = 64;
+  std::vector<float> a(n * n), b(n * n), c(n * n), ref(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = static_cast<float>(i % 5) - 2;
+    b[i] = static_cast<float>(i % 3);
+  }
+  for (int r = 0; r < n; ++r)
+    for (int col = 0; col < n; ++col) {
+      float acc = 0;
+      for (int j = 0; j < n; ++j) acc += a[r * n + j] * b[j * n + col];
+      ref[r * n + col] = acc;
+    }
+  struct {
+    const float* a;
+    const float* b;
+    float* c;
+    int n;
+  } p{a.data(), b.data(), c.data(), n};
+  ASSERT_FALSE(launch(*k, {4, 4, 1}, {16, 16, 1}, &p));
+  EXPECT_EQ(ref, c);
+}
+
+TEST(PtxCompiler, RecursionThroughANonInlinedFunction) {
+  auto k = compile("features.sm90.ptx", "rec");
+  ASSERT_TRUE(k);
+  std::vector<int> o(20);
+  void* p = o.data();
+  ASSERT_FALSE(launch(*k, {1, 1, 1}, {20, 1, 1}, &p));
+  int f0 = 0, f1 = 1;
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(f0, o[i]) << i;
+    const int f2 = f0 + f1;
+    f0 = f1;
+    f1 = f2;
+  }
+}
+
+TEST(PtxCompiler, DynamicSharedMemory) {
+  auto k = compile("features.sm90.ptx", "dyn");
+  ASSERT_TRUE(k);
+  std::vector<float> o(128);
+  void* p = o.data();
+  ASSERT_FALSE(launch(*k, {1, 1, 1}, {128, 1, 1}, &p, nullptr, 128 * sizeof(float)));
+  for (int t = 0; t < 128; ++t) EXPECT_EQ(127 - t, o[t]);
+}
+
+TEST(PtxCompiler, FaultsAreValuesNotCrashes) {
+  {
+    auto k = compile("faults.sm90.ptx", "wild_store");
+    void* p = reinterpret_cast<void*>(0x40);
+    Fault f = launch(*k, {2, 1, 1}, {32, 1, 1}, &p);
+    EXPECT_EQ(FaultKind::kIllegalAddress, f.kind);
+    EXPECT_EQ(0x40u, f.address);
+    EXPECT_EQ(0u, f.block.x);
+  }
+  {
+    auto k = compile("faults.sm90.ptx", "misaligned");
+    std::vector<int> buf(4);
+    void* p = buf.data();
+    EXPECT_EQ(FaultKind::kMisalignedAddress, launch(*k, {1, 1, 1}, {1, 1, 1}, &p).kind);
+  }
+  {
+    auto k = compile("faults.sm90.ptx", "trap_kernel");
+    Fault f = launch(*k, {1, 1, 1}, {32, 1, 1}, nullptr);
+    EXPECT_EQ(FaultKind::kTrap, f.kind);
+    EXPECT_EQ(3u, f.thread.x);
+  }
+  {
+    std::string log;
+    auto prog = Program::parse(read_file("faults.sm90.ptx"), &log);
+    auto k = prog->kernel(prog->find_entry("assert_kernel"), &log);
+    ASSERT_TRUE(k) << log;
+    Globals g(*prog);
+    int v = 42;
+    EXPECT_FALSE(launch(*k, {1, 1, 1}, {8, 1, 1}, &v, g.table.data()));
+    v = 1;
+    testing::internal::CaptureStderr();
+    Fault f = launch(*k, {2, 1, 1}, {8, 1, 1}, &v, g.table.data());
+    testing::internal::GetCapturedStderr();
+    EXPECT_EQ(FaultKind::kAssert, f.kind);
+    EXPECT_NE(std::string::npos, f.message.find("block: [0,0,0], thread: [0,0,0] Assertion `v == 42` failed."));
+  }
+  {
+    auto k = compile("faults.sm90.ptx", "stuck_barrier");
+    std::vector<int> o(32);
+    void* p = o.data();
+    EXPECT_EQ(FaultKind::kBarrierDeadlock, launch(*k, {1, 1, 1}, {32, 1, 1}, &p).kind);
+  }
+  {
+    auto k = compile("faults.sm90.ptx", "early_exit_barrier");
+    std::vector<int> o(32);
+    void* p = o.data();
+    EXPECT_FALSE(launch(*k, {1, 1, 1}, {32, 1, 1}, &p));
+    for (int t = 0; t < 16; ++t) EXPECT_EQ(1, o[t]);
+  }
+  // After faults, the same thread runs kernels normally.
+  auto k = compile("basics.sm90.ptx", "saxpy");
+  std::vector<float> x(64, 1), y(64, 1);
+  struct {
+    int n;
+    float a;
+    float* x;
+    float* y;
+  } p{64, 1, x.data(), y.data()};
+  EXPECT_FALSE(launch(*k, {1, 1, 1}, {64, 1, 1}, &p));
+  EXPECT_EQ(2.0f, y[63]);
+}
+
+TEST(PtxCompiler, MalformedPtxGivesLineAndColumn) {
+  std::string log;
+  EXPECT_FALSE(Program::parse("", &log));
+  EXPECT_NE(std::string::npos, log.find("line 1"));
+  EXPECT_FALSE(Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n  add.s32 %r1, %r2, 1;\n}\n", &log));
+  EXPECT_EQ("line 5, column 11: undeclared register '%r1'", log);
+  EXPECT_FALSE(Program::parse(".version 8.0\n.target sm_90\n.entry k() { .reg .b32 %r<2>;\n bra L1;\n", &log));
+  EXPECT_NE(std::string::npos, log.find("unterminated function body"));
+  // An instruction the compiler does not know names itself at compile time.
+  auto p = Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { .reg .b32 %r<3>;\n  frobnicate.b32 %r1, %r2;\n  ret;\n}\n", &log);
+  ASSERT_TRUE(p) << log;
+  EXPECT_FALSE(p->kernel(0, &log));
+  EXPECT_EQ("line 5, column 3: unsupported instruction 'frobnicate.b32' (in 'k')", log);
+}
+
+TEST(PtxCompiler, MutatedPtxNeverCrashes) {
+  // Bounded: random byte edits of real PTX, parsed and (when they parse)
+  // compiled; only the absence of crashes and hangs is asserted.
+  const std::string base = read_file("basics.sm90.ptx");
+  std::mt19937 rng(1234);
+  const char kBytes[] = "%.;,{}[]()0123456789abcxyz+-!@|_ \n\t";
+  int parsed = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string s = base;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = rng() % s.size();
+      switch (rng() % 3) {
+        case 0: s[at] = kBytes[rng() % (sizeof kBytes - 1)]; break;
+        case 1: s.erase(at, 1 + rng() % 8); break;
+        default: s.insert(at, 1, kBytes[rng() % (sizeof kBytes - 1)]); break;
+      }
+    }
+    std::string log;
+    auto p = Program::parse(s, &log);
+    if (!p) {
+      EXPECT_EQ(0u, log.find("line ")) << log;
+      continue;
+    }
+    ++parsed;
+    if (round % 10 == 0)  // compiling is slower: a sample
+      for (size_t i = 0; i < p->entries().size(); ++i) p->kernel(static_cast<int>(i), &log);
+  }
+  EXPECT_GT(parsed, 0);
+}
