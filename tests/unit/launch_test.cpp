@@ -1,0 +1,267 @@
+// Real PTX through the C API: load, launch, variables, faults, libraries,
+// the linker, capture. Builds against the library like any CUDA program.
+#include <gtest/gtest.h>
+#include <cuda.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api_context_test.h"
+
+namespace {
+
+// out[blockIdx.x * blockDim.x + tid.x] = tid.x
+const char kStoreTid[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry store_tid(.param .u64 p) {
+  .reg .b64 %rd<6>; .reg .b32 %r<5>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x; mov.u32 %r2, %ctaid.x; mov.u32 %r3, %ntid.x;
+  mad.lo.s32 %r4, %r2, %r3, %r1;
+  mul.wide.u32 %rd3, %r4, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r1;
+  ret;
+}
+)";
+
+// Reads `shared_v`, defined by another input of the link.
+const char kUsesExtern[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.extern .global .align 4 .u32 shared_v;
+.visible .entry read_v(.param .u64 p) {
+  .reg .b64 %rd<3>; .reg .b32 %r<2>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.global.u32 %r1, [shared_v];
+  st.global.u32 [%rd2], %r1;
+  ret;
+}
+)";
+const char kDefinesExtern[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .global .align 4 .u32 shared_v = 77;
+)";
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class RealPtx : public ApiContextTest {
+ protected:
+  CUmodule load(const std::string& text) {
+    CUmodule m = nullptr;
+    EXPECT_EQ(cuModuleLoadData(&m, text.c_str()), CUDA_SUCCESS);
+    return m;
+  }
+};
+
+TEST_F(RealPtx, LoadAndLaunch) {
+  CUmodule m = load(kStoreTid);
+  CUfunction f;
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "store_tid"), CUDA_SUCCESS);
+  CUdeviceptr d;
+  const unsigned blocks = 64, threads = 128;
+  ASSERT_EQ(cuMemAlloc(&d, blocks * threads * 4), CUDA_SUCCESS);
+  void* args[] = {&d};
+  ASSERT_EQ(cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  std::vector<unsigned> out(blocks * threads);
+  ASSERT_EQ(cuMemcpyDtoH(out.data(), d, out.size() * 4), CUDA_SUCCESS);
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], i % threads) << i;
+  int regs = -1, max_threads = 0, ptx = 0;
+  ASSERT_EQ(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), CUDA_SUCCESS);
+  ASSERT_EQ(cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f), CUDA_SUCCESS);
+  ASSERT_EQ(cuFuncGetAttribute(&ptx, CU_FUNC_ATTRIBUTE_PTX_VERSION, f), CUDA_SUCCESS);
+  EXPECT_GE(regs, 0);
+  EXPECT_EQ(max_threads, 1024);
+  EXPECT_EQ(ptx, 80);
+  EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  EXPECT_EQ(cuModuleUnload(m), CUDA_SUCCESS);
+}
+
+TEST_F(RealPtx, FatbinFromFile) {
+  CUmodule m;
+  const std::string dir = CUCPU_IMAGE_SAMPLES_DIR;
+  ASSERT_EQ(cuModuleLoad(&m, (dir + "/add_one.compute_75.fatbin").c_str()), CUDA_SUCCESS);
+  CUfunction f;
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "add_one"), CUDA_SUCCESS);
+  std::vector<float> host(1000, 1.5f);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, host.size() * 4), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoD(d, host.data(), host.size() * 4), CUDA_SUCCESS);
+  int n = 1000;
+  void* args[] = {&d, &n};
+  ASSERT_EQ(cuLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoH(host.data(), d, host.size() * 4), CUDA_SUCCESS);
+  for (float v : host) ASSERT_EQ(v, 2.5f);
+  cuMemFree(d);
+  cuModuleUnload(m);
+  // An ELF cubin holds no PTX.
+  EXPECT_EQ(cuModuleLoad(&m, (dir + "/add_one.sm_75.cubin").c_str()), CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+TEST_F(RealPtx, ModuleVariables) {
+  CUmodule m = load(read_file(std::string(CUCPU_PTX_TEST_DIR) + "/basics.sm90.ptx"));
+  CUdeviceptr c, g;
+  size_t cbytes, gbytes;
+  ASSERT_EQ(cuModuleGetGlobal(&c, &cbytes, m, "c"), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetGlobal(&g, &gbytes, m, "g"), CUDA_SUCCESS);
+  EXPECT_EQ(cbytes, 32u);
+  EXPECT_EQ(gbytes, 16u);
+  float cv[8];
+  for (int i = 0; i < 8; ++i) cv[i] = static_cast<float>(i + 1);
+  ASSERT_EQ(cuMemcpyHtoD(c, cv, sizeof cv), CUDA_SUCCESS);
+  float back[8] = {};
+  ASSERT_EQ(cuMemcpyDtoH(back, c, sizeof back), CUDA_SUCCESS);
+  EXPECT_EQ(back[7], 8.0f);
+  CUdeviceptr missing;
+  EXPECT_EQ(cuModuleGetGlobal(&missing, nullptr, m, "nope"), CUDA_ERROR_NOT_FOUND);
+  cuModuleUnload(m);
+}
+
+TEST_F(RealPtx, MalformedPtxFillsTheErrorLog) {
+  char log[512] = {};
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* vals[] = {log, reinterpret_cast<void*>(uintptr_t{sizeof log})};
+  CUmodule m;
+  EXPECT_EQ(cuModuleLoadDataEx(&m, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k( {", 2, opts,
+                               vals),
+            CUDA_ERROR_INVALID_PTX);
+  EXPECT_NE(std::string(log).find("line"), std::string::npos) << log;
+  EXPECT_GT(reinterpret_cast<uintptr_t>(vals[1]), 0u);
+}
+
+class Faults : public RealPtx {
+ protected:
+  void SetUp() override {
+    RealPtx::SetUp();
+    m_ = load(read_file(std::string(CUCPU_PTX_TEST_DIR) + "/faults.sm90.ptx"));
+  }
+  CUresult run(const char* name, void** args, unsigned threads = 32) {
+    CUfunction f;
+    EXPECT_EQ(cuModuleGetFunction(&f, m_, name), CUDA_SUCCESS);
+    EXPECT_EQ(cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+    return cuCtxSynchronize();
+  }
+  CUmodule m_ = nullptr;
+};
+
+TEST_F(Faults, WildStoreIsIllegalAddress) {
+  CUdeviceptr p = 0x10;
+  void* args[] = {&p};
+  EXPECT_EQ(run("wild_store", args), CUDA_ERROR_ILLEGAL_ADDRESS);
+  CUdeviceptr d;
+  EXPECT_EQ(cuMemAlloc(&d, 4), CUDA_ERROR_ILLEGAL_ADDRESS);  // sticky
+}
+
+TEST_F(Faults, Misaligned) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+  void* args[] = {&d};
+  EXPECT_EQ(run("misaligned", args, 1), CUDA_ERROR_MISALIGNED_ADDRESS);
+}
+
+TEST_F(Faults, Trap) { EXPECT_EQ(run("trap_kernel", nullptr), CUDA_ERROR_LAUNCH_FAILED); }
+
+TEST_F(Faults, Assert) {
+  int v = 41;
+  void* args[] = {&v};
+  EXPECT_EQ(run("assert_kernel", args, 1), CUDA_ERROR_ASSERT);
+}
+
+TEST_F(RealPtx, LibraryAndKernelHandles) {
+  CUlibrary lib;
+  ASSERT_EQ(cuLibraryLoadData(&lib, kStoreTid, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+  CUkernel k;
+  ASSERT_EQ(cuLibraryGetKernel(&k, lib, "store_tid"), CUDA_SUCCESS);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 32 * 4), CUDA_SUCCESS);
+  void* args[] = {&d};
+  ASSERT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(k), 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr),
+            CUDA_SUCCESS);
+  unsigned out[32];
+  ASSERT_EQ(cuMemcpyDtoH(out, d, sizeof out), CUDA_SUCCESS);
+  EXPECT_EQ(out[31], 31u);
+  int regs;
+  EXPECT_EQ(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0), CUDA_SUCCESS);
+  cuMemFree(d);
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+}
+
+TEST_F(RealPtx, LinkerResolvesExternVariables) {
+  CUlinkState ls;
+  char errors[256] = {};
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* vals[] = {errors, reinterpret_cast<void*>(uintptr_t{sizeof errors})};
+  ASSERT_EQ(cuLinkCreate(2, opts, vals, &ls), CUDA_SUCCESS);
+  ASSERT_EQ(cuLinkAddData(ls, CU_JIT_INPUT_PTX, const_cast<char*>(kUsesExtern), sizeof kUsesExtern, "a.ptx", 0,
+                          nullptr, nullptr),
+            CUDA_SUCCESS)
+      << errors;
+  void* cubin;
+  size_t size;
+  EXPECT_EQ(cuLinkComplete(ls, &cubin, &size), CUDA_ERROR_INVALID_PTX);  // shared_v is not defined yet
+  EXPECT_NE(std::string(errors).find("shared_v"), std::string::npos);
+  ASSERT_EQ(cuLinkAddData(ls, CU_JIT_INPUT_PTX, const_cast<char*>(kDefinesExtern), sizeof kDefinesExtern, "b.ptx",
+                          0, nullptr, nullptr),
+            CUDA_SUCCESS)
+      << errors;
+  ASSERT_EQ(cuLinkComplete(ls, &cubin, &size), CUDA_SUCCESS);
+  CUmodule m;
+  ASSERT_EQ(cuModuleLoadData(&m, cubin), CUDA_SUCCESS);
+  ASSERT_EQ(cuLinkDestroy(ls), CUDA_SUCCESS);
+  CUfunction f;
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "read_v"), CUDA_SUCCESS);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 4), CUDA_SUCCESS);
+  void* args[] = {&d};
+  ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  unsigned v = 0;
+  ASSERT_EQ(cuMemcpyDtoH(&v, d, 4), CUDA_SUCCESS);
+  EXPECT_EQ(v, 77u);
+  cuMemFree(d);
+  cuModuleUnload(m);
+}
+
+TEST_F(RealPtx, CapturedLaunchInAGraph) {
+  CUmodule m = load(kStoreTid);
+  CUfunction f;
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "store_tid"), CUDA_SUCCESS);
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 8 * 64 * 4), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32(d, 0xffffffffu, 8 * 64), CUDA_SUCCESS);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  void* args[] = {&d};
+  ASSERT_EQ(cuLaunchKernel(f, 8, 1, 1, 64, 1, 1, 0, s, args, nullptr), CUDA_SUCCESS);
+  CUgraph g;
+  ASSERT_EQ(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+  CUgraphExec e;
+  ASSERT_EQ(cuGraphInstantiate(&e, g, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(e, s), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(s), CUDA_SUCCESS);
+  std::vector<unsigned> out(8 * 64);
+  ASSERT_EQ(cuMemcpyDtoH(out.data(), d, out.size() * 4), CUDA_SUCCESS);
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], i % 64);
+  cuGraphExecDestroy(e);
+  cuGraphDestroy(g);
+  cuStreamDestroy(s);
+  cuMemFree(d);
+  cuModuleUnload(m);
+}
+
+}  // namespace
