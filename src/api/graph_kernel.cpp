@@ -12,16 +12,19 @@ namespace {
 
 // The parameters of either struct version; v1 has no `kern`.
 template <class P>
-CUresult node_params(const P* p, CUkernel kern, NodeParams* out) {
+CUresult node_params(const P* p, CUkernel kern, CUcontext ctx, NodeParams* out) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   out->kind = NodeKind::kKernel;
   const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
   const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
-  return kernel_node_data(p->func, kern, grid, block, p->sharedMemBytes, p->kernelParams, p->extra, &out->kernel);
+  return kernel_node_data(p->func, kern, ctx, grid, block, p->sharedMemBytes, p->kernelParams, p->extra,
+                          &out->kernel);
 }
-CUresult node_params(const CUDA_KERNEL_NODE_PARAMS_v1* p, NodeParams* out) { return node_params(p, nullptr, out); }
+CUresult node_params(const CUDA_KERNEL_NODE_PARAMS_v1* p, NodeParams* out) {
+  return node_params(p, nullptr, nullptr, out);
+}
 CUresult node_params(const CUDA_KERNEL_NODE_PARAMS_v2* p, NodeParams* out) {
-  return node_params(p, p ? p->kern : nullptr, out);
+  return node_params(p, p ? p->kern : nullptr, p ? p->ctx : nullptr, out);
 }
 
 // Fills the fields both versions share. kernelParams points at the node's

@@ -69,7 +69,7 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
       const unsigned grid[3] = {k.gridDimX, k.gridDimY, k.gridDimZ};
       const unsigned block[3] = {k.blockDimX, k.blockDimY, k.blockDimZ};
       out->kind = NodeKind::kKernel;
-      return kernel_node_data(k.func, k.kern, grid, block, k.sharedMemBytes, k.kernelParams, k.extra, &out->kernel);
+      return kernel_node_data(k.func, k.kern, k.ctx, grid, block, k.sharedMemBytes, k.kernelParams, k.extra, &out->kernel);
     }
     default:
       return CUDA_ERROR_NOT_SUPPORTED;  // memory-allocation and semaphore nodes, conditionals

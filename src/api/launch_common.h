@@ -42,17 +42,27 @@ inline CUresult loaded_function(CUfunction h, Function** f, const ptx::Kernel** 
 }
 
 // Kernel-node parameters from the fields of CUDA_KERNEL_NODE_PARAMS (any
-// version): the function (`func`, or `kern` in the current context when
-// func is null), the shape, and the parameters copied from kernelParams
-// or extra. The shape is checked when the node is validated
-// (GraphExec::resolve).
-inline CUresult kernel_node_data(CUfunction func, CUkernel kern, const unsigned grid[3], const unsigned block[3],
-                                 unsigned shared, void** kernel_params, void** extra, KernelNodeData* out) {
+// version): the function (`func`, or else `kern` in context `ctx`, or in
+// the current context when ctx is null), the shape, and the parameters
+// copied from kernelParams or extra. The shape is checked when the node is
+// validated (GraphExec::resolve).
+inline CUresult kernel_node_data(CUfunction func, CUkernel kern, CUcontext ctx, const unsigned grid[3],
+                                 const unsigned block[3], unsigned shared, void** kernel_params, void** extra,
+                                 KernelNodeData* out) {
   // Driver 580: a kernel node without a function is INVALID_HANDLE.
   CUfunction h = func ? func : reinterpret_cast<CUfunction>(kern);
   if (!h) return CUDA_ERROR_INVALID_HANDLE;
   Function* f;
   const ptx::Kernel* k;
+  if (!func && ctx) {
+    LibKernel* lk = lib_kernel_pool().live(kern);
+    if (!lk) return CUDA_ERROR_INVALID_HANDLE;
+    Context* c;
+    if (CUresult r = ctx_handle(ctx, &c)) return r;
+    Module* m;
+    if (CUresult r = lk->library->module_for(c, &m)) return r;
+    h = reinterpret_cast<CUfunction>(m->functions()[lk->index]);
+  }
   if (CUresult r = loaded_function(h, &f, &k)) return r;
   ParamSource src;
   if (CUresult r = param_source(f->entry(), kernel_params, extra, &src)) return r;
