@@ -91,7 +91,7 @@ bool node_attribute(int id) {
   }
 }
 
-CUresult get_attribute(CUgraphNode h, CUkernelNodeAttrID attr, CUkernelNodeAttrValue* out) {
+CUresult get_attribute(CUgraphNode h, const CUkernelNodeAttrID& attr, CUkernelNodeAttrValue* out) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   const int id = raw_enum(attr);
   if (!node_attribute(id)) return CUDA_ERROR_INVALID_VALUE;
@@ -105,7 +105,7 @@ CUresult get_attribute(CUgraphNode h, CUkernelNodeAttrID attr, CUkernelNodeAttrV
   });
 }
 
-CUresult set_attribute(CUgraphNode h, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* v) {
+CUresult set_attribute(CUgraphNode h, const CUkernelNodeAttrID& attr, const CUkernelNodeAttrValue* v) {
   if (!v) return CUDA_ERROR_INVALID_VALUE;
   const int id = raw_enum(attr);
   if (!node_attribute(id)) return CUDA_ERROR_INVALID_VALUE;

@@ -57,11 +57,13 @@ NodeParams kernel_node(Function* f, const Launch& a, const ParamSource& src) {
 }
 
 CUresult launch(NullStream ns, const Launch& a) {
-  Function* f;
-  const ptx::Kernel* k;
-  if (CUresult r = api::loaded_function(a.f, &f, &k)) return r;
+  if (!function_pool().live(a.f) && !lib_kernel_pool().live(a.f)) return CUDA_ERROR_INVALID_HANDLE;
   Stream* s;
   if (CUresult r = api::stream_handle(a.stream, ns, &s)) return r;
+  // A CUkernel launches its function in the stream's context.
+  Function* f;
+  const ptx::Kernel* k;
+  if (CUresult r = api::loaded_function(a.f, &f, &k, s->ctx)) return r;
   if (s->ctx != f->module->ctx) return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult r = check_launch_shape(*f, *k, a.shape)) return r;
   if (a.cooperative) {

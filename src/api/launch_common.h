@@ -14,17 +14,19 @@ namespace cucpu::api {
 
 // The function a CUfunction handle names. A CUkernel passed as a
 // CUfunction (which the driver accepts) names that kernel's function in
-// the current context, whose module is loaded on first use. Stale and
-// forged handles: CUDA_ERROR_INVALID_HANDLE.
-inline CUresult resolve_function(CUfunction h, Function** out) {
+// `in` (the current context when null), whose module is loaded on first
+// use. Stale and forged handles: CUDA_ERROR_INVALID_HANDLE.
+inline CUresult resolve_function(CUfunction h, Function** out, Context* in = nullptr) {
   if (Function* f = function_pool().live(h)) [[likely]] {
     *out = f;
     return CUDA_SUCCESS;
   }
   LibKernel* k = lib_kernel_pool().live(h);
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
-  Context* c;
-  if (CUresult r = current_ctx(&c)) return r;
+  Context* c = in;
+  if (!c) {
+    if (CUresult r = current_ctx(&c)) return r;
+  }
   Module* m;
   if (CUresult r = k->library->module_for(c, &m)) return r;
   *out = m->functions()[k->index];
@@ -32,8 +34,8 @@ inline CUresult resolve_function(CUfunction h, Function** out) {
 }
 
 // resolve_function, then the compiled kernel (compiled now if need be).
-inline CUresult loaded_function(CUfunction h, Function** f, const ptx::Kernel** k) {
-  if (CUresult r = resolve_function(h, f)) return r;
+inline CUresult loaded_function(CUfunction h, Function** f, const ptx::Kernel** k, Context* in = nullptr) {
+  if (CUresult r = resolve_function(h, f, in)) return r;
   *k = (*f)->kernel();
   if (*k) [[likely]] return CUDA_SUCCESS;
   if (CUresult r = (*f)->load()) return r;

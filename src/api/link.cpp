@@ -59,7 +59,7 @@ CUresult create(unsigned n, CUjit_option* options, void** values, CUlinkState* o
   return CUDA_SUCCESS;
 }
 
-CUresult add_data(CUlinkState h, CUjitInputType type, const void* data, size_t size, const char* name,
+CUresult add_data(CUlinkState h, const CUjitInputType& type, const void* data, size_t size, const char* name,
                   unsigned n, CUjit_option* options, void** values) {
   LinkState* st = pool().live(h);
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
@@ -102,7 +102,7 @@ CUresult add_data(CUlinkState h, CUjitInputType type, const void* data, size_t s
   return r;
 }
 
-CUresult add_file(CUlinkState h, CUjitInputType type, const char* path, unsigned n, CUjit_option* options,
+CUresult add_file(CUlinkState h, const CUjitInputType& type, const char* path, unsigned n, CUjit_option* options,
                   void** values) {
   LinkState* st = pool().live(h);
   if (!st) return CUDA_ERROR_INVALID_HANDLE;

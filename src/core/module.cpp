@@ -225,7 +225,7 @@ void* allocate_variable(const ptx::GlobalDesc& g) {
   void* p = std::aligned_alloc(align, rounded);
   if (!p) return nullptr;
   std::memset(p, 0, rounded);
-  std::memcpy(p, g.init.data(), std::min<size_t>(g.init.size(), bytes));
+  if (!g.init.empty()) std::memcpy(p, g.init.data(), std::min<size_t>(g.init.size(), bytes));
   return p;
 }
 

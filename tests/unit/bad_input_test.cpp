@@ -123,6 +123,72 @@ TEST_F(BadInput, StreamOrderedFreesAreCheckedOnce) {
   EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
 }
 
+// Loaded code: forged, null and unloaded module, function, library, kernel
+// and linker handles, and null outputs, get errors (never a crash).
+TEST_F(BadInput, LoadedCodeHandles) {
+  const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+  auto fm = forged<CUmodule>();
+  auto ff = forged<CUfunction>();
+  auto fl = forged<CUlibrary>();
+  auto fk = forged<CUkernel>();
+  auto fs = forged<CUlinkState>();
+  CUfunction f;
+  CUdeviceptr d;
+  size_t n;
+  unsigned u;
+  int i;
+  const char* name;
+  CUmodule m;
+  CUkernel k;
+  EXPECT_EQ(cuModuleGetFunction(&f, fm, "k"), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuModuleGetGlobal(&d, &n, fm, "g"), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuModuleGetFunctionCount(&u, fm), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuModuleEnumerateFunctions(&f, 1, fm), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuModuleUnload(fm), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncGetAttribute(&i, CU_FUNC_ATTRIBUTE_NUM_REGS, ff), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncSetAttribute(ff, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncSetCacheConfig(ff, CU_FUNC_CACHE_PREFER_L1), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncGetName(&name, ff), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncGetModule(&m, ff), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncLoad(ff), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLaunchKernel(ff, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&i, ff, 32, 0), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLibraryGetKernel(&k, fl, "k"), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLibraryGetModule(&m, fl), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLibraryUnload(fl), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuKernelGetFunction(&f, fk), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuKernelGetName(&name, fk), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuKernelGetAttribute(&i, CU_FUNC_ATTRIBUTE_NUM_REGS, fk, 0), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLinkComplete(fs, reinterpret_cast<void**>(&d), &n), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLinkDestroy(fs), CUDA_ERROR_INVALID_HANDLE);
+  // Null outputs.
+  ASSERT_EQ(cuModuleLoadData(&m, ptx), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "k"), CUDA_SUCCESS);
+  EXPECT_EQ(cuModuleGetFunction(nullptr, m, "k"), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuModuleGetFunctionCount(nullptr, m), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuModuleEnumerateFunctions(nullptr, 1, m), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuFuncGetAttribute(nullptr, CU_FUNC_ATTRIBUTE_NUM_REGS, f), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuFuncGetName(nullptr, f), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuFuncIsLoaded(nullptr, f), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuOccupancyMaxPotentialBlockSize(nullptr, &i, f, nullptr, 0, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuOccupancyAvailableDynamicSMemPerBlock(nullptr, f, 1, 32), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLibraryLoadData(nullptr, ptx, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLinkCreate(0, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
+  // After unload: the module's handles are dead.
+  ASSERT_EQ(cuModuleUnload(m), CUDA_SUCCESS);
+  EXPECT_EQ(cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuModuleGetFunction(&f, m, "k"), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncGetAttribute(&i, CU_FUNC_ATTRIBUTE_NUM_REGS, f), CUDA_ERROR_INVALID_HANDLE);
+  // A handle of one kind passed as another.
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(s), "k"), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(s), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr),
+            CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
 TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
   CUtexref t;
   EXPECT_EQ(cuModuleGetTexRef(&t, nullptr, "t"), CUDA_ERROR_NOT_SUPPORTED);
