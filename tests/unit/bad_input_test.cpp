@@ -190,8 +190,8 @@ TEST_F(BadInput, LoadedCodeHandles) {
 }
 
 TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
-  CUtexref t;
-  EXPECT_EQ(cuModuleGetTexRef(&t, nullptr, "t"), CUDA_ERROR_NOT_SUPPORTED);
+  int cluster;
+  EXPECT_EQ(cuOccupancyMaxPotentialClusterSize(&cluster, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(cuGraphAddMemAllocNode(nullptr, nullptr, nullptr, 0, nullptr), CUDA_ERROR_NOT_SUPPORTED);
 }
 
