@@ -7,10 +7,17 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Function.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Utils/Mem2Reg.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <cstdlib>
 #include <mutex>
+
+#include <llvm/Support/raw_ostream.h>
 
 #include "ptx/abi.h"
 
@@ -50,6 +57,24 @@ struct Jit {
 
 Jit* make_jit() {
   auto* j = new Jit;
+  // CUCPU_PTX_LLVM_ARGS: extra LLVM options (for compiler work), e.g.
+  // "-pass-remarks-missed=loop-vectorize".
+  if (const char* a = std::getenv("CUCPU_PTX_LLVM_ARGS")) {
+    static std::vector<std::string> words;
+    static std::vector<const char*> argv = {"cucpu"};
+    std::string w;
+    for (const char* c = a;; ++c) {
+      if (*c == ' ' || !*c) {
+        if (!w.empty()) words.push_back(w);
+        w.clear();
+        if (!*c) break;
+      } else {
+        w += *c;
+      }
+    }
+    for (auto& x : words) argv.push_back(x.c_str());
+    llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data());
+  }
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -112,6 +137,37 @@ Jit& jit() {
   return *j;
 }
 
+// Rewrites inttoptr(ptrtoint(P) + off) as a GEP from P, so that the
+// optimizer (and the vectorizer's alias checks) see which object an
+// address points into. PTX does address arithmetic on integers.
+llvm::Value* pointer_of(llvm::Value* v, int depth, llvm::Instruction* at) {
+  if (depth > 8) return nullptr;
+  if (auto* pi = llvm::dyn_cast<llvm::PtrToIntInst>(v)) return pi->getOperand(0);
+  auto* add = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (!add || add->getOpcode() != llvm::Instruction::Add) return nullptr;
+  for (int side = 0; side < 2; ++side) {
+    if (llvm::Value* base = pointer_of(add->getOperand(side), depth + 1, at)) {
+      llvm::IRBuilder<> b(at);
+      return b.CreateGEP(b.getInt8Ty(), base, add->getOperand(1 - side));
+    }
+  }
+  return nullptr;
+}
+
+void derive_pointers(llvm::Module& mod) {
+  for (llvm::Function& f : mod) {
+    std::vector<llvm::IntToPtrInst*> casts;
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& i : bb)
+        if (auto* c = llvm::dyn_cast<llvm::IntToPtrInst>(&i)) casts.push_back(c);
+    for (llvm::IntToPtrInst* c : casts)
+      if (llvm::Value* p = pointer_of(c->getOperand(0), 0, c)) {
+        c->replaceAllUsesWith(p);
+        c->eraseFromParent();
+      }
+  }
+}
+
 void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
   const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
   for (llvm::Function& f : mod) {
@@ -129,6 +185,16 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
+  {
+    // Registers to SSA and a first clean-up, so that address arithmetic is visible.
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::PromotePass());
+    fpm.addPass(llvm::InstCombinePass());
+    llvm::ModulePassManager early;
+    early.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+    early.run(mod, mam);
+  }
+  derive_pointers(mod);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(mod, mam);
 }
@@ -150,6 +216,8 @@ bool jit_compile(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMCo
   mod->setDataLayout((*tm)->createDataLayout());
   mod->setTargetTriple((*tm)->getTargetTriple().str());
   optimize(*mod, **tm);
+  // CUCPU_PTX_DUMP=1: the optimized IR on stderr (for compiler work).
+  if (const char* d = std::getenv("CUCPU_PTX_DUMP"); d && *d == '1') mod->print(llvm::errs(), nullptr);
   if (auto err = j.lljit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), llvm::orc::ThreadSafeContext(std::move(ctx))))) {
     *error = llvm::toString(std::move(err));
     return false;

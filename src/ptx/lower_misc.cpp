@@ -17,6 +17,7 @@ Value* FnLowering::special(const Operand& o) {
   Value* lane = b.CreateAnd(tid, 31);
   switch (o.sreg) {
     case SReg::kTid: {
+      if (tid_xyz[o.comp]) return tid_xyz[o.comp];
       Value* nx = env3(0, 0);
       if (o.comp == 0) return b.CreateURem(tid, nx);
       Value* ny = env3(0, 1);

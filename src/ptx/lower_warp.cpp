@@ -9,6 +9,7 @@ namespace cucpu::ptx {
 using llvm::Value;
 
 void FnLowering::emit_cut(const CutSite& site, size_t index, Value* const in[4]) {
+  report_misalignment();
   layout.sites.push_back(site);
   const uint32_t id = static_cast<uint32_t>(layout.sites.size());
   llvm::Type* i64 = b.getInt64Ty();
