@@ -6,6 +6,8 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
@@ -50,6 +52,7 @@ namespace cucpu::ptx {
 namespace {
 
 struct Jit {
+  std::mutex load_mu;  // one object is added and looked up at a time
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::optional<llvm::orc::JITTargetMachineBuilder> tmb;
   std::string error;
@@ -201,8 +204,16 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
 
 }  // namespace
 
-bool jit_compile(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx,
-                 const std::vector<std::string>& names, std::vector<uint64_t>* addrs, std::string* error) {
+std::string jit_target_id() {
+  Jit& j = jit();
+  if (!j.tmb) return "none";
+  std::string id = j.tmb->getTargetTriple().str() + "/" + j.tmb->getCPU();
+  for (const std::string& f : j.tmb->getFeatures().getFeatures()) id += f;
+  return id;
+}
+
+bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
+                    std::string* error) {
   Jit& j = jit();
   if (!j.lljit) {
     *error = "the JIT could not start: " + j.error;
@@ -218,7 +229,30 @@ bool jit_compile(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMCo
   optimize(*mod, **tm);
   // CUCPU_PTX_DUMP=1: the optimized IR on stderr (for compiler work).
   if (const char* d = std::getenv("CUCPU_PTX_DUMP"); d && *d == '1') mod->print(llvm::errs(), nullptr);
-  if (auto err = j.lljit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), llvm::orc::ThreadSafeContext(std::move(ctx))))) {
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    *error = "the target cannot emit object files";
+    return false;
+  }
+  pm.run(*mod);
+  object->assign(buf.begin(), buf.end());
+  mod.reset();
+  ctx.reset();
+  return true;
+}
+
+bool load_object(const std::string& object, const std::vector<std::string>& names, std::vector<uint64_t>* addrs,
+                 std::string* error) {
+  Jit& j = jit();
+  if (!j.lljit) {
+    *error = "the JIT could not start: " + j.error;
+    return false;
+  }
+  // The JIT keeps the code for the life of the process: kernels may be running.
+  std::lock_guard<std::mutex> g(j.load_mu);
+  if (auto err = j.lljit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, "cucpu-kernel"))) {
     *error = llvm::toString(std::move(err));
     return false;
   }
