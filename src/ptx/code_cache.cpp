@@ -25,7 +25,7 @@ namespace cucpu::ptx {
 namespace {
 
 constexpr char kMagic[8] = {'c', 'u', 'c', 'p', 'u', 'k', 'n', 'l'};
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;
 std::atomic<uint64_t> g_hits{0};
 
 uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
@@ -133,7 +133,7 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
     c.is_signed = r.get<uint8_t>() != 0;
     c.wide = r.get<uint8_t>() != 0;
     c.line = r.get<int32_t>();
-    if (static_cast<uint8_t>(c.kind) > static_cast<uint8_t>(CutKind::kElect)) return false;
+    if (static_cast<uint8_t>(c.kind) > static_cast<uint8_t>(CutKind::kMma)) return false;
     l.sites.push_back(c);
   }
   std::string obj = r.get_str(1u << 30);

@@ -41,7 +41,9 @@ bool is_cut_instruction(const Instr& in) {
       if (m == "warp") return true;  // bar.warp.sync
     return true;
   }
-  return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask" || op == "elect";
+  if (op == "wmma") return !in.mods.empty() && in.mods[0] == "mma";
+  return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask" || op == "elect" ||
+         op == "ldmatrix" || op == "mma";
 }
 
 std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std::string& prefix,

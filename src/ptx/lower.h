@@ -80,11 +80,12 @@ class FnLowering {
   bool lower_control(const Instr& in, size_t index);
   bool lower_call(const Instr& in);
   bool lower_half(const Instr& in);
+  bool lower_matrix(const Instr& in, size_t index);  // ldmatrix, mma, wmma
 
   // Emits a cut: stores operands (in0..in3, null for none), saves the live
   // registers, returns the site id, and continues after the resume point,
   // where the results are read back with exchange_out().
-  void emit_cut(const CutSite& site, size_t index, llvm::Value* const in[4]);
+  void emit_cut(const CutSite& site, size_t index, llvm::Value* const in[kExchangeInSlots]);
   llvm::Value* exchange_out(int slot, llvm::Type* ty);
 
   const Module& m;

@@ -228,7 +228,7 @@ void FnLowering::lower_body() {
       b.CreateCondBr(c, then, cont);
       b.SetInsertPoint(then);
     }
-    const bool done = (cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) || lower_float(in) ||
+    const bool done = lower_matrix(in, i) || (cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) || lower_float(in) ||
                       lower_half(in) || lower_convert(in) || lower_memory(in) || lower_atomic(in) ||
                       lower_call(in) || lower_misc(in);
     if (!done) unsupported();
