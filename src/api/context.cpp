@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "api/common.h"
+#include "api/memory.h"
 #include "core/allocation.h"
 #include "core/capture.h"
 #include "core/context.h"
@@ -35,7 +36,7 @@ void tear_down(Context* c) {
   c->shut_down();
   // Another context's streams may still use this context's memory.
   synchronize_all_contexts();
-  for (const Allocation& a : Registry::instance().remove_context(c)) std::free(reinterpret_cast<void*>(a.base));
+  for (const Allocation& a : Registry::instance().remove_context(c)) api::release_backing(a);
 }
 
 CUresult destroy(CUcontext h) {
