@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "api/common.h"
+#include "api/memory.h"
 #include "core/allocation.h"
 #include "core/capture.h"
 #include "core/context.h"
@@ -37,7 +38,7 @@ void tear_down(Context* c) {
   // Another context's streams may still use this context's memory.
   synchronize_all_contexts();
   unload_context_modules(c);  // their memory goes with the context; the objects with their last reference
-  for (const Allocation& a : Registry::instance().remove_context(c)) std::free(reinterpret_cast<void*>(a.base));
+  for (const Allocation& a : Registry::instance().remove_context(c)) api::release_backing(a);
 }
 
 CUresult destroy(CUcontext h) {

@@ -32,7 +32,7 @@ CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void**
   if ((kind == MemKind::kDevice || kind == MemKind::kManaged) &&
       rounded > c->device->total_mem - std::min(c->device->total_mem, Registry::instance().device_bytes()))
     return CUDA_ERROR_OUT_OF_MEMORY;
-  void* p = std::aligned_alloc(kAlignment, rounded);
+  void* p = map_backing(kind, rounded);
   if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
   Allocation a;
   a.base = reinterpret_cast<uintptr_t>(p);
@@ -51,7 +51,28 @@ CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void**
 void release_allocation(const Allocation& a) {
   Registry::instance().remove(a.base);
   if (a.pool) a.pool->on_free(a.size);
-  std::free(reinterpret_cast<void*>(a.base));
+  release_backing(a);
+}
+
+// Device and managed memory is mapped page by page, with an inaccessible
+// guard after it: as on a GPU, a kernel faults at page granularity past an
+// allocation's end, and on any access to memory already freed.
+void* map_backing(MemKind kind, size_t rounded) {
+  if (kind != MemKind::kDevice && kind != MemKind::kManaged) return std::aligned_alloc(kAlignment, rounded);
+  const size_t pages = (rounded + kPage - 1) / kPage * kPage;
+  void* p = mmap(nullptr, pages + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  mprotect(static_cast<char*>(p) + pages, kGuard, PROT_NONE);
+  return p;
+}
+
+void release_backing(const Allocation& a) {
+  if (a.kind != MemKind::kDevice && a.kind != MemKind::kManaged) {
+    std::free(reinterpret_cast<void*>(a.base));
+    return;
+  }
+  const size_t rounded = (a.size + kAlignment - 1) / kAlignment * kAlignment;
+  munmap(reinterpret_cast<void*>(a.base), (rounded + kPage - 1) / kPage * kPage + kGuard);
 }
 
 }  // namespace cucpu::api

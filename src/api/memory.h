@@ -22,5 +22,11 @@ int static_attribute(int a);
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool = nullptr);
 // Unregisters and frees an allocation (its pool's usage goes down).
 void release_allocation(const Allocation& a);
+// The memory behind an allocation of `kind` (rounded: a multiple of
+// kAlignment), and its release; release_backing takes what the registry recorded.
+void* map_backing(MemKind kind, size_t rounded);
+void release_backing(const Allocation& a);
+constexpr size_t kPage = 4096;
+constexpr size_t kGuard = 64 * 1024;  // beyond an allocation's last page, nothing is mapped
 
 }  // namespace cucpu::api

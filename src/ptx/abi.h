@@ -40,9 +40,10 @@ struct BlockEnv {
 
 // The frame of a thread of a kernel with cuts: the exchange area, then the
 // registers saved across cuts, then the thread's local memory.
-constexpr uint32_t kExchangeIn = 0;    // 4 x u64 operands
-constexpr uint32_t kExchangeOut = 32;  // 4 x u64 results
-constexpr uint32_t kFrameHeader = 64;
+constexpr uint32_t kExchangeIn = 0;    // 8 x u64 operands
+constexpr uint32_t kExchangeOut = 64;  // 4 x u64 results
+constexpr uint32_t kFrameHeader = 96;
+constexpr int kExchangeInSlots = 8, kExchangeOutSlots = 4;
 
 enum class CutKind : uint8_t {
   kBarrier,      // bar.sync / barrier.sync: in0 barrier id, in1 thread count (0: all)
@@ -55,6 +56,8 @@ enum class CutKind : uint8_t {
   kActiveMask,   // out0 mask
   kWarpSync,     // in3 mask
   kElect,        // in3 mask; out0 leader lane, out1 predicate
+  kLdmatrix,     // in0 the row address this lane supplies; out0..3 the fragments (one b32 each)
+  kMma,          // in0..7 the lane's A, B, C fragments packed two b32 per slot; out0..3 D likewise
 };
 
 // What the runner needs to know about one cut site.
@@ -65,11 +68,14 @@ struct CutSite {
   bool is_signed = false;  // redux.min/max on .s32
   bool wide = false;       // match on .b64
   int line = 0;            // PTX line, for diagnostics
+  // kLdmatrix: mode = matrices (1, 2, 4), wide = .trans.
+  // kMma: mode = a MmaShape; is_signed = bf16 inputs (else f16); wide = f32 accumulators (else f16).
 };
 
 enum : uint8_t { kShflUp, kShflDown, kShflBfly, kShflIdx };
 enum : uint8_t { kVoteAll, kVoteAny, kVoteUni, kVoteBallot };
 enum : uint8_t { kMatchAny, kMatchAll };
+enum : uint8_t { kMmaM16N8K16, kMmaM16N8K8, kWmmaM16N16K16 };
 enum : uint8_t { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor, kRedPopc };
 
 using StepFn = uint32_t (*)(uint8_t* frame, BlockEnv* env, uint32_t tid, uint32_t resume);

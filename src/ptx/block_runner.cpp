@@ -8,6 +8,8 @@
 // otherwise it hands the signal to the handler installed before ours.
 #include "ptx/block_runner.h"
 
+#include "ptx/warp_matrix.h"
+
 #include <setjmp.h>
 #include <signal.h>
 #include <xmmintrin.h>
@@ -269,6 +271,18 @@ struct CutBlock {
           out(t)[1] = leader == l;
         });
         break;
+      case CutKind::kLdmatrix:
+      case CutKind::kMma: {
+        uint64_t* ins[32] = {};
+        uint64_t* outs[32] = {};
+        lanes([&](uint32_t l, uint32_t t) {
+          ins[l] = in(t);
+          outs[l] = out(t);
+        });
+        if (cs.kind == CutKind::kLdmatrix) resolve_ldmatrix(cs, ins, outs);
+        else resolve_mma(cs, ins, outs);
+        break;
+      }
       default:  // kWarpSync
         break;
     }

@@ -6,11 +6,20 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Utils/Mem2Reg.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <cstdlib>
 #include <mutex>
+
+#include <llvm/Support/raw_ostream.h>
 
 #include "ptx/abi.h"
 
@@ -43,6 +52,7 @@ namespace cucpu::ptx {
 namespace {
 
 struct Jit {
+  std::mutex load_mu;  // one object is added and looked up at a time
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::optional<llvm::orc::JITTargetMachineBuilder> tmb;
   std::string error;
@@ -50,6 +60,24 @@ struct Jit {
 
 Jit* make_jit() {
   auto* j = new Jit;
+  // CUCPU_PTX_LLVM_ARGS: extra LLVM options (for compiler work), e.g.
+  // "-pass-remarks-missed=loop-vectorize".
+  if (const char* a = std::getenv("CUCPU_PTX_LLVM_ARGS")) {
+    static std::vector<std::string> words;
+    static std::vector<const char*> argv = {"cucpu"};
+    std::string w;
+    for (const char* c = a;; ++c) {
+      if (*c == ' ' || !*c) {
+        if (!w.empty()) words.push_back(w);
+        w.clear();
+        if (!*c) break;
+      } else {
+        w += *c;
+      }
+    }
+    for (auto& x : words) argv.push_back(x.c_str());
+    llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data());
+  }
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -112,6 +140,37 @@ Jit& jit() {
   return *j;
 }
 
+// Rewrites inttoptr(ptrtoint(P) + off) as a GEP from P, so that the
+// optimizer (and the vectorizer's alias checks) see which object an
+// address points into. PTX does address arithmetic on integers.
+llvm::Value* pointer_of(llvm::Value* v, int depth, llvm::Instruction* at) {
+  if (depth > 8) return nullptr;
+  if (auto* pi = llvm::dyn_cast<llvm::PtrToIntInst>(v)) return pi->getOperand(0);
+  auto* add = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (!add || add->getOpcode() != llvm::Instruction::Add) return nullptr;
+  for (int side = 0; side < 2; ++side) {
+    if (llvm::Value* base = pointer_of(add->getOperand(side), depth + 1, at)) {
+      llvm::IRBuilder<> b(at);
+      return b.CreateGEP(b.getInt8Ty(), base, add->getOperand(1 - side));
+    }
+  }
+  return nullptr;
+}
+
+void derive_pointers(llvm::Module& mod) {
+  for (llvm::Function& f : mod) {
+    std::vector<llvm::IntToPtrInst*> casts;
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& i : bb)
+        if (auto* c = llvm::dyn_cast<llvm::IntToPtrInst>(&i)) casts.push_back(c);
+    for (llvm::IntToPtrInst* c : casts)
+      if (llvm::Value* p = pointer_of(c->getOperand(0), 0, c)) {
+        c->replaceAllUsesWith(p);
+        c->eraseFromParent();
+      }
+  }
+}
+
 void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
   const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
   for (llvm::Function& f : mod) {
@@ -129,14 +188,32 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
+  {
+    // Registers to SSA and a first clean-up, so that address arithmetic is visible.
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::PromotePass());
+    fpm.addPass(llvm::InstCombinePass());
+    llvm::ModulePassManager early;
+    early.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+    early.run(mod, mam);
+  }
+  derive_pointers(mod);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(mod, mam);
 }
 
 }  // namespace
 
-bool jit_compile(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx,
-                 const std::vector<std::string>& names, std::vector<uint64_t>* addrs, std::string* error) {
+std::string jit_target_id() {
+  Jit& j = jit();
+  if (!j.tmb) return "none";
+  std::string id = j.tmb->getTargetTriple().str() + "/" + j.tmb->getCPU();
+  for (const std::string& f : j.tmb->getFeatures().getFeatures()) id += f;
+  return id;
+}
+
+bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
+                    std::string* error) {
   Jit& j = jit();
   if (!j.lljit) {
     *error = "the JIT could not start: " + j.error;
@@ -150,7 +227,32 @@ bool jit_compile(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMCo
   mod->setDataLayout((*tm)->createDataLayout());
   mod->setTargetTriple((*tm)->getTargetTriple().str());
   optimize(*mod, **tm);
-  if (auto err = j.lljit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), llvm::orc::ThreadSafeContext(std::move(ctx))))) {
+  // CUCPU_PTX_DUMP=1: the optimized IR on stderr (for compiler work).
+  if (const char* d = std::getenv("CUCPU_PTX_DUMP"); d && *d == '1') mod->print(llvm::errs(), nullptr);
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    *error = "the target cannot emit object files";
+    return false;
+  }
+  pm.run(*mod);
+  object->assign(buf.begin(), buf.end());
+  mod.reset();
+  ctx.reset();
+  return true;
+}
+
+bool load_object(const std::string& object, const std::vector<std::string>& names, std::vector<uint64_t>* addrs,
+                 std::string* error) {
+  Jit& j = jit();
+  if (!j.lljit) {
+    *error = "the JIT could not start: " + j.error;
+    return false;
+  }
+  // The JIT keeps the code for the life of the process: kernels may be running.
+  std::lock_guard<std::mutex> g(j.load_mu);
+  if (auto err = j.lljit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, "cucpu-kernel"))) {
     *error = llvm::toString(std::move(err));
     return false;
   }

@@ -12,9 +12,18 @@
 
 namespace cucpu::ptx {
 
-// Optimizes `mod` (which lives in `ctx`; both are consumed) and returns the
-// addresses of `names`. False with *error on failure.
-bool jit_compile(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx,
-                 const std::vector<std::string>& names, std::vector<uint64_t>* addrs, std::string* error);
+// Optimizes `mod` (which lives in `ctx`; both are consumed) for this CPU
+// and compiles it to a relocatable object. False with *error on failure.
+bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
+                    std::string* error);
+
+// Links an object from compile_object (now or in an earlier process) into
+// the JIT and returns the addresses of `names`. Each object's symbols must
+// be unique in the process.
+bool load_object(const std::string& object, const std::vector<std::string>& names, std::vector<uint64_t>* addrs,
+                 std::string* error);
+
+// Identifies the code the JIT makes (target, CPU and its features), for cache keys.
+std::string jit_target_id();
 
 }  // namespace cucpu::ptx

@@ -41,7 +41,9 @@ bool is_cut_instruction(const Instr& in) {
       if (m == "warp") return true;  // bar.warp.sync
     return true;
   }
-  return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask" || op == "elect";
+  if (op == "wmma") return !in.mods.empty() && in.mods[0] == "mma";
+  return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask" || op == "elect" ||
+         op == "ldmatrix" || op == "mma";
 }
 
 std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std::string& prefix,
@@ -76,7 +78,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   layout->step_name = prefix + "_step";
   layout->range_name = prefix + "_run";
-  auto* step_ty = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32}, false);
+  auto* step_ty = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32}, false);
   llvm::Function* step = llvm::Function::Create(step_ty, llvm::Function::InternalLinkage, layout->step_name, *mod);
   step->addFnAttr(llvm::Attribute::AlwaysInline);
   step->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -107,14 +109,20 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   FnLowering kl(m, kf, *mod, step, *layout, shared, prefix, true);
   kl.lower_body();
 
-  // The range function: steps threads [first, last) from one resume point.
+  // The range function: steps threads [first, last) from one resume point,
+  // a row (threads of one y, z) at a time, so that x is an induction
+  // variable of the inner loop (two divisions per row, none per thread).
+  const bool cuts = layout->frame_bytes != 0;
   auto* run_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                          {ptr, llvm::Type::getInt64Ty(ctx), ptr, i32, i32, i32, ptr}, false);
   llvm::Function* run = llvm::Function::Create(run_ty, llvm::Function::ExternalLinkage, layout->range_name, *mod);
+  for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);  // frames, env, codes: the runner's own
   {
     llvm::IRBuilder<> b(ctx);
     auto* entry_bb = llvm::BasicBlock::Create(ctx, "entry", run);
+    auto* row = llvm::BasicBlock::Create(ctx, "row", run);
     auto* loop = llvm::BasicBlock::Create(ctx, "loop", run);
+    auto* row_done = llvm::BasicBlock::Create(ctx, "row_done", run);
     auto* done = llvm::BasicBlock::Create(ctx, "done", run);
     b.SetInsertPoint(entry_bb);
     Value* frames = run->getArg(0);
@@ -124,18 +132,42 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     Value* last = run->getArg(4);
     Value* resume = run->getArg(5);
     Value* codes = run->getArg(6);
-    b.CreateCondBr(b.CreateICmpULT(first, last), loop, done);
-    b.SetInsertPoint(loop);
-    llvm::PHINode* t = b.CreatePHI(i32, 2);
-    t->addIncoming(first, entry_bb);
     auto* env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
-    b.CreateStore(t, b.CreateStructGEP(env_ty, envp, 10));
-    Value* fr = b.CreateGEP(b.getInt8Ty(), frames, b.CreateMul(b.CreateZExt(t, b.getInt64Ty()), stride));
-    Value* code = b.CreateCall(step, {fr, envp, t, resume});
-    b.CreateStore(code, b.CreateGEP(i32, codes, b.CreateZExt(t, b.getInt64Ty())));
-    Value* next = b.CreateAdd(t, b.getInt32(1));
-    t->addIncoming(next, loop);
-    b.CreateCondBr(b.CreateICmpULT(next, last), loop, done);
+    auto ntid = [&](unsigned k) {
+      return b.CreateLoad(i32, b.CreateInBoundsGEP(env_ty, envp, {b.getInt32(0), b.getInt32(0), b.getInt32(k)}));
+    };
+    Value* nx = ntid(0);
+    Value* ny = ntid(1);
+    b.CreateCondBr(b.CreateICmpULT(first, last), row, done);
+    // row: t0 = start of this row's part; x0, y, z; row_end.
+    b.SetInsertPoint(row);
+    llvm::PHINode* t0 = b.CreatePHI(i32, 2);
+    t0->addIncoming(first, entry_bb);
+    Value* x0 = b.CreateURem(t0, nx);
+    Value* xy = b.CreateUDiv(t0, nx);
+    Value* y = b.CreateURem(xy, ny);
+    Value* z = b.CreateUDiv(xy, ny);
+    Value* row_end = b.CreateAdd(b.CreateSub(t0, x0), nx);
+    row_end = b.CreateSelect(b.CreateICmpULT(row_end, last), row_end, last);
+    Value* count = b.CreateSub(row_end, t0);
+    // The thread a wild access is blamed on: the row's first (compiled code
+    // stores the exact thread itself before it reports a fault).
+    b.CreateStore(t0, b.CreateStructGEP(env_ty, envp, 10));
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* i = b.CreatePHI(i32, 2);
+    i->addIncoming(b.getInt32(0), row);
+    Value* t = b.CreateAdd(t0, i, "t", true, true);
+    Value* x = b.CreateAdd(x0, i, "x", true, true);
+    Value* fr = cuts ? b.CreateGEP(b.getInt8Ty(), frames, b.CreateMul(b.CreateZExt(t, b.getInt64Ty()), stride)) : frames;
+    Value* code = b.CreateCall(step, {fr, envp, t, x, y, z, resume});
+    if (cuts) b.CreateStore(code, b.CreateGEP(i32, codes, b.CreateZExt(t, b.getInt64Ty())));
+    Value* next = b.CreateAdd(i, b.getInt32(1), "", true, true);
+    i->addIncoming(next, loop);
+    b.CreateCondBr(b.CreateICmpULT(next, count), loop, row_done);
+    b.SetInsertPoint(row_done);
+    t0->addIncoming(row_end, row_done);
+    b.CreateCondBr(b.CreateICmpULT(row_end, last), row, done);
     b.SetInsertPoint(done);
     b.CreateRetVoid();
   }
@@ -315,7 +347,13 @@ Value* FnLowering::symbol_address(const std::string& sym, Space* space) {
   llvm::Type* i64 = b.getInt64Ty();
   if (auto it = entry_params.find(sym); it != entry_params.end()) {
     *space = Space::kParam;
-    Value* p = env_field(5, llvm::PointerType::get(ctx, 0));
+    auto* p = llvm::cast<llvm::LoadInst>(env_field(5, llvm::PointerType::get(ctx, 0)));
+    // The buffer holds every parameter: loads from it may be hoisted anywhere.
+    if (is_kernel && !entry_params.empty()) {
+      llvm::Metadata* n = llvm::ConstantAsMetadata::get(b.getInt64(param_bytes ? param_bytes : 1));
+      p->setMetadata(llvm::LLVMContext::MD_dereferenceable, llvm::MDNode::get(ctx, {n}));
+      p->setMetadata(llvm::LLVMContext::MD_align, llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(b.getInt64(8))}));
+    }
     return b.CreatePtrToInt(b.CreateConstGEP1_64(b.getInt8Ty(), p, it->second), i64);
   }
   if (auto it = param_ptrs.find(sym); it != param_ptrs.end()) {
@@ -386,6 +424,7 @@ void FnLowering::emit_fault(uint32_t kind, Value* address) {
   rt->setDoesNotReturn();
   Value* a = address ? (address->getType()->isPointerTy() ? b.CreatePtrToInt(address, b.getInt64Ty()) : address)
                      : b.getInt64(0);
+  b.CreateStore(tid, b.CreateStructGEP(env_ty, env, 10));
   b.CreateCall(rt, {env, b.getInt32(kind), a});
   b.CreateUnreachable();
 }
@@ -400,6 +439,33 @@ void FnLowering::check_alignment(Value* ptr, uint32_t bytes) {
   br->setMetadata(llvm::LLVMContext::MD_prof, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
   b.SetInsertPoint(fault_bb);
   emit_fault(static_cast<uint32_t>(FaultKind::kMisalignedAddress), a);
+  b.SetInsertPoint(ok_bb);
+}
+
+void FnLowering::note_alignment(Value* ptr, uint32_t bytes) {
+  if (bytes <= 1) return;
+  if (!misaligned) {
+    llvm::IRBuilder<> eb(entry_block, entry_block->begin());
+    misaligned = eb.CreateAlloca(b.getInt64Ty(), nullptr, "cucpu.misaligned");
+    eb.CreateStore(b.getInt64(0), misaligned);
+  }
+  // Plain loads and stores go on (x86 does not fault on them); the first
+  // misaligned address is kept and reported when the thread next stops.
+  Value* a = b.CreatePtrToInt(ptr, b.getInt64Ty());
+  Value* bad = b.CreateICmpNE(b.CreateAnd(a, b.getInt64(bytes - 1)), b.getInt64(0));
+  Value* cur = b.CreateLoad(b.getInt64Ty(), misaligned);
+  b.CreateStore(b.CreateSelect(b.CreateAnd(bad, b.CreateICmpEQ(cur, b.getInt64(0))), a, cur), misaligned);
+}
+
+void FnLowering::report_misalignment() {
+  if (!misaligned) return;
+  Value* cur = b.CreateLoad(b.getInt64Ty(), misaligned);
+  auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", fn);
+  auto* ok_bb = llvm::BasicBlock::Create(ctx, "aligned", fn);
+  auto* br = b.CreateCondBr(b.CreateICmpNE(cur, b.getInt64(0)), fault_bb, ok_bb);
+  br->setMetadata(llvm::LLVMContext::MD_prof, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
+  b.SetInsertPoint(fault_bb);
+  emit_fault(static_cast<uint32_t>(FaultKind::kMisalignedAddress), cur);
   b.SetInsertPoint(ok_bb);
 }
 

@@ -59,7 +59,9 @@ class FnLowering {
   llvm::Value* shared_base();
   llvm::Value* env_field(int index, llvm::Type* ty);
   llvm::Value* special(const Operand& o);
-  void check_alignment(llvm::Value* ptr, uint32_t bytes);
+  void check_alignment(llvm::Value* ptr, uint32_t bytes);   // faults at once (atomics)
+  void note_alignment(llvm::Value* ptr, uint32_t bytes);    // remembered, reported by report_misalignment
+  void report_misalignment();                               // at thread stops: exits, cuts, returns
   void emit_fault(uint32_t kind, llvm::Value* address);  // in the current block, then goes on unreachable
   Space space_of(const Instr& in) const;
   Ty type_suffix(const Instr& in, int nth = 0) const;   // nth type among the suffixes
@@ -78,11 +80,12 @@ class FnLowering {
   bool lower_control(const Instr& in, size_t index);
   bool lower_call(const Instr& in);
   bool lower_half(const Instr& in);
+  bool lower_matrix(const Instr& in, size_t index);  // ldmatrix, mma, wmma
 
   // Emits a cut: stores operands (in0..in3, null for none), saves the live
   // registers, returns the site id, and continues after the resume point,
   // where the results are read back with exchange_out().
-  void emit_cut(const CutSite& site, size_t index, llvm::Value* const in[4]);
+  void emit_cut(const CutSite& site, size_t index, llvm::Value* const in[kExchangeInSlots]);
   llvm::Value* exchange_out(int slot, llvm::Type* ty);
 
   const Module& m;
@@ -100,17 +103,20 @@ class FnLowering {
 
   llvm::Value* frame = nullptr;   // i8* (kernels)
   llvm::Value* env = nullptr;     // BlockEnv*
-  llvm::Value* tid = nullptr;     // i32
+  llvm::Value* tid = nullptr;     // i32: the thread's linear index in its block
+  llvm::Value* tid_xyz[3] = {};   // its x, y, z (kernels: arguments; functions: derived from tid)
   llvm::StructType* env_ty = nullptr;
   std::vector<llvm::AllocaInst*> regs;
   std::map<std::string, llvm::Value*> local_vars;   // function-scope .local/.param: pointer
   std::map<std::string, llvm::Value*> param_ptrs;   // .func .param parameters: pointer argument
   std::map<std::string, uint32_t> entry_params;     // entry parameter -> offset in the buffer
+  uint32_t param_bytes = 0;                         // the entry's parameter buffer size
   std::vector<llvm::BasicBlock*> label_blocks;      // by instruction index (null: no label)
   llvm::SwitchInst* resume_switch = nullptr;
   std::vector<std::vector<int>> live_across;        // by instruction index: registers saved at a cut
   std::vector<uint32_t> reg_slot;                   // frame offset of a saved register (0: none)
   llvm::BasicBlock* entry_block = nullptr;
+  llvm::AllocaInst* misaligned = nullptr;          // first misaligned plain access (0: none)
 };
 
 // Registers live after each instruction that is a cut (by index), for the

@@ -119,7 +119,8 @@ void FnLowering::lower_body() {
     frame = fn->getArg(0);
     env = fn->getArg(1);
     tid = fn->getArg(2);
-    arg = 4;
+    for (unsigned k = 0; k < 3; ++k) tid_xyz[k] = fn->getArg(3 + k);
+    arg = 7;
   } else {
     env = fn->getArg(0);
     tid = fn->getArg(1);
@@ -137,7 +138,7 @@ void FnLowering::lower_body() {
   // Parameters.
   if (is_kernel) {
     std::vector<ParamDesc> pd;
-    layout_params(f, &pd);
+    param_bytes = layout_params(f, &pd);
     for (const ParamDesc& p : pd) entry_params[p.name] = p.offset;
   } else {
     auto bind = [&](const ParamDecl& p, Value* v) {
@@ -200,7 +201,7 @@ void FnLowering::lower_body() {
       label_blocks[static_cast<size_t>(idx)] = llvm::BasicBlock::Create(ctx, name, fn);
   }
   auto* start = llvm::BasicBlock::Create(ctx, "start", fn);
-  if (has_cuts) resume_switch = b.CreateSwitch(fn->getArg(3), start);
+  if (has_cuts) resume_switch = b.CreateSwitch(fn->getArg(6), start);
   else b.CreateBr(start);
   b.SetInsertPoint(start);
 
@@ -227,7 +228,7 @@ void FnLowering::lower_body() {
       b.CreateCondBr(c, then, cont);
       b.SetInsertPoint(then);
     }
-    const bool done = (cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) || lower_float(in) ||
+    const bool done = lower_matrix(in, i) || (cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) || lower_float(in) ||
                       lower_half(in) || lower_convert(in) || lower_memory(in) || lower_atomic(in) ||
                       lower_call(in) || lower_misc(in);
     if (!done) unsupported();
@@ -277,6 +278,7 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     return true;
   }
   if (op == "ret" || op == "exit") {
+    report_misalignment();
     if (!is_kernel && op == "ret") {
       // .reg return values go back through the caller's pointers.
       for (size_t k = 0; k < f.rets.size(); ++k) {
@@ -347,6 +349,7 @@ bool FnLowering::lower_call(const Instr& in) {
       auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, b.getInt32Ty(), ptr}, false);
       llvm::Function* rt = runtime("cucpu_rt_assert", ty);
       rt->setDoesNotReturn();
+      b.CreateStore(tid, b.CreateStructGEP(env_ty, env, 10));
       b.CreateCall(rt, {env, b.CreateIntToPtr(load64(0), ptr), b.CreateIntToPtr(load64(1), ptr),
                         b.CreateLoad(b.getInt32Ty(), arg_ptrs[2]), b.CreateIntToPtr(load64(3), ptr)});
       b.CreateUnreachable();

@@ -88,10 +88,20 @@ bool FnLowering::lower_convert(const Instr& in) {
     return true;
   }
   if (dt == Ty::kE4M3x2 || dt == Ty::kE5M2x2) {
-    if (A.size() < 3) fail("cvt to fp8x2 takes two sources");
     auto* ty = llvm::FunctionType::get(b.getInt16Ty(), {b.getFloatTy(), b.getFloatTy(), b.getInt32Ty()}, false);
-    Value* hi = widen(*this, read(A[1], st == Ty::kF16x2 ? Ty::kF32 : st), st);
-    Value* lo = widen(*this, read(A[2], st == Ty::kF16x2 ? Ty::kF32 : st), st);
+    Value* hi;
+    Value* lo;
+    if (st == Ty::kF16x2 || st == Ty::kBF16x2) {  // one packed source: its upper half becomes the upper byte
+      Value* v = read(A[1], Ty::kB32);
+      Value* h = b.CreateTrunc(b.CreateLShr(v, 16), b.getInt16Ty());
+      Value* l = b.CreateTrunc(v, b.getInt16Ty());
+      hi = st == Ty::kF16x2 ? f16_to_f32(*this, h) : bf16_to_f32(*this, h);
+      lo = st == Ty::kF16x2 ? f16_to_f32(*this, l) : bf16_to_f32(*this, l);
+    } else {
+      if (A.size() < 3) fail("cvt to fp8x2 takes two sources");
+      hi = widen(*this, read(A[1], st), st);
+      lo = widen(*this, read(A[2], st), st);
+    }
     write(A[0], b.CreateCall(runtime("cucpu_rt_f32x2_to_fp8x2", ty), {hi, lo, b.getInt32(dt == Ty::kE4M3x2 ? 0 : 1)}), Ty::kB16);
     return true;
   }

@@ -45,9 +45,12 @@ bool FnLowering::lower_memory(const Instr& in) {
     const Operand& addr = load ? A[1] : A[0];
     const Operand& val = load ? A[0] : A[1];
     Value* p = address(addr, space);
-    if (space != Space::kLocal && space != Space::kParam) check_alignment(p, esize * static_cast<uint32_t>(vec));
     const bool vol = in.has("volatile") || in.has("mmio");
     const bool atomic = in.has("relaxed") || in.has("acquire") || in.has("release");
+    if (space != Space::kLocal && space != Space::kParam) {
+      if (atomic || vol) check_alignment(p, esize * static_cast<uint32_t>(vec));
+      else note_alignment(p, esize * static_cast<uint32_t>(vec));
+    }
     llvm::Type* et = b.getIntNTy(esize * 8);
     if (t == Ty::kF32) et = b.getFloatTy();
     if (t == Ty::kF64) et = b.getDoubleTy();
@@ -59,8 +62,21 @@ bool FnLowering::lower_memory(const Instr& in) {
     for (int i = 0; i < vec; ++i) {
       const Operand& o = vec > 1 ? val.elems[static_cast<size_t>(i)] : val;
       if (load) {
+        // A kernel's 64-bit parameters are loaded as pointers: the optimizer
+        // then sees addresses derived from them as pointer arithmetic.
+        const bool ptr_param = space == Space::kParam && vec == 1 && esize == 8 && t != Ty::kF64 &&
+                               addr.kind == Operand::Kind::kAddr && entry_params.count(addr.sym);
+        if (ptr_param) {
+          auto* pl = b.CreateAlignedLoad(llvm::PointerType::get(ctx, 0), p, llvm::Align(1));
+          pl->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
+          write(o, b.CreatePtrToInt(pl, b.getInt64Ty()), as);
+          continue;
+        }
         auto* ld = b.CreateAlignedLoad(et, elem_ptr(i), i == 0 ? align : ealign, vol);
         if (atomic && vec == 1) ld->setAtomic(ordering_of(in, true, false));
+        // A kernel's own parameters never change while it runs.
+        if (space == Space::kParam && addr.kind == Operand::Kind::kAddr && entry_params.count(addr.sym))
+          ld->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
         write(o, ld, as);
       } else {
         if (o.kind == Operand::Kind::kSink) continue;

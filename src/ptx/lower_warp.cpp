@@ -8,11 +8,12 @@ namespace cucpu::ptx {
 
 using llvm::Value;
 
-void FnLowering::emit_cut(const CutSite& site, size_t index, Value* const in[4]) {
+void FnLowering::emit_cut(const CutSite& site, size_t index, Value* const in[kExchangeInSlots]) {
+  report_misalignment();
   layout.sites.push_back(site);
   const uint32_t id = static_cast<uint32_t>(layout.sites.size());
   llvm::Type* i64 = b.getInt64Ty();
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < kExchangeInSlots; ++i)
     if (in[i]) {
       Value* v = in[i];
       if (v->getType()->isFloatingPointTy()) v = b.CreateBitCast(v, b.getIntNTy(v->getType()->getPrimitiveSizeInBits()));
@@ -45,7 +46,7 @@ Value* FnLowering::exchange_out(int slot, llvm::Type* ty) {
 bool FnLowering::lower_cut(const Instr& in, size_t index) {
   const std::string& op = in.op;
   auto& A = in.args;
-  Value* ops[4] = {nullptr, nullptr, nullptr, nullptr};
+  Value* ops[kExchangeInSlots] = {};
   CutSite site;
   site.line = in.line;
   auto full_mask = [&]() { return static_cast<Value*>(b.getInt32(0xffffffffu)); };

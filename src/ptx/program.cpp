@@ -8,6 +8,7 @@
 
 #include "ptx/ast.h"
 #include "ptx/block_runner.h"
+#include "ptx/code_cache.h"
 #include "ptx/jit.h"
 #include "ptx/lower.h"
 
@@ -147,24 +148,58 @@ bool ProgramImpl::build(std::string* log) {
   return true;
 }
 
+// Kernels linked into the JIT, by code key: a text compiled again in the
+// same process (after its Program was dropped) reuses them.
+struct Linked {
+  KernelLayout layout;
+  uint64_t range = 0;
+};
+std::mutex g_linked_mu;
+std::map<std::string, std::shared_ptr<const Linked>>& linked() {
+  static auto* m = new std::map<std::string, std::shared_ptr<const Linked>>;  // never destroyed, as the JIT
+  return *m;
+}
+
+std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::string& key, const std::string& text_name,
+                                          std::string* log) {
+  {
+    std::lock_guard<std::mutex> g(g_linked_mu);
+    auto it = linked().find(key);
+    if (it != linked().end()) return it->second;
+  }
+  auto l = std::make_shared<Linked>();
+  std::string object;
+  if (!disk_cache_load(key, &l->layout, &object)) {
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> mod;
+    try {
+      mod = lower_kernel(ast, fi, "cucpu_" + key, *ctx, &l->layout);
+    } catch (const LowerError& e) {
+      *log = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + " (in '" + text_name + "')";
+      return nullptr;
+    }
+    if (!compile_object(std::move(mod), std::move(ctx), &object, log)) return nullptr;
+    disk_cache_store(key, l->layout, object);
+  }
+  std::lock_guard<std::mutex> g(g_linked_mu);
+  auto it = linked().find(key);  // another thread may have linked it meanwhile
+  if (it != linked().end()) return it->second;
+  std::vector<uint64_t> addrs;
+  if (!load_object(object, {l->layout.range_name}, &addrs, log)) return nullptr;
+  l->range = addrs[0];
+  linked()[key] = l;
+  return l;
+}
+
 std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) const {
-  static std::atomic<uint64_t> counter{0};
   const int fi = entry_funcs_[static_cast<size_t>(index)];
   const Function& f = ast_.funcs[static_cast<size_t>(fi)];
   auto k = std::make_shared<KernelImpl>();
   k->entry_ = entries_[static_cast<size_t>(index)];
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> mod;
-  const std::string prefix = "cucpu_k" + std::to_string(counter.fetch_add(1));
-  try {
-    mod = lower_kernel(ast_, fi, prefix, *ctx, &k->layout_);
-  } catch (const LowerError& e) {
-    *log = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + " (in '" + f.name + "')";
-    return nullptr;
-  }
-  std::vector<uint64_t> addrs;
-  if (!jit_compile(std::move(mod), std::move(ctx), {k->layout_.range_name}, &addrs, log)) return nullptr;
-  k->code_.range = reinterpret_cast<RangeFn>(addrs[0]);
+  auto l = link_kernel(ast_, fi, code_key(text_, f.name), f.name, log);
+  if (!l) return nullptr;
+  k->layout_ = l->layout;
+  k->code_.range = reinterpret_cast<RangeFn>(l->range);
   k->code_.sites = &k->layout_.sites;
   k->code_.frame_bytes = k->layout_.frame_bytes;
   k->code_.static_shared = k->layout_.static_shared;

@@ -74,7 +74,7 @@ struct Dim3 {
 struct LaunchConfig {
   Dim3 grid, block;
   uint32_t dynamic_shared_bytes = 0;
-  const void* params = nullptr;      // EntryDesc::param_bytes bytes
+  const void* params = nullptr;      // EntryDesc::param_bytes bytes at least, 8-byte aligned (read freely)
   void* const* globals = nullptr;    // the address of each Program::globals() entry, in order
 };
 

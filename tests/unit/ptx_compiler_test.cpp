@@ -9,6 +9,12 @@
 #include <sstream>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "ptx/code_cache.h"
 #include "ptx/program.h"
 
 using namespace cucpu::ptx;
@@ -280,4 +286,48 @@ TEST(PtxCompiler, MutatedPtxNeverCrashes) {
       for (size_t i = 0; i < p->entries().size(); ++i) p->kernel(static_cast<int>(i), &log);
   }
   EXPECT_GT(parsed, 0);
+}
+
+TEST(PtxCompiler, SecondRunTakesKernelsFromTheDiskCache) {
+  const std::string dir = testing::TempDir() + "/cucpu-cache-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  // A text no earlier test compiled (the process links each text once).
+  const std::string text = read_file("basics.sm90.ptx") + "\n// cache test " + std::to_string(getpid()) + "\n";
+  auto compile_saxpy = [&] {
+    std::string log;
+    auto p = Program::parse(text, &log);
+    return p && p->kernel(p->find_entry("saxpy"), &log) != nullptr;
+  };
+  // An earlier run: a child process compiles and stores the kernel.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(compile_saxpy() ? 0 : 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  size_t files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir + "/cucpu")) files += e.path().extension() == ".kernel";
+  EXPECT_EQ(1u, files);
+  const uint64_t before = disk_cache_hits();
+  EXPECT_TRUE(compile_saxpy());
+  EXPECT_EQ(before + 1, disk_cache_hits());
+  // A damaged entry is ignored: the kernel is compiled again.
+  const std::string other = text + "// damaged\n";
+  child = fork();
+  if (child == 0) {
+    std::string log;
+    auto p = Program::parse(other, &log);
+    _exit(p && p->kernel(0, &log) ? 0 : 1);
+  }
+  waitpid(child, &status, 0);
+  for (auto& e : std::filesystem::directory_iterator(dir + "/cucpu"))
+    std::filesystem::resize_file(e.path(), std::filesystem::file_size(e.path()) / 2);
+  std::string log;
+  auto p = Program::parse(other, &log);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->kernel(0, &log)) << log;
+  setenv("CUCPU_CACHE", "0", 1);
+  unsetenv("XDG_CACHE_HOME");
+  std::filesystem::remove_all(dir);
 }
