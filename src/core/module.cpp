@@ -8,6 +8,8 @@
 #include "core/allocation.h"
 #include "core/context.h"
 #include "core/runtime.h"
+#include "core/stream.h"
+#include "exec/scheduler.h"
 
 namespace cucpu {
 
@@ -187,9 +189,39 @@ void Module::release() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) module_pool().release(this);
 }
 
+namespace {
+// Drops the handle's reference of an unloaded module once the work it
+// waits for is done. Not part of any stream's timeline (seq 0); it carries
+// the legacy stream only for the engine's sticky-error hook.
+class ModuleReleaseOp final : public Op {
+ public:
+  explicit ModuleReleaseOp(Module* m) : m_(m) {}
+  void execute(int) override { m_->release(); }
+  bool trivial() const override { return true; }
+
+ private:
+  Module* m_;
+};
+}  // namespace
+
 void Module::unload() {
   for (Function* f : functions_) function_pool().kill(f);
-  release();  // the handle's
+  std::vector<OpRef> pending;
+  if (OpRef op = ctx->legacy_stream()->last_pending_op()) pending.push_back(std::move(op));
+  ctx->for_each_stream([&](Stream* s) {
+    if (OpRef op = s->last_pending_op()) pending.push_back(std::move(op));
+  });
+  if (pending.empty()) {
+    release();  // the handle's
+    return;
+  }
+  auto* op = new ModuleReleaseOp(this);
+  op->stream = ctx->legacy_stream();
+  for (OpRef& p : pending) p->add_successor(op);  // an op done meanwhile adds nothing
+  // Drop the build guard: ready now, it runs here; else the last
+  // dependency's reference carries it.
+  if (op->release_dependency()) Scheduler::instance().submit(op);
+  else op->release();
 }
 
 void Module::unregister_memory() {
@@ -237,7 +269,8 @@ CUresult Module::create(Context* ctx, std::vector<std::shared_ptr<ptx::Program>>
   auto fail = [&](CUresult r, const std::string& why) {
     if (log) *log += why;
     module_pool().kill(m);
-    m->unload();
+    for (Function* f : m->functions_) function_pool().kill(f);
+    m->release();  // no launch ever named it
     return r;
   };
   m->units_.reserve(programs.size());

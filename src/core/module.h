@@ -9,12 +9,14 @@
 //    managed memory), and the table of their addresses that each launch
 //    hands the kernel (ptx::LaunchConfig::globals).
 //  - Modules are reference counted. The handle holds one reference, and so
-//    does every launch in flight, graph node and executable graph node that
-//    names one of its functions (ModuleRef): cuModuleUnload kills the
-//    handles at once, while the object, its functions and its memory live
-//    until the last reference goes. Registry entries of the memory go with
-//    the object, or at once when the context is torn down (its memory is
-//    gone on the driver too).
+//    does every graph node and executable graph node that names one of its
+//    functions (ModuleRef). cuModuleUnload kills the handles at once and
+//    drops the handle's reference once the work that the context's streams
+//    hold at that moment is done, so launches in flight (which hold no
+//    reference: a count per launch would cost the enqueue a cache-line
+//    transfer) keep their functions and memory. Registry entries of the
+//    memory go with the object, or at once when the context is torn down
+//    (its memory is gone on the driver too).
 //  - A Function belongs to its module and dies with it. Its kernel is
 //    compiled on first need (load()), once, then read without a lock.
 //  - A Library is context-independent: it keeps the parsed programs and
@@ -149,8 +151,9 @@ class Module {
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
   // Drops a reference; the last one destroys the module (and frees its memory).
   void release();
-  // Kills the module's handle and its functions' handles and drops the
-  // handle's reference. Called once, by whoever turned the handle dead.
+  // Kills the module's functions' handles and drops the handle's reference
+  // once every op pending on the context's streams now is done. Called
+  // once, by whoever turned the module's handle dead, not from a worker.
   void unload();
 
   // Removes the registry entries of the module's memory now (context

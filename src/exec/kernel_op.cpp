@@ -192,51 +192,60 @@ ptx::LaunchConfig config_of(const Function& f, const LaunchShape& s) {
   return cfg;
 }
 
-// A launch that runs every block in one op. It holds its module from the
-// call until it has run (not until the op goes: a stream's last op lives on
-// until the next is linked).
+// A launch that runs every block in one op. Laid out so that a launch with
+// up to 16 bytes of parameters writes only the first two cache lines of
+// its OpPool block (blocks come back from the workers' cores: each line
+// the producer writes is a transfer); larger parameters fill the rest of
+// the block, and beyond that live on the heap.
 class KernelOp final : public Op {
  public:
-  KernelOp(Function* f, const LaunchShape& s) : f_(f), cfg_(config_of(*f, s)) { f->module->retain(); }
+  KernelOp(Function* f, const LaunchShape& s) : f_(f), grid_(s.grid), block_(s.block), shared_(s.shared) {}
   ~KernelOp() override {
-    if (f_) f_->module->release();
+    if (param_bytes_ > kInline) ::operator delete[](heap(), std::align_val_t{16});
   }
-  void* params(size_t n) {
-    void* p = store_.reserve(n);
-    cfg_.params = p;
+  void* params(uint32_t n) {
+    param_bytes_ = n;
+    if (n <= kInline) return params_;
+    void* p = ::operator new[](n, std::align_val_t{16});
+    std::memcpy(params_, &p, sizeof p);  // the inline room holds the pointer instead
     return p;
   }
   void execute(int status) override {
-    if (status == CUDA_SUCCESS) run_kernel_inline(*f_, cfg_);
-    f_->module->release();
-    f_ = nullptr;
+    if (status != CUDA_SUCCESS) return;
+    ptx::LaunchConfig cfg;
+    cfg.grid = grid_;
+    cfg.block = block_;
+    cfg.dynamic_shared_bytes = shared_;
+    cfg.params = param_bytes_ > kInline ? heap() : static_cast<const void*>(params_);
+    cfg.globals = f_->globals();
+    run_kernel_inline(*f_, cfg);
   }
 
  private:
+  static constexpr uint32_t kInline = 128;
+  void* heap() const {
+    void* p;
+    std::memcpy(&p, params_, sizeof p);
+    return p;
+  }
   Function* f_;
-  ptx::LaunchConfig cfg_;
-  ParamStorage<112> store_;  // the op fits one OpPool block with up to 112 bytes of parameters
+  ptx::Dim3 grid_, block_;
+  uint32_t shared_;
+  uint32_t param_bytes_ = 0;
+  alignas(16) unsigned char params_[kInline];
 };
 static_assert(sizeof(KernelOp) <= OpPool::kBlockSize);
 
-// The end of a parallel launch, and the state its parts share. It holds the
-// module until it runs, after every part.
+// The end of a parallel launch, and the state its parts share.
 class KernelJoinOp final : public Op {
  public:
   KernelJoinOp(Function* f, const ptx::LaunchConfig& cfg) : f(f), cfg(cfg) {
-    f->module->retain();
     total_ = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
     const size_t parts = std::min<uint64_t>(Scheduler::instance().worker_count(), total_);
     chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
   }
-  ~KernelJoinOp() override {
-    if (!released_) f->module->release();
-  }
-  void execute(int) override {
-    f->module->release();
-    released_ = true;
-    keep_.reset();
-  }
+  // What `keep` holds (a graph's plan) is let go once every part is done.
+  void execute(int) override { keep_.reset(); }
   bool trivial() const override { return true; }
 
   void* own_params(size_t n) {
@@ -276,7 +285,6 @@ class KernelJoinOp final : public Op {
   uint64_t chunk_ = 1;
   std::atomic<bool> stop_{false};
   std::atomic<bool> faulted_{false};
-  bool released_ = false;  // written by execute, which runs once, after every part
   std::shared_ptr<const void> keep_;
   ParamStorage<32> store_;
 };

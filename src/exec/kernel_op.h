@@ -14,9 +14,12 @@
 // set, logs the kernel, block, thread, address and nearest allocation. An
 // op that starts with a sticky error already set runs nothing.
 //
-// Lifetime: every op of a launch holds a reference to the function's module
-// (core/module.h), so the module may be unloaded while its launches are in
-// flight.
+// Lifetime: the ops of a launch hold no reference to the function's module
+// (a reference count written by the caller and by a worker for every launch
+// would cost a cache-line transfer each). Instead an unloaded module lives
+// until the work its context's streams held at the unload is done
+// (Module::unload), which includes every launch of its functions on them;
+// launches in graphs hold references through their nodes.
 #pragma once
 
 #include <atomic>
