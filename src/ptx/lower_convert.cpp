@@ -139,6 +139,12 @@ bool FnLowering::lower_convert(const Instr& in) {
     }
     llvm::Type* it = b.getIntNTy(static_cast<unsigned>(type_bits(dt)));
     Value* r = intrinsic(is_signed(dt) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat, {it, ft}, {f});
+    // NaN gives 0 from f32 to a 32-bit integer, else the sign bit alone
+    // (measured on the H200: f64 -> u32 too gives 0x80000000).
+    if (type_bits(dt) == 64 || ft->isDoubleTy()) {
+      const uint64_t nan_value = type_bits(dt) == 64 ? 0x8000000000000000ull : 0x80000000ull;
+      r = b.CreateSelect(b.CreateFCmpUNO(f, f), llvm::ConstantInt::get(it, nan_value), r);
+    }
     write(A[0], r, dt);
     return true;
   }

@@ -209,8 +209,9 @@ std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) 
   info.static_shared_bytes = k->layout_.static_shared;
   info.local_bytes = k->layout_.local_bytes;
   info.const_bytes = const_bytes_;
-  info.ptx_version = ptx_version();
-  info.binary_version = ast_.target_sm;
+  // As the driver reports them: the PTX's target, and the device's own architecture.
+  info.ptx_version = ast_.target_sm;
+  info.binary_version = 90;
   uint32_t limit = 1024;
   if (f.maxntid[0]) limit = std::min(limit, f.maxntid[0] * f.maxntid[1] * f.maxntid[2]);
   if (f.reqntid[0]) limit = std::min(limit, f.reqntid[0] * f.reqntid[1] * f.reqntid[2]);

@@ -62,8 +62,8 @@ struct KernelInfo {
   uint32_t local_bytes = 0;         // per thread
   uint32_t const_bytes = 0;         // module .const bytes
   int max_threads_per_block = 1024; // lowered by .maxntid/.reqntid
-  int ptx_version = 0;              // major*10 + minor of the .version directive
-  int binary_version = 0;           // the .target's sm number (e.g. 90)
+  int ptx_version = 0;              // the PTX's .target (75 for sm_75), as the driver reports it
+  int binary_version = 0;           // the architecture the code runs as (90)
 };
 
 struct Dim3 {
