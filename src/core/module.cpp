@@ -80,8 +80,8 @@ CUresult get_function_attribute(const ptx::KernelInfo& info, const FuncSettings&
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *out = info.num_regs; break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *out = info.ptx_version; break;
     // PTX is compiled for the device, as the driver's JIT does: the binary
-    // is always the device's own architecture.
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *out = 90; break;
+    // is the device's own architecture.
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *out = info.binary_version ? info.binary_version : 90; break;
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *out = 0; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *out = max_dynamic_shared(info, s); break;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *out = s.carveout; break;
