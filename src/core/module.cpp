@@ -1,5 +1,7 @@
 #include "core/module.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -178,7 +180,7 @@ Module::~Module() {
     g_modules.erase(std::find(g_modules.begin(), g_modules.end(), this));
   }
   unregister_memory();
-  for (const Block& b : memory_) std::free(reinterpret_cast<void*>(b.base));
+  if (segment_) munmap(segment_, segment_bytes_);
   for (Function* f : functions_) {
     function_pool().kill(f);
     function_pool().release(f);
@@ -249,16 +251,11 @@ bool Module::find_global(std::string_view name, GlobalRef* out) const {
 
 namespace {
 
-// Memory for one variable: zeroed, then its initial bytes.
-void* allocate_variable(const ptx::GlobalDesc& g) {
-  const size_t align = std::max<size_t>(16, std::bit_ceil(std::max<uint32_t>(g.align, 1)));
-  const size_t bytes = std::max<uint64_t>(g.size, 1);
-  const size_t rounded = (bytes + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, rounded);
-  if (!p) return nullptr;
-  std::memset(p, 0, rounded);
-  if (!g.init.empty()) std::memcpy(p, g.init.data(), std::min<size_t>(g.init.size(), bytes));
-  return p;
+constexpr size_t kPage = 4096;
+constexpr size_t kGuard = 64 * 1024;  // mapped inaccessible after a module's variables
+
+size_t variable_align(const ptx::GlobalDesc& g) {
+  return std::max<size_t>(16, std::bit_ceil(std::max<uint32_t>(g.align, 1)));
 }
 
 }  // namespace
@@ -280,14 +277,37 @@ CUresult Module::create(Context* ctx, std::vector<std::shared_ptr<ptx::Program>>
     u.program = std::move(p);
     m->units_.push_back(std::move(u));
   }
-  Registry& reg = Registry::instance();
+  // The defined variables, packed in one zeroed mapping as in a GPU's
+  // module data segment, with a guard after the last: an access past it
+  // faults (one between two variables reaches the next, as on the GPU).
+  size_t bytes = 0;
+  for (Unit& u : m->units_)
+    for (const ptx::GlobalDesc& g : u.program->globals()) {
+      if (g.is_extern) continue;
+      const size_t align = variable_align(g);
+      bytes = (bytes + align - 1) / align * align + std::max<uint64_t>(g.size, 1);
+    }
+  if (bytes > 0) {
+    const size_t mapped = (bytes + kPage - 1) / kPage * kPage;
+    void* seg = mmap(nullptr, mapped + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (seg == MAP_FAILED) return fail(CUDA_ERROR_OUT_OF_MEMORY, "out of memory for the module's variables\n");
+    mprotect(static_cast<char*>(seg) + mapped, kGuard, PROT_NONE);
+    m->segment_ = seg;
+    m->segment_bytes_ = mapped + kGuard;
+  }
   // Defined variables first, so that .extern ones can name them.
+  Registry& reg = Registry::instance();
+  size_t at = 0;
   for (Unit& u : m->units_) {
     const auto& gs = u.program->globals();
     for (size_t i = 0; i < gs.size(); ++i) {
       if (gs[i].is_extern) continue;
-      void* p = allocate_variable(gs[i]);
-      if (!p) return fail(CUDA_ERROR_OUT_OF_MEMORY, "out of memory for variable " + gs[i].name + "\n");
+      const size_t align = variable_align(gs[i]);
+      at = (at + align - 1) / align * align;
+      char* p = static_cast<char*>(m->segment_) + at;
+      at += std::max<uint64_t>(gs[i].size, 1);
+      if (!gs[i].init.empty()) std::memcpy(p, gs[i].init.data(), std::min<size_t>(gs[i].init.size(), gs[i].size));
       Allocation a;
       a.base = reinterpret_cast<uintptr_t>(p);
       a.size = std::max<uint64_t>(gs[i].size, 1);

@@ -4,10 +4,11 @@
 // Contract:
 //  - A Module is one context's instance of one or more parsed PTX programs
 //    ("units": one per image, several after cuLinkComplete). It owns the
-//    memory behind every module-scope variable of its units, registered in
-//    the allocation registry under its context (managed variables as
-//    managed memory), and the table of their addresses that each launch
-//    hands the kernel (ptx::LaunchConfig::globals).
+//    memory behind every module-scope variable of its units (one mapping,
+//    with a guard after it), each variable registered in the allocation
+//    registry under its context (managed variables as managed memory), and
+//    the table of their addresses that each launch hands the kernel
+//    (ptx::LaunchConfig::globals).
 //  - Modules are reference counted. The handle holds one reference, and so
 //    does every graph node and executable graph node that names one of its
 //    functions (ModuleRef). cuModuleUnload kills the handles at once and
@@ -171,7 +172,9 @@ class Module {
     uintptr_t base;
     uint64_t alloc_id;
   };
-  std::vector<Block> memory_;
+  std::vector<Block> memory_;  // each variable's registry entry
+  void* segment_ = nullptr;    // the mapping that holds every defined variable
+  size_t segment_bytes_ = 0;
   std::atomic<bool> registered_{false};
 };
 

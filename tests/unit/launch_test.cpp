@@ -182,6 +182,24 @@ TEST_F(Faults, Assert) {
   EXPECT_EQ(run("assert_kernel", args, 1), CUDA_ERROR_ASSERT);
 }
 
+// A module's variables end at a guard: a store well past the last one faults.
+TEST_F(RealPtx, StorePastTheModuleVariablesFaults) {
+  CUmodule m = load(".version 8.0\n.target sm_90\n.address_size 64\n.visible .global .align 4 .u32 gv;\n"
+                    ".visible .entry past() { .reg .b32 %r<2>; mov.u32 %r1, 1; st.global.u32 [gv+8192], %r1; ret; }\n"
+                    ".visible .entry inside() { .reg .b32 %r<2>; mov.u32 %r1, 9; st.global.u32 [gv], %r1; ret; }\n");
+  CUfunction inside, past;
+  ASSERT_EQ(cuModuleGetFunction(&inside, m, "inside"), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(&past, m, "past"), CUDA_SUCCESS);
+  ASSERT_EQ(cuLaunchKernel(inside, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), CUDA_SUCCESS);
+  CUdeviceptr g;
+  ASSERT_EQ(cuModuleGetGlobal(&g, nullptr, m, "gv"), CUDA_SUCCESS);
+  unsigned v = 0;
+  ASSERT_EQ(cuMemcpyDtoH(&v, g, 4), CUDA_SUCCESS);
+  EXPECT_EQ(v, 9u);
+  ASSERT_EQ(cuLaunchKernel(past, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
 TEST_F(RealPtx, LibraryAndKernelHandles) {
   CUlibrary lib;
   ASSERT_EQ(cuLibraryLoadData(&lib, kStoreTid, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
