@@ -1,0 +1,141 @@
+// Device printf, assert, trap, memory faults and __nanosleep
+// (tests/kernels/faults.cu). A fault leaves its context unusable, so each
+// fault test creates a context of its own, checks that the error is sticky
+// there, destroys it, and checks that the primary context still works.
+#include "kernels_util.h"
+
+namespace {
+
+const char* kFaultsPtx = "ptx/faults.sm90.ptx";
+
+// A context of the test's own, current while it lives.
+struct OwnContext {
+  CUcontext ctx = nullptr;
+  OwnContext() {
+    CUdevice d;
+    ASSERT_CU(cuDeviceGet(&d, 0));
+    ASSERT_CU(cuCtxCreate(&ctx, nullptr, 0, d));
+  }
+  OwnContext(const OwnContext&) = delete;
+  OwnContext& operator=(const OwnContext&) = delete;
+  ~OwnContext() {
+    if (ctx) cuCtxDestroy(ctx);
+    cuCtxSetCurrent(conf::primary());
+  }
+};
+
+// Launches a faulting kernel through `go` in a fresh context: the launch
+// itself succeeds, the synchronization returns the fault (expected, unless
+// it is CUDA_SUCCESS, in which case the result is only recorded), and later
+// calls in that context keep returning it.
+template <class Go>
+void fault_case(const char* key, CUresult expected, Go go) {
+  CUresult sync;
+  {
+    OwnContext own;
+    kt::Module m(kFaultsPtx);
+    kt::Buf<int32_t> buf(64);
+    ASSERT_CU(go(m, buf));
+    sync = cuCtxSynchronize();
+    conf::info(key, sync);
+    if (expected != CUDA_SUCCESS) {
+      if (sync != expected)
+        throw conf::Failure{std::string(key) + ": synchronize returned " + conf::name_of(sync) + ", expected " +
+                            conf::name_of(expected)};
+    } else if (sync == CUDA_SUCCESS) {
+      throw conf::Failure{std::string(key) + ": the fault was not reported"};
+    }
+    CUresult again = cuCtxSynchronize();
+    CUdeviceptr p = 0;
+    CUresult alloc = cuMemAlloc(&p, 256);
+    conf::info((std::string(key) + "_then_synchronize").c_str(), again);
+    conf::info((std::string(key) + "_then_mem_alloc").c_str(), alloc);
+    if (again != sync || alloc != sync)
+      throw conf::Failure{std::string(key) + ": the error was not sticky (" + conf::name_of(again) + ", " +
+                          conf::name_of(alloc) + ")"};
+  }
+  // The primary context is unaffected.
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  kt::Module m(kFaultsPtx);
+  kt::Buf<int32_t> out(64);
+  kt::run(m.fn("assert_if"), {1}, {32}, 0, 5, out.p);
+  EXPECT_TRUE(out.get()[31] == 6);
+}
+
+}  // namespace
+
+CONF_TEST(KernelDevicePrintf) {
+  kt::for_each_variant("faults", [&](kt::Module& m) { kt::run(m.fn("say_hello"), {2}, {32}, 0, 42, 3.25); });
+}
+
+CONF_TEST(KernelAssertPasses) {
+  kt::for_each_variant("faults", [&](kt::Module& m) {
+    kt::Buf<int32_t> out(64);
+    kt::run(m.fn("assert_if"), {1}, {64}, 0, 41, out.p);
+    std::vector<int32_t> got = out.get();
+    EXPECT_TRUE(got[0] == 42 && got[63] == 42);
+  });
+}
+
+CONF_TEST(KernelAssertFails) {
+  fault_case("fault_assert", CUDA_ERROR_ASSERT, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("assert_if"), {1}, {32}, 0, nullptr, 42, buf.p);
+  });
+}
+
+CONF_TEST(KernelTrap) {
+  fault_case("fault_trap", CUDA_SUCCESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("trap_if"), {1}, {1}, 0, nullptr, 1, buf.p);
+  });
+}
+
+CONF_TEST(KernelTrapNotTaken) {
+  kt::Module m(kFaultsPtx);
+  kt::Buf<int32_t> out(1);
+  kt::run(m.fn("trap_if"), {1}, {1}, 0, 0, out.p);
+  EXPECT_TRUE(out.get()[0] == 2);
+}
+
+CONF_TEST(KernelStoreFarOutOfBounds) {
+  fault_case("fault_store_far", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("store_far"), {1}, {1}, 0, nullptr, buf.p, 1ll << 40);
+  });
+}
+
+CONF_TEST(KernelLoadFarOutOfBounds) {
+  fault_case("fault_load_far", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("load_far"), {1}, {32}, 0, nullptr, buf.p, -(1ll << 38), buf.p);
+  });
+}
+
+CONF_TEST(KernelLoadNullPage) {
+  fault_case("fault_load_null", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("load_far"), {1}, {1}, 0, nullptr, (CUdeviceptr)16, 0ll, buf.p);
+  });
+}
+
+CONF_TEST(KernelLoadMisaligned) {
+  fault_case("fault_load_misaligned", CUDA_ERROR_MISALIGNED_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("load_misaligned"), {1}, {1}, 0, nullptr, buf.p, 1, buf.p);
+  });
+}
+
+CONF_TEST(KernelStoreMisaligned) {
+  fault_case("fault_store_misaligned", CUDA_ERROR_MISALIGNED_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("store_misaligned"), {1}, {1}, 0, nullptr, buf.p, 4);
+  });
+}
+
+CONF_TEST(KernelNanosleep) {
+  kt::for_each_variant("faults", [&](kt::Module& m) {
+    kt::Buf<uint64_t> out(64);
+    kt::run(m.fn("nap"), {2}, {32}, 0, 20000u, out.p);
+    std::vector<uint64_t> got = out.get();
+    uint64_t lo = ~0ull, hi = 0;
+    for (uint64_t v : got) lo = std::min(lo, v), hi = std::max(hi, v);
+    conf::info_value("nanosleep_20us_min_ns", (long long)lo);
+    conf::info_value("nanosleep_20us_max_ns", (long long)hi);
+    // __nanosleep sleeps for about [0, 2 * ns]: only an upper bound holds.
+    EXPECT_TRUE(hi < 1000000000ull);
+  });
+}
