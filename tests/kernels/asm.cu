@@ -13,7 +13,7 @@ extern "C" __global__ void bit_asm(const unsigned* a, const unsigned* b, const u
   if (i >= n) return;
   unsigned x = a[i], y = b[i], z = c[i], r;
   int k = 0;
-#define EMIT(...)                                    \
+#define EMIT(...)                                      \
   asm(__VA_ARGS__ : "=r"(r) : "r"(x), "r"(y), "r"(z)); \
   out[k++ * n + i] = r;
   EMIT("prmt.b32 %0, %1, %2, %3;")
@@ -73,12 +73,14 @@ extern "C" __global__ void carry_chain(const unsigned long long* a, const unsign
 // 64-bit atom and red on global memory, and red.add.u32: slots[0] add,
 // [1] exch (old values to olds), [2] cas-driven max, [3] red.add.u64,
 // [4] red.add.u32 into the low word, [5] atom.and.b64, [6] red.or.b64.
-extern "C" __global__ void atom64_asm(unsigned long long* slots, unsigned long long* olds) {
+extern "C" __global__ void atom64_asm(unsigned long long* slots_generic, unsigned long long* olds) {
+  // The instructions take global-space addresses.
+  unsigned long long* slots = reinterpret_cast<unsigned long long*>(__cvta_generic_to_global(slots_generic));
   unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x, old;
   asm volatile("atom.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(slots), "l"(i + 1) : "memory");
   asm volatile("atom.global.exch.b64 %0, [%1], %2;" : "=l"(old) : "l"(slots + 1), "l"(i) : "memory");
   olds[i] = old;
-  unsigned long long want = i * 0x1000000001ull, cur = slots[2];
+  unsigned long long want = i * 0x1000000001ull, cur = slots_generic[2];
   while (cur < want) {
     unsigned long long seen;
     asm volatile("atom.global.cas.b64 %0, [%1], %2, %3;" : "=l"(seen) : "l"(slots + 2), "l"(cur), "l"(want) : "memory");

@@ -9,9 +9,7 @@ __device__ __forceinline__ unsigned and_mask(int i) { return i % 3 == 0 ? ~(1u <
 __device__ __forceinline__ unsigned or_bits(int i) { return i % 4 == 0 ? 1u << ((i * 5) % 32) : 0u; }
 __device__ __forceinline__ int minmax_val(int i) { return (i * 7919) % 1000 - 500; }
 __device__ __forceinline__ unsigned uminmax_val(int i) { return (unsigned)i * 2654435761u; }
-__device__ __forceinline__ unsigned long long u64_val(int i) {
-  return (unsigned long long)i * 0x9e3779b97f4a7c15ull;
-}
+__device__ __forceinline__ unsigned long long u64_val(int i) { return (unsigned long long)i * 0x9e3779b97f4a7c15ull; }
 
 // gi: 9 ints; gu: 6 unsigned; g64: 7 u64 (slots 5, 6 read as signed);
 // gf: 1 float; gd: 1 double; gh: 4 halves (a __half, padding, a __half2). old_add, old_exch,
@@ -63,11 +61,22 @@ extern "C" __global__ void atomics_shared(unsigned long long* out, int* old_add)
   __shared__ double sd;
   int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
   if (t == 0) {
-    si[0] = 0; si[1] = 1000000; si[2] = 1 << 30; si[3] = -(1 << 30);
-    si[4] = -1; si[5] = 0; si[6] = 0x12345678; si[7] = 0;
-    su[0] = 0; su[1] = 5; su[2] = 0;
-    s64[0] = 0; s64[1] = 0; s64[2] = ~0ull;
-    sf = 0.0f; sd = 0.0;
+    si[0] = 0;
+    si[1] = 1000000;
+    si[2] = 1 << 30;
+    si[3] = -(1 << 30);
+    si[4] = -1;
+    si[5] = 0;
+    si[6] = 0x12345678;
+    si[7] = 0;
+    su[0] = 0;
+    su[1] = 5;
+    su[2] = 0;
+    s64[0] = 0;
+    s64[1] = 0;
+    s64[2] = ~0ull;
+    sf = 0.0f;
+    sd = 0.0;
   }
   __syncthreads();
   old_add[i] = atomicAdd(&si[0], 1);

@@ -44,13 +44,25 @@ extern "C" __global__ void divergent(const int* a, int* out, int n) {
     for (int j = 0; j < (x & 15); ++j) r += j * x;
   }
   switch (x & 7) {
-    case 0: r += 100; break;
-    case 1: r -= 7; break;
+    case 0:
+      r += 100;
+      break;
+    case 1:
+      r -= 7;
+      break;
     case 2:
-    case 3: r ^= 0x55; break;
-    case 5: r *= 3; break;
-    case 6: r = r << 2; break;
-    default: r += 1; break;
+    case 3:
+      r ^= 0x55;
+      break;
+    case 5:
+      r *= 3;
+      break;
+    case 6:
+      r = r << 2;
+      break;
+    default:
+      r += 1;
+      break;
   }
   int acc = 0;
   for (int j = 0; j < 64; ++j) {
@@ -88,8 +100,8 @@ struct Pair {
   double b;
 };
 
-__device__ __noinline__ double many_params(signed char c, short s, int i, long long l, float f, double d,
-                                           const int* p, Pair pr, unsigned char uc, unsigned short us) {
+__device__ __noinline__ double many_params(signed char c, short s, int i, long long l, float f, double d, const int* p,
+                                           Pair pr, unsigned char uc, unsigned short us) {
   return c + 2.0 * s + 3.0 * i + 4.0 * (double)l + 5.0 * f + 6.0 * d + 7.0 * p[1] + 8.0 * pr.a + 9.0 * pr.b +
          10.0 * uc + 11.0 * us;
 }
@@ -106,8 +118,8 @@ extern "C" __global__ void calls(const int* a, double* out, int n) {
   if (i >= n) return;
   int x = a[i];
   Pair pr = make_pair(x);
-  out[2 * i] = many_params((signed char)x, (short)(x * 3), x * 5, (long long)x * 100000, x * 0.25f, x * 0.125,
-                           a, pr, (unsigned char)(x + 200), (unsigned short)(x + 60000));
+  out[2 * i] = many_params((signed char)x, (short)(x * 3), x * 5, (long long)x * 100000, x * 0.25f, x * 0.125, a, pr,
+                           (unsigned char)(x + 200), (unsigned short)(x + 60000));
   out[2 * i + 1] = pr.a + pr.b;
 }
 

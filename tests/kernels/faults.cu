@@ -6,8 +6,8 @@
 
 extern "C" __global__ void say_hello(int v, double d) {
   if (threadIdx.x < 2)
-    printf("hello from block %d thread %d: v=%d d=%.3f s=%s c=%c x=%llx\n", blockIdx.x, threadIdx.x, v, d, "str",
-           'q', 0x1234abcdull);
+    printf("hello from block %d thread %d: v=%d d=%.3f s=%s c=%c x=%llx\n", blockIdx.x, threadIdx.x, v, d, "str", 'q',
+           0x1234abcdull);
 }
 
 // Fails its assertion where v == 42 (every thread of the launch).
@@ -34,9 +34,7 @@ extern "C" __global__ void load_misaligned(const char* p, int off_bytes, int* ou
   *out = *reinterpret_cast<const int*>(p + off_bytes);
 }
 
-extern "C" __global__ void store_misaligned(char* p, int off_bytes) {
-  *reinterpret_cast<double*>(p + off_bytes) = 1.0;
-}
+extern "C" __global__ void store_misaligned(char* p, int off_bytes) { *reinterpret_cast<double*>(p + off_bytes) = 1.0; }
 
 // __nanosleep between two globaltimer reads; out[i] = elapsed ns.
 extern "C" __global__ void nap(unsigned ns, unsigned long long* out) {

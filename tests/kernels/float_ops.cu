@@ -103,8 +103,8 @@ extern "C" __global__ void f32_exact(const float* a, const float* b, float* out,
   out[k++ * n + i] = __saturatef(x);
   out[k++ * n + i] = fdimf(x, y);
   out[k++ * n + i] = (float)(isnan(x) + 2 * isinf(x) + 4 * isfinite(x) + 8 * (signbit(x) != 0));
-  out[k++ * n + i] = (float)(int)(x < y) + 2.0f * (x <= y) + 4.0f * (x == y) + 8.0f * (x != y) +
-                     16.0f * !(x >= y) + 32.0f * !(x > y);
+  out[k++ * n + i] =
+      (float)(int)(x < y) + 2.0f * (x <= y) + 4.0f * (x == y) + 8.0f * (x != y) + 16.0f * !(x >= y) + 32.0f * !(x > y);
 }
 
 extern "C" __global__ void f64_exact(const double* a, const double* b, double* out, int n) {

@@ -49,9 +49,9 @@ extern "C" __global__ void half_arith(const unsigned short* a, const unsigned sh
   out[k++ * n + i] = raw(hsqrt(x));
   out[k++ * n + i] = raw(x + y);
   out[k++ * n + i] = raw(x * y);
-  out[k++ * n + i] = (unsigned short)(__heq(x, y) | __hlt(x, y) << 1 | __hle(x, y) << 2 | __hgt(x, y) << 3 |
-                                      __hne(x, y) << 4 | __hequ(x, y) << 5 | __hltu(x, y) << 6 |
-                                      __hisnan(x) << 7 | (__hisinf(x) != 0) << 8);
+  out[k++ * n + i] =
+      (unsigned short)(__heq(x, y) | __hlt(x, y) << 1 | __hle(x, y) << 2 | __hgt(x, y) << 3 | __hne(x, y) << 4 |
+                       __hequ(x, y) << 5 | __hltu(x, y) << 6 | __hisnan(x) << 7 | (__hisinf(x) != 0) << 8);
 }
 
 extern "C" __global__ void half2_arith(const __half2* a, const __half2* b, const __half2* c, __half2* out, int n) {

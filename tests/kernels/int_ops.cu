@@ -75,8 +75,7 @@ extern "C" __global__ void i32_ops(const int* a, const int* b, const int* c, int
   out[k++ * n + i] = (int)r;
 }
 
-extern "C" __global__ void i64_ops(const long long* a, const long long* b, const long long* c, long long* out,
-                                   int n) {
+extern "C" __global__ void i64_ops(const long long* a, const long long* b, const long long* c, long long* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   long long x = a[i], y = b[i], z = c[i];

@@ -5,8 +5,8 @@
 // holds the host side; the layouts below are part of its contract.
 
 // Scalars in an order that forces padding between parameters.
-extern "C" __global__ void params_scalars(signed char c, double d, short s, long long ll, unsigned char uc,
-                                          float f, unsigned short us, unsigned long long ull, int i, unsigned u,
+extern "C" __global__ void params_scalars(signed char c, double d, short s, long long ll, unsigned char uc, float f,
+                                          unsigned short us, unsigned long long ull, int i, unsigned u,
                                           long long* out) {
   out[0] = c;
   out[1] = __double_as_longlong(d);

@@ -60,11 +60,14 @@ extern "C" __global__ void add_one(int* p, int n) {
 
 extern "C" __global__ void no_params() { g_arr[threadIdx.x % 10] = threadIdx.x % 10; }
 
-// A local array indexed at run time, so LOCAL_SIZE_BYTES is nonzero.
+// A local array written and read at run-time indices, so it must live in
+// local memory (LOCAL_SIZE_BYTES is nonzero).
 extern "C" __global__ void uses_local(int* out, int idx) {
   int arr[64];
-  for (int j = 0; j < 64; ++j) arr[j] = j * out[j];
-  out[0] = arr[idx & 63];
+  for (int j = 0; j < 64; ++j) arr[j] = out[j];
+  arr[idx & 63] += 5;
+  arr[(idx >> 6) & 63] *= 3;
+  out[0] = arr[(idx >> 12) & 63];
 }
 
 extern "C" __global__ void uses_const(int* out) { out[threadIdx.x] = g_const[threadIdx.x % 100]; }

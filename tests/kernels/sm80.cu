@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ size_t gmem_addr(const void* p) { return __cvta_generic_to_global(p); }
 
 // Copies ints global -> shared with cp.async in three groups (one block of
 // 128 threads): 16-byte .cg copies, 4-byte .ca copies, and 16-byte copies
@@ -15,14 +16,17 @@ extern "C" __global__ void cp_async_copy(const int* in, int* out) {
   __shared__ __align__(16) int s[1024];
   int t = threadIdx.x;
   // Group 1: s[0..511] from in[0..511], four ints per thread.
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(&s[t * 4])), "l"(&in[t * 4]) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(&s[t * 4])), "l"(gmem_addr(&in[t * 4]))
+               : "memory");
   asm volatile("cp.async.commit_group;" ::: "memory");
   // Group 2: s[512..639] from in[t] reversed, one int per thread.
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_addr(&s[512 + t])), "l"(&in[127 - t]) : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_addr(&s[512 + t])), "l"(gmem_addr(&in[127 - t]))
+               : "memory");
   asm volatile("cp.async.commit_group;" ::: "memory");
   // Group 3, threads below 64: s[640 + 4t ..] gets in[4t], in[4t+1], 0, 0.
   if (t < 64)
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, 8;" ::"r"(smem_addr(&s[640 + t * 4])), "l"(&in[t * 4])
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, 8;" ::"r"(smem_addr(&s[640 + t * 4])),
+                 "l"(gmem_addr(&in[t * 4]))
                  : "memory");
   asm volatile("cp.async.commit_group;" ::: "memory");
   asm volatile("cp.async.wait_group 1;" ::: "memory");  // groups 1 and 2 are done
@@ -56,8 +60,7 @@ extern "C" __global__ void mma_m16n8k16(const __half* A, const __half* B, const 
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%10, %11, %12, %13};"
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
-        "f"(c[3]));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
   D[g * 8 + tg * 2] = d[0];
   D[g * 8 + tg * 2 + 1] = d[1];
   D[(g + 8) * 8 + tg * 2] = d[2];
