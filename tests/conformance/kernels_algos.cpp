@@ -76,7 +76,8 @@ CONF_TEST(KernelSgemmTiled) {
   kt::for_each_variant("algos", [&](kt::Module& m) {
     kt::Buf<float> dA(A), dB(B), dC(C);
     kt::run(m.fn("sgemm_tiled"), {n / 16, n / 16}, {16, 16}, 0, n, 2.0f, dA.p, dB.p, -1.0f, dC.p);
-    kt::Checker ck("sgemm_tiled", [](size_t i) { return "row " + std::to_string(i / 64) + " col " + std::to_string(i % 64); });
+    kt::Checker ck("sgemm_tiled",
+                   [](size_t i) { return "row " + std::to_string(i / 64) + " col " + std::to_string(i % 64); });
     ck.all(dC.get(), want, "C");
     ck.done();
   });
@@ -120,9 +121,8 @@ CONF_TEST(KernelStencil2D) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       const float* p = &in[y * w + x];
-      want[y * w + x] = (x == 0 || y == 0 || x == w - 1 || y == h - 1)
-                            ? *p
-                            : 0.5f * *p + 0.125f * (p[-w] + p[w] + p[-1] + p[1]);
+      want[y * w + x] =
+          (x == 0 || y == 0 || x == w - 1 || y == h - 1) ? *p : 0.5f * *p + 0.125f * (p[-w] + p[w] + p[-1] + p[1]);
     }
   kt::for_each_variant("algos", [&](kt::Module& m) {
     kt::Buf<float> din(in), out(w * h);

@@ -22,12 +22,24 @@ uint32_t prmt(uint32_t a, uint32_t b, uint32_t c, int mode) {
         if (sel & 8) byte = (byte & 0x80) ? 0xff : 0;
         break;
       }
-      case 1: byte = byte_at(src, n + k); break;
-      case 2: byte = byte_at(src, n - k); break;
-      case 3: byte = byte_at(src, n); break;
-      case 4: byte = byte_at(src, std::max(k, n)); break;
-      case 5: byte = byte_at(src, std::min(k, n)); break;
-      default: byte = byte_at(src, (n & 1) * 2 + (k & 1)); break;
+      case 1:
+        byte = byte_at(src, n + k);
+        break;
+      case 2:
+        byte = byte_at(src, n - k);
+        break;
+      case 3:
+        byte = byte_at(src, n);
+        break;
+      case 4:
+        byte = byte_at(src, std::max(k, n));
+        break;
+      case 5:
+        byte = byte_at(src, std::min(k, n));
+        break;
+      default:
+        byte = byte_at(src, (n & 1) * 2 + (k & 1));
+        break;
     }
     r |= byte << (8 * k);
   }
@@ -137,10 +149,10 @@ CONF_TEST(KernelAsmBitOps) {
     kt::run(m.fn("bit_asm"), {n / 256}, {256}, 0, da.p, db.p, dc.p, out.p, n);
     kt::Checker ck("bit_asm", [&](size_t i) { return kt::hex(a[i]) + "," + kt::hex(b[i]) + "," + kt::hex(c[i]); });
     ck.ops(out.get(), want, n,
-           {"prmt", "prmt.f4e", "prmt.b4e", "prmt.rc8", "prmt.ecl", "prmt.ecr", "prmt.rc16", "bmsk.clamp",
-            "bmsk.wrap", "szext.clamp.s32", "szext.wrap.s32", "szext.clamp.u32", "szext.wrap.u32", "lop3 0x96",
-            "lop3 0xe8", "lop3 0xca", "lop3 0x1e", "shf.l.clamp", "shf.r.wrap", "shl >= 32", "shr.s32 >= 32",
-            "bfind.u32", "bfind.shiftamt.s32", "fns"});
+           {"prmt",           "prmt.f4e",   "prmt.b4e",      "prmt.rc8",        "prmt.ecl",           "prmt.ecr",
+            "prmt.rc16",      "bmsk.clamp", "bmsk.wrap",     "szext.clamp.s32", "szext.wrap.s32",     "szext.clamp.u32",
+            "szext.wrap.u32", "lop3 0x96",  "lop3 0xe8",     "lop3 0xca",       "lop3 0x1e",          "shf.l.clamp",
+            "shf.r.wrap",     "shl >= 32",  "shr.s32 >= 32", "bfind.u32",       "bfind.shiftamt.s32", "fns"});
     ck.done();
   });
 }
@@ -189,8 +201,9 @@ CONF_TEST(KernelAsmAtom64AndRed) {
     uint64_t exch_final = got[1];
     got[1] = want[1] = 0;
     kt::Checker ck("atom64_asm");
-    ck.ops(got, want, 1, {"atom.add.u64", "atom.exch.b64", "atom.cas.b64 max", "red.add.u64", "red.add.u32",
-                          "atom.and.b64", "red.or.b64"});
+    ck.ops(got, want, 1,
+           {"atom.add.u64", "atom.exch.b64", "atom.cas.b64 max", "red.add.u64", "red.add.u32", "atom.and.b64",
+            "red.or.b64"});
     std::vector<uint64_t> ex = olds.get(), ids = {12345};
     ex.push_back(exch_final);
     for (int i = 0; i < N; ++i) ids.push_back((uint64_t)i);
@@ -255,7 +268,8 @@ CONF_TEST(KernelWmma16x16x16) {
     kt::Buf<uint16_t> dA(A), dB(B);
     kt::Buf<float> dC(C), dD(256);
     kt::run(m.fn("wmma_16x16x16"), {1}, {32}, 0, dA.p, dB.p, dC.p, dD.p);
-    kt::Checker ck("wmma_16x16x16", [](size_t i) { return "row " + std::to_string(i / 16) + " col " + std::to_string(i % 16); });
+    kt::Checker ck("wmma_16x16x16",
+                   [](size_t i) { return "row " + std::to_string(i / 16) + " col " + std::to_string(i % 16); });
     ck.all(dD.get(), want, "D");
     ck.done();
   });

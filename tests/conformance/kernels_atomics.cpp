@@ -154,8 +154,9 @@ CONF_TEST(KernelAtomicsShared) {
         g2[k * blocks + b] = got[b * 16 + k];
         w2[k * blocks + b] = want[b * 16 + k];
       }
-    ck.ops(g2, w2, blocks, {"add", "sub", "min", "max", "and", "or", "xor", "cas-add", "inc", "dec", "umax",
-                            "add.u64", "cas-add.u64", "min.u64", "add.f32", "add.f64"});
+    ck.ops(g2, w2, blocks,
+           {"add", "sub", "min", "max", "and", "or", "xor", "cas-add", "inc", "dec", "umax", "add.u64", "cas-add.u64",
+            "min.u64", "add.f32", "add.f64"});
     std::vector<int32_t> adds = old_add.get(), seq(N);
     for (int b = 0; b < blocks; ++b) std::sort(adds.begin() + b * bs, adds.begin() + (b + 1) * bs);
     for (int i = 0; i < N; ++i) seq[i] = i % bs;

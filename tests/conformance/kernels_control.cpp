@@ -85,13 +85,25 @@ CONF_TEST(KernelDivergentBranches) {
       for (int j = 0; j < (x & 15); ++j) r += (unsigned)j * (unsigned)x;
     }
     switch (x & 7) {
-      case 0: r += 100; break;
-      case 1: r -= 7; break;
+      case 0:
+        r += 100;
+        break;
+      case 1:
+        r -= 7;
+        break;
       case 2:
-      case 3: r ^= 0x55; break;
-      case 5: r *= 3; break;
-      case 6: r = r << 2; break;
-      default: r += 1; break;
+      case 3:
+        r ^= 0x55;
+        break;
+      case 5:
+        r *= 3;
+        break;
+      case 6:
+        r = r << 2;
+        break;
+      default:
+        r += 1;
+        break;
     }
     int acc = 0;
     for (int j = 0; j < 64; ++j) {
@@ -106,7 +118,8 @@ CONF_TEST(KernelDivergentBranches) {
   kt::for_each_variant("control", [&](kt::Module& m) {
     kt::Buf<int32_t> da(a), out(3 * n);
     kt::run(m.fn("divergent"), {(n + 127) / 128}, {128}, 0, da.p, out.p, n);
-    kt::Checker ck("divergent", [&](size_t i) { return std::to_string(a[i / 3]) + " (word " + std::to_string(i % 3) + ")"; });
+    kt::Checker ck("divergent",
+                   [&](size_t i) { return std::to_string(a[i / 3]) + " (word " + std::to_string(i % 3) + ")"; });
     ck.all(out.get(), want, "per-thread words");
     ck.done();
   });

@@ -21,13 +21,27 @@ T in_mode(int mode, T a, T b, T c, int op) {
   volatile T x = a, y = b, z = c, r;
   std::fesetround(mode);
   switch (op) {
-    case 0: r = x + y; break;
-    case 1: r = x - y; break;
-    case 2: r = x * y; break;
-    case 3: r = std::fma((T)x, (T)y, (T)z); break;
-    case 4: r = x / y; break;
-    case 5: r = std::sqrt((T)x); break;
-    default: r = T(1) / x; break;
+    case 0:
+      r = x + y;
+      break;
+    case 1:
+      r = x - y;
+      break;
+    case 2:
+      r = x * y;
+      break;
+    case 3:
+      r = std::fma((T)x, (T)y, (T)z);
+      break;
+    case 4:
+      r = x / y;
+      break;
+    case 5:
+      r = std::sqrt((T)x);
+      break;
+    default:
+      r = T(1) / x;
+      break;
   }
   T out = r;
   std::fesetround(FE_TONEAREST);
@@ -66,9 +80,24 @@ bool same(T a, T b) {
 template <class T, class U>
 void make_inputs(int n, uint64_t seed, std::vector<T>& a, std::vector<T>& b, std::vector<T>& c) {
   using L = std::numeric_limits<T>;
-  const std::vector<T> sp = {T(0), -T(0), T(1), -T(1), T(0.5), T(3), L::infinity(), -L::infinity(), L::quiet_NaN(),
-                             L::denorm_min(), -L::denorm_min(), L::min(), L::max(), -L::max(), L::epsilon(),
-                             T(1) + L::epsilon(), T(1e-30), T(7e5)};
+  const std::vector<T> sp = {T(0),
+                             -T(0),
+                             T(1),
+                             -T(1),
+                             T(0.5),
+                             T(3),
+                             L::infinity(),
+                             -L::infinity(),
+                             L::quiet_NaN(),
+                             L::denorm_min(),
+                             -L::denorm_min(),
+                             L::min(),
+                             L::max(),
+                             -L::max(),
+                             L::epsilon(),
+                             T(1) + L::epsilon(),
+                             T(1e-30),
+                             T(7e5)};
   kt::Rng rng(seed);
   a.resize(n);
   b.resize(n);
@@ -123,10 +152,21 @@ namespace {
 
 float saturate(float x) { return std::isnan(x) ? 0.0f : std::fmin(std::fmax(x, 0.0f), 1.0f); }
 
+// fmin/fmax on the device treat a signaling NaN like a quiet one: the other
+// operand wins.
+template <class T>
+T nan_min(T a, T b) {
+  return std::isnan(a) ? b : std::isnan(b) ? a : std::fmin(a, b);
+}
+template <class T>
+T nan_max(T a, T b) {
+  return std::isnan(a) ? b : std::isnan(b) ? a : std::fmax(a, b);
+}
+
 template <class T>
 std::vector<T> exact_ref(T x, T y, bool is_float) {
-  std::vector<T> r = {std::fmin(x, y), std::fmax(x, y), std::copysign(x, y), std::floor(x), std::ceil(x),
-                      std::trunc(x), std::nearbyint(x), std::round(x), std::fmod(x, y)};
+  std::vector<T> r = {nan_min(x, y), nan_max(x, y),     std::copysign(x, y), std::floor(x),  std::ceil(x),
+                      std::trunc(x), std::nearbyint(x), std::round(x),       std::fmod(x, y)};
   if (!is_float) return r;
   float fx = (float)x, fy = (float)y;
   r.push_back((T)std::ldexp(fx, (int)(kt::bits_of(fy) % 41) - 20));
@@ -149,8 +189,8 @@ void check_exact(const char* kernel, uint64_t seed, bool is_float) {
   std::vector<T> want(nops * n);
   for (int i = 0; i < n; ++i)
     for (size_t k = 0; k < nops; ++k) want[k * n + i] = per[i][k];
-  const std::vector<std::string> names = {"fmin", "fmax", "copysign", "floor", "ceil", "trunc", "rint", "round",
-                                          "fmod", "ldexp", "saturate", "fdim", "classify", "compare"};
+  const std::vector<std::string> names = {"fmin",  "fmax", "copysign", "floor",    "ceil", "trunc",    "rint",
+                                          "round", "fmod", "ldexp",    "saturate", "fdim", "classify", "compare"};
   kt::for_each_variant("float_ops", [&](kt::Module& m) {
     kt::Buf<T> da(a), db(b), out(nops * n);
     kt::run(m.fn(kernel), {n / 256}, {256}, 0, da.p, db.p, out.p, n);
@@ -245,10 +285,13 @@ CONF_TEST(KernelF64Functions) { check_fast<double>("f64_fast", kF64Fast, 32); }
 
 namespace {
 
-// Float -> integer: NaN gives 0, out-of-range values saturate.
+// Float -> integer: out-of-range values saturate. NaN gives 0 from float to
+// a 32-bit integer and the destination's sign bit alone otherwise
+// (0x80000000 from double, 0x8000000000000000 to 64 bits), as the sm_90
+// hardware returns.
 template <class I>
-I to_int(double v, int mode) {
-  if (std::isnan(v)) return 0;
+I to_int(double v, int mode, bool from_float) {
+  if (std::isnan(v)) return (from_float && sizeof(I) == 4) ? I(0) : (I)(1ull << (8 * sizeof(I) - 1));
   double r = mode == 0 ? std::nearbyint(v) : mode == 1 ? std::trunc(v) : mode == 2 ? std::ceil(v) : std::floor(v);
   if (r <= (double)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
   if (r >= (double)std::numeric_limits<I>::max()) return std::numeric_limits<I>::max();
@@ -257,11 +300,37 @@ I to_int(double v, int mode) {
 
 template <class F>
 std::vector<F> cvt_inputs(uint64_t seed) {
-  std::vector<F> v = {0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 1e-40, -1e-40, 123456.7, -99.99,
-                      2147483520.0, 2147483648.0, -2147483648.0, -2147483904.0, 4294967040.0, 4294967296.0,
-                      2147483647.5, 4294967295.5, -2147483648.5, 9.2233715e18, 9223372036854775808.0,
-                      -9223372036854775808.0, 1.8446743e19, 18446744073709551616.0, 1e20, -1e20,
-                      std::numeric_limits<F>::infinity(), -std::numeric_limits<F>::infinity(),
+  std::vector<F> v = {0.0,
+                      -0.0,
+                      0.5,
+                      1.5,
+                      2.5,
+                      -0.5,
+                      -1.5,
+                      -2.5,
+                      0.49999997,
+                      1e-40,
+                      -1e-40,
+                      123456.7,
+                      -99.99,
+                      2147483520.0,
+                      2147483648.0,
+                      -2147483648.0,
+                      -2147483904.0,
+                      4294967040.0,
+                      4294967296.0,
+                      2147483647.5,
+                      4294967295.5,
+                      -2147483648.5,
+                      9.2233715e18,
+                      9223372036854775808.0,
+                      -9223372036854775808.0,
+                      1.8446743e19,
+                      18446744073709551616.0,
+                      1e20,
+                      -1e20,
+                      std::numeric_limits<F>::infinity(),
+                      -std::numeric_limits<F>::infinity(),
                       std::numeric_limits<F>::quiet_NaN()};
   kt::Rng rng(seed);
   while (v.size() < 1024) {
@@ -281,10 +350,11 @@ void check_f2i(const char* kernel, uint64_t seed) {
   std::vector<uint64_t> wull(4 * n);
   for (int k = 0; k < 4; ++k)
     for (int i = 0; i < n; ++i) {
-      wi[k * n + i] = to_int<int32_t>(x[i], k);
-      wu[k * n + i] = to_int<uint32_t>(x[i], k);
-      wll[k * n + i] = to_int<int64_t>(x[i], k);
-      wull[k * n + i] = to_int<uint64_t>(x[i], k);
+      const bool f = sizeof(F) == 4;
+      wi[k * n + i] = to_int<int32_t>(x[i], k, f);
+      wu[k * n + i] = to_int<uint32_t>(x[i], k, f);
+      wll[k * n + i] = to_int<int64_t>(x[i], k, f);
+      wull[k * n + i] = to_int<uint64_t>(x[i], k, f);
     }
   kt::for_each_variant("float_ops", [&](kt::Module& m) {
     kt::Buf<F> dx(x);
@@ -318,12 +388,40 @@ CONF_TEST(KernelFloatToInt) { check_f2i<float>("cvt_f2i", 41); }
 CONF_TEST(KernelDoubleToInt) { check_f2i<double>("cvt_d2i", 42); }
 
 CONF_TEST(KernelIntToFloat) {
-  std::vector<int64_t> v = {0, 1, -1, (1 << 24) + 1, (1 << 24) + 3, -((1 << 24) + 1), INT32_MAX, INT32_MIN,
-                            UINT32_MAX, (1ll << 53) + 1, -((1ll << 53) + 1), INT64_MAX, INT64_MIN, -2,
-                            (int64_t)0x8000000000000001ull, (int64_t)0xfffffffffffff801ull, 0x7fffff8000000001ll};
-  std::vector<double> d = {0.0, -0.0, 1.0 / 3, -1.0 / 3, 1e39, -1e39, 1e-45, 1e-46, -1e-46, 3.4028235677973366e38,
-                           1.401298464324817e-45, 0.5 * 1.401298464324817e-45, 1e300, std::nan(""),
-                           std::numeric_limits<double>::infinity(), 1.0000000596046448, 1.0000000894069672};
+  std::vector<int64_t> v = {0,
+                            1,
+                            -1,
+                            (1 << 24) + 1,
+                            (1 << 24) + 3,
+                            -((1 << 24) + 1),
+                            INT32_MAX,
+                            INT32_MIN,
+                            UINT32_MAX,
+                            (1ll << 53) + 1,
+                            -((1ll << 53) + 1),
+                            INT64_MAX,
+                            INT64_MIN,
+                            -2,
+                            (int64_t)0x8000000000000001ull,
+                            (int64_t)0xfffffffffffff801ull,
+                            0x7fffff8000000001ll};
+  std::vector<double> d = {0.0,
+                           -0.0,
+                           1.0 / 3,
+                           -1.0 / 3,
+                           1e39,
+                           -1e39,
+                           1e-45,
+                           1e-46,
+                           -1e-46,
+                           3.4028235677973366e38,
+                           1.401298464324817e-45,
+                           0.5 * 1.401298464324817e-45,
+                           1e300,
+                           std::nan(""),
+                           std::numeric_limits<double>::infinity(),
+                           1.0000000596046448,
+                           1.0000000894069672};
   kt::Rng rng(51);
   while (v.size() < 1024) {
     int kind = (int)(v.size() % 3);
@@ -355,10 +453,10 @@ CONF_TEST(KernelIntToFloat) {
     kt::run(m.fn("cvt_i2f"), {n / 256}, {256}, 0, dv.p, dd.p, of.p, od.p, n);
     kt::Checker ck("cvt_i2f", [&](size_t i) { return kt::hex((uint64_t)v[i]) + " / " + kt::hex(kt::bits_of(d[i])); });
     ck.ops(of.get(), wf, n,
-           {"int2float_rn", "int2float_rz", "int2float_ru", "int2float_rd", "uint2float_rn", "uint2float_rz",
-            "uint2float_ru", "uint2float_rd", "ll2float_rn", "ll2float_rz", "ll2float_ru", "ll2float_rd",
-            "ull2float_rn", "ull2float_rz", "ull2float_ru", "ull2float_rd", "double2float_rn", "double2float_rz",
-            "double2float_ru", "double2float_rd"},
+           {"int2float_rn",  "int2float_rz",    "int2float_ru",    "int2float_rd",    "uint2float_rn",
+            "uint2float_rz", "uint2float_ru",   "uint2float_rd",   "ll2float_rn",     "ll2float_rz",
+            "ll2float_ru",   "ll2float_rd",     "ull2float_rn",    "ull2float_rz",    "ull2float_ru",
+            "ull2float_rd",  "double2float_rn", "double2float_rz", "double2float_ru", "double2float_rd"},
            [](float g, float w, size_t) { return same(g, w); });
     ck.ops(od.get(), wd, n,
            {"int2double", "uint2double", "ll2double_rn", "ll2double_rz", "ll2double_ru", "ll2double_rd",

@@ -27,9 +27,7 @@ uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
   for (int k = 0; k < 4; ++k) r |= byte_of(src, (s >> (4 * k)) & 7) << (8 * k);
   return r;
 }
-uint32_t funnel_l(uint32_t lo, uint32_t hi, uint32_t s) {
-  return (uint32_t)((((uint64_t)hi << 32 | lo) << s) >> 32);
-}
+uint32_t funnel_l(uint32_t lo, uint32_t hi, uint32_t s) { return (uint32_t)((((uint64_t)hi << 32 | lo) << s) >> 32); }
 uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t s) { return (uint32_t)(((uint64_t)hi << 32 | lo) >> s); }
 
 uint32_t bfe(uint32_t a, uint32_t pos, uint32_t len, bool is_signed) {
@@ -58,7 +56,7 @@ uint32_t simd(uint32_t a, uint32_t b, int64_t (*op)(int64_t, int64_t)) {
   uint32_t r = 0;
   for (int k = 0; k < Lanes; ++k) {
     uint32_t ea = (a >> (k * w)) & m, eb = (b >> (k * w)) & m;
-    int64_t va = Signed ? sext(ea, w) : ea, vb = Signed ? sext(eb, w) : eb;
+    int64_t va = Signed ? (int64_t)sext(ea, w) : (int64_t)ea, vb = Signed ? (int64_t)sext(eb, w) : (int64_t)eb;
     int64_t lo = Signed ? -(int64_t(1) << (w - 1)) : 0, hi = Signed ? (int64_t(1) << (w - 1)) - 1 : (int64_t)m;
     int64_t v = std::min(std::max(op(va, vb), lo), hi);
     r |= ((uint32_t)v & m) << (k * w);
@@ -183,23 +181,90 @@ std::vector<int64_t> i64_ref(int64_t x, int64_t y, int64_t z) {
   return r;
 }
 
-const std::vector<std::string> kI32Names = {
-    "add", "sub", "mul", "mulhi", "umulhi", "mul24", "umul24", "mad", "div", "rem", "udiv", "urem", "min", "max",
-    "umin", "umax", "abs", "shl", "sar", "shr", "and", "or", "xor", "not", "popc", "clz", "brev", "ffs",
-    "byte_perm", "funnelshift_l", "funnelshift_r", "funnelshift_lc", "funnelshift_rc", "dp4a.s", "dp4a.u",
-    "dp2a_lo.s", "dp2a_hi.s", "dp2a_lo.u", "dp2a_hi.u", "hadd", "rhadd", "uhadd", "urhadd", "sad", "usad",
-    "vaddss2", "vaddus4", "vsubss4", "vabsdiffu4", "vavgu4", "vmaxs2", "vcmpeq4", "add.sat", "sub.sat",
-    "bfe.u32", "bfe.s32", "bfi"};
+const std::vector<std::string> kI32Names = {"add",
+                                            "sub",
+                                            "mul",
+                                            "mulhi",
+                                            "umulhi",
+                                            "mul24",
+                                            "umul24",
+                                            "mad",
+                                            "div",
+                                            "rem",
+                                            "udiv",
+                                            "urem",
+                                            "min",
+                                            "max",
+                                            "umin",
+                                            "umax",
+                                            "abs",
+                                            "shl",
+                                            "sar",
+                                            "shr",
+                                            "and",
+                                            "or",
+                                            "xor",
+                                            "not",
+                                            "popc",
+                                            "clz",
+                                            "brev",
+                                            "ffs",
+                                            "byte_perm",
+                                            "funnelshift_l",
+                                            "funnelshift_r",
+                                            "funnelshift_lc",
+                                            "funnelshift_rc",
+                                            "dp4a.s",
+                                            "dp4a.u",
+                                            "dp2a_lo.s",
+                                            "dp2a_hi.s",
+                                            "dp2a_lo.u",
+                                            "dp2a_hi.u",
+                                            "hadd",
+                                            "rhadd",
+                                            "uhadd",
+                                            "urhadd",
+                                            "sad",
+                                            "usad",
+                                            "vaddss2",
+                                            "vaddus4",
+                                            "vsubss4",
+                                            "vabsdiffu4",
+                                            "vavgu4",
+                                            "vmaxs2",
+                                            "vcmpeq4",
+                                            "add.sat",
+                                            "sub.sat",
+                                            "bfe.u32",
+                                            "bfe.s32",
+                                            "bfi"};
 const std::vector<std::string> kI64Names = {
-    "add", "sub", "mul", "mul64hi", "umul64hi", "mad", "div", "rem", "udiv", "urem", "min", "max", "umin",
-    "umax", "llabs", "shl", "sar", "shr", "and", "or", "xor", "not", "popcll", "clzll", "brevll", "ffsll",
-    "mul.wide.s32", "mul.wide.u32", "sext16", "sext8", "zext16"};
+    "add",    "sub",   "mul",    "mul64hi", "umul64hi",     "mad",          "div",    "rem",   "udiv",  "urem", "min",
+    "max",    "umin",  "umax",   "llabs",   "shl",          "sar",          "shr",    "and",   "or",    "xor",  "not",
+    "popcll", "clzll", "brevll", "ffsll",   "mul.wide.s32", "mul.wide.u32", "sext16", "sext8", "zext16"};
 
 }  // namespace
 
 CONF_TEST(KernelInt32Ops) {
-  const std::vector<int32_t> edge = {0, 1, -1, 2, INT32_MAX, INT32_MIN, INT32_MIN + 1, 0x7fff, 0x8000, 0xffff,
-                                     0x10000, 0x00ff00ff, (int32_t)0x80000001u, 12345, -12345, 31, 32, 33, 64};
+  const std::vector<int32_t> edge = {0,
+                                     1,
+                                     -1,
+                                     2,
+                                     INT32_MAX,
+                                     INT32_MIN,
+                                     INT32_MIN + 1,
+                                     0x7fff,
+                                     0x8000,
+                                     0xffff,
+                                     0x10000,
+                                     0x00ff00ff,
+                                     (int32_t)0x80000001u,
+                                     12345,
+                                     -12345,
+                                     31,
+                                     32,
+                                     33,
+                                     64};
   const int n = 1024;
   std::vector<int32_t> a(n), b(n), c(n);
   kt::Rng rng(1);
@@ -225,16 +290,31 @@ CONF_TEST(KernelInt32Ops) {
   kt::for_each_variant("int_ops", [&](kt::Module& m) {
     kt::Buf<int32_t> da(a), db(b), dc(c), out(nops * n);
     kt::run(m.fn("i32_ops"), {n / 256}, {256}, 0, da.p, db.p, dc.p, out.p, n);
-    kt::Checker ck("i32_ops", [&](size_t i) { return kt::hex((uint32_t)a[i]) + "," + kt::hex((uint32_t)b[i]) + "," +
-                                                      kt::hex((uint32_t)c[i]); });
+    kt::Checker ck("i32_ops", [&](size_t i) {
+      return kt::hex((uint32_t)a[i]) + "," + kt::hex((uint32_t)b[i]) + "," + kt::hex((uint32_t)c[i]);
+    });
     ck.ops(out.get(), want, n, kI32Names);
     ck.done();
   });
 }
 
 CONF_TEST(KernelInt64Ops) {
-  const std::vector<int64_t> edge = {0, 1, -1, 2, INT64_MAX, INT64_MIN, INT64_MIN + 1, INT32_MAX, INT32_MIN,
-                                     0xffffffffll, 0x100000000ll, 0x7fffffffffffll, -0x123456789abll, 63, 64, 65};
+  const std::vector<int64_t> edge = {0,
+                                     1,
+                                     -1,
+                                     2,
+                                     INT64_MAX,
+                                     INT64_MIN,
+                                     INT64_MIN + 1,
+                                     INT32_MAX,
+                                     INT32_MIN,
+                                     0xffffffffll,
+                                     0x100000000ll,
+                                     0x7fffffffffffll,
+                                     -0x123456789abll,
+                                     63,
+                                     64,
+                                     65};
   const int n = 512;
   std::vector<int64_t> a(n), b(n), c(n);
   kt::Rng rng(2);

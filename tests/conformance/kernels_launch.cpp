@@ -54,7 +54,7 @@ CONF_TEST(LaunchLaunchBoundsExceeded) {
   kt::Buf<int32_t> buf(256);
   CUresult r = kt::launch(f, {1}, {256}, 0, nullptr, buf.p);
   conf::info("launch_above_launch_bounds", r);
-  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
   ASSERT_CU(kt::launch(f, {2}, {128}, 0, nullptr, buf.p));
   ASSERT_CU(cuCtxSynchronize());
   std::vector<int32_t> got = buf.get();
@@ -68,7 +68,7 @@ CONF_TEST(LaunchDynamicSharedLimits) {
   kt::Buf<int32_t> out(n);
   CUresult r = kt::launch(f, {1}, {256}, 48 * 1024 + 4, nullptr, out.p, 12289);
   conf::info("launch_dynamic_shared_above_48k_without_attribute", r);
-  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
   ASSERT_CU(kt::launch(f, {1}, {256}, 48 * 1024, nullptr, out.p, 12288));
   ASSERT_CU(cuCtxSynchronize());
   ASSERT_CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n * 4));
@@ -81,11 +81,11 @@ CONF_TEST(LaunchDynamicSharedLimits) {
   ck.done();
   r = kt::launch(f, {1}, {256}, n * 4 + 4, nullptr, out.p, n);
   conf::info("launch_dynamic_shared_above_attribute", r);
-  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
   const int optin = device_attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   r = kt::launch(f, {1}, {256}, (unsigned)optin + 1024, nullptr, out.p, 1);
   conf::info("launch_dynamic_shared_above_device_optin", r);
-  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
   ASSERT_CU(cuCtxSynchronize());
 }
 
@@ -97,10 +97,10 @@ CONF_TEST(LaunchMalformedArguments) {
   void* params[] = {&buf.p, &n};
   CUresult r = cuLaunchKernel(nullptr, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
   conf::info("launch_null_function", r);
-  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, r);
   r = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
   conf::info("launch_null_params_for_kernel_with_params", r);
-  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
   unsigned char packed[16];
   std::memcpy(packed, &buf.p, 8);
   std::memcpy(packed + 8, &n, 4);
@@ -108,7 +108,7 @@ CONF_TEST(LaunchMalformedArguments) {
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   r = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, extra);
   conf::info("launch_params_and_extra", r);
-  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
   ASSERT_CU(cuCtxSynchronize());
   // A kernel without parameters needs no parameter array.
   ASSERT_CU(cuLaunchKernel(m.fn("no_params"), 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
@@ -218,7 +218,8 @@ CONF_TEST(LaunchGraphKernelNode) {
   ASSERT_CU(cuCtxSynchronize());
   std::vector<int32_t> got = dst.get();
   for (int i = 0; i < n; ++i)
-    if (got[i] != i * 5) throw conf::Failure{"kernel node element " + std::to_string(i) + ": " + std::to_string(got[i])};
+    if (got[i] != i * 5)
+      throw conf::Failure{"kernel node element " + std::to_string(i) + ": " + std::to_string(got[i])};
   // Updated parameters in the executable graph take effect at its next launch.
   int k2 = -2;
   void* params2[] = {&src.p, &dst.p, &k2, &count};

@@ -46,11 +46,11 @@ CONF_TEST(KernelParamScalars) {
     int i = -123456789;
     unsigned u = 4000000000u;
     kt::run(m.fn("params_scalars"), {1}, {1}, 0, c, d, s, ll, uc, f, us, ull, i, u, out.p);
-    std::vector<int64_t> want = {c, (int64_t)kt::bits_of(d), s, ll, uc, (int64_t)kt::bits_of(f), us, (int64_t)ull,
-                                 i, u};
+    std::vector<int64_t> want = {c, (int64_t)kt::bits_of(d), s, ll, uc, (int64_t)kt::bits_of(f), us, (int64_t)ull, i,
+                                 u};
     kt::Checker ck("params_scalars");
-    ck.ops(out.get(), want, 1, {"char", "double", "short", "long long", "uchar", "float", "ushort", "ull", "int",
-                                "unsigned"});
+    ck.ops(out.get(), want, 1,
+           {"char", "double", "short", "long long", "uchar", "float", "ushort", "ull", "int", "unsigned"});
     ck.done();
   });
 }
@@ -167,8 +167,8 @@ CONF_TEST(KernelGlobalWidths) {
     kt::Buf<float> iv4(v4), ov4(4 * n);
     kt::Buf<int32_t> iv2(v2), ov2(2 * n);
     kt::Buf<double> id2(d2), od2(2 * n);
-    kt::run(m.fn("global_widths"), {n / 256}, {256}, 0, i8.p, i16.p, i32.p, i64.p, iv4.p, iv2.p, id2.p, o8.p,
-            o16.p, o32.p, o64.p, ov4.p, ov2.p, od2.p, n);
+    kt::run(m.fn("global_widths"), {n / 256}, {256}, 0, i8.p, i16.p, i32.p, i64.p, iv4.p, iv2.p, id2.p, o8.p, o16.p,
+            o32.p, o64.p, ov4.p, ov2.p, od2.p, n);
     kt::Checker ck("global_widths");
     ck.all(o8.get(), w8, "u8");
     ck.all(o16.get(), w16, "u16");
@@ -200,8 +200,7 @@ CONF_TEST(KernelSharedDynamic) {
     const int blocks = 3, n = blocks * (int)bs;
     std::vector<int32_t> in = ints(n, 321 + bs, -100000, 100000), want(n);
     for (int b = 0; b < blocks; ++b)
-      for (int t = 0; t < (int)bs; ++t)
-        want[b * bs + t] = in[b * bs + bs - 1 - t] + in[b * bs + (t + 3) % bs] * 3;
+      for (int t = 0; t < (int)bs; ++t) want[b * bs + t] = in[b * bs + bs - 1 - t] + in[b * bs + (t + 3) % bs] * 3;
     kt::for_each_variant("memory", [&](kt::Module& m) {
       kt::Buf<int32_t> din(in), out(n);
       kt::run(m.fn("shared_dynamic"), {blocks}, {bs}, bs * 12, din.p, out.p);

@@ -55,7 +55,8 @@ CONF_TEST(KernelMmaSyncM16n8k16) {
     kt::Buf<uint16_t> dA(A), dB(B);
     kt::Buf<float> dC(C), dD(128);
     kt::run(m.fn("mma_m16n8k16"), {1}, {32}, 0, dA.p, dB.p, dC.p, dD.p);
-    kt::Checker ck("mma_m16n8k16", [](size_t i) { return "row " + std::to_string(i / 8) + " col " + std::to_string(i % 8); });
+    kt::Checker ck("mma_m16n8k16",
+                   [](size_t i) { return "row " + std::to_string(i / 8) + " col " + std::to_string(i % 8); });
     ck.all(dD.get(), want, "D");
     ck.done();
   });
@@ -92,7 +93,8 @@ CONF_TEST(KernelReduceSync) {
     kt::Buf<uint32_t> din(in), out(nops * n);
     kt::run(m.fn("warp_reduce"), {2}, {64}, 0, din.p, out.p);
     kt::Checker ck("warp_reduce");
-    ck.ops(out.get(), want, n, {"add", "min.u32", "max.u32", "min.s32", "max.s32", "and", "or", "xor", "add (odd lanes)"});
+    ck.ops(out.get(), want, n,
+           {"add", "min.u32", "max.u32", "min.s32", "max.s32", "and", "or", "xor", "add (odd lanes)"});
     ck.done();
   });
 }

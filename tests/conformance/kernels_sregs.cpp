@@ -19,8 +19,22 @@ void check_sregs(kt::Module& m, kt::Dim grid, kt::Dim block) {
               unsigned tid = tx + block.x * (ty + block.y * tz), bid = bx + grid.x * (by + grid.y * bz);
               unsigned g = bid * per_block + tid, lane = tid % 32;
               uint32_t eq = 1u << lane, lt = eq - 1, le = lt | eq;
-              uint32_t w[16] = {tx, ty, tz, bx, by, bz, block.x | block.y << 10 | block.z << 20,
-                                grid.x | grid.y << 10 | grid.z << 20, lane, eq, lt, le, ~le, ~lt, 1, 1};
+              uint32_t w[16] = {tx,
+                                ty,
+                                tz,
+                                bx,
+                                by,
+                                bz,
+                                block.x | block.y << 10 | block.z << 20,
+                                grid.x | grid.y << 10 | grid.z << 20,
+                                lane,
+                                eq,
+                                lt,
+                                le,
+                                ~le,
+                                ~lt,
+                                1,
+                                1};
               for (int k = 0; k < 16; ++k) {
                 wt[k * total + g] = w[k];
                 gt[k * total + g] = got[g * 16 + k];
@@ -114,8 +128,7 @@ CONF_TEST(KernelBarrierInLoop) {
     for (int r = 0; r < iters; ++r) {
       for (int t = 0; t < bs; ++t) {
         int32_t left = (int32_t)cur[(t + bs - 1) % bs], right = (int32_t)cur[(t + 1) % bs], v = (int32_t)cur[t];
-        next[t] = (t & 1) ? (uint32_t)v + (uint32_t)left - (uint32_t)(right >> 1)
-                          : (uint32_t)(v ^ right) + (uint32_t)r;
+        next[t] = (t & 1) ? (uint32_t)v + (uint32_t)left - (uint32_t)(right >> 1) : (uint32_t)(v ^ right) + (uint32_t)r;
       }
       cur.swap(next);
     }

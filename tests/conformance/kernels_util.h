@@ -40,9 +40,7 @@ inline std::vector<char> read_image(const std::string& rel) {
   return v;
 }
 
-inline std::string cu_fail(const std::string& call, CUresult r) {
-  return call + " returned " + conf::name_of(r);
-}
+inline std::string cu_fail(const std::string& call, CUresult r) { return call + " returned " + conf::name_of(r); }
 
 struct Module {
   CUmodule mod = nullptr;

@@ -18,10 +18,22 @@ int shfl_src(Shfl mode, int lane, int b, int width) {
   int j;
   bool ok;
   switch (mode) {
-    case UP: j = lane - bval; ok = j >= max_lane; break;
-    case DOWN: j = lane + bval; ok = j <= max_lane; break;
-    case BFLY: j = lane ^ bval; ok = j <= max_lane; break;
-    default: j = min_lane | (bval & ~seg); ok = j <= max_lane; break;
+    case UP:
+      j = lane - bval;
+      ok = j >= max_lane;
+      break;
+    case DOWN:
+      j = lane + bval;
+      ok = j <= max_lane;
+      break;
+    case BFLY:
+      j = lane ^ bval;
+      ok = j <= max_lane;
+      break;
+    default:
+      j = min_lane | (bval & ~seg);
+      ok = j <= max_lane;
+      break;
   }
   return ok ? j : lane;
 }
@@ -95,10 +107,17 @@ CONF_TEST(KernelVotesMatchSyncwarp) {
     for (int l = 0; l < 32; ++l) {
       int i = w * 32 + l;
       uint32_t half_mask = l < 16 ? 0x0000ffffu : 0xffff0000u;
-      uint32_t r[nops] = {b1, any7, allpos, taken,  // each branch reports (or inverts back) the taken set
-                          ballot([](int x) { return (x & 4) != 0; }, half_mask), (uint32_t)__builtin_popcount(b8),
-                          (uint32_t)v[(l + 1) & 31], (l & 1) ? (uint32_t)(v[(l + 2) & 31] * 3) : 0u,
-                          ballot([&](int x) { return x % 5 == v[l] % 5; }, ~0u), same_hi ? ~0u : 0u, same_hi,
+      uint32_t r[nops] = {b1,
+                          any7,
+                          allpos,
+                          taken,  // each branch reports (or inverts back) the taken set
+                          ballot([](int x) { return (x & 4) != 0; }, half_mask),
+                          (uint32_t)__builtin_popcount(b8),
+                          (uint32_t)v[(l + 1) & 31],
+                          (l & 1) ? (uint32_t)(v[(l + 2) & 31] * 3) : 0u,
+                          ballot([&](int x) { return x % 5 == v[l] % 5; }, ~0u),
+                          same_hi ? ~0u : 0u,
+                          same_hi,
                           ballot([&](int x) { return x % 3 == v[l] % 3; }, ~0u)};
       for (int k = 0; k < nops; ++k) want[k * n + i] = r[k];
     }
@@ -110,8 +129,7 @@ CONF_TEST(KernelVotesMatchSyncwarp) {
     kt::Checker ck("votes", [](size_t i) { return "thread " + std::to_string(i); });
     ck.ops(out.get(), want, n,
            {"ballot", "any", "all", "activemask (divergent)", "ballot (half-warp masks)", "popc(ballot)",
-            "syncwarp exchange", "syncwarp(odd lanes)", "match_any", "match_all", "match_all pred",
-            "match_any.b64"});
+            "syncwarp exchange", "syncwarp(odd lanes)", "match_any", "match_all", "match_all pred", "match_any.b64"});
     ck.done();
   });
 }
