@@ -1,0 +1,190 @@
+// Device printf, assert, trap, memory faults and __nanosleep
+// (tests/kernels/faults.cu). On NVIDIA's driver a fault is sticky for the
+// whole process: its own context, the primary context and any context
+// created later all keep returning it. So each fault runs in a child
+// process (this program again, running one hidden FaultChild* test), inside
+// a context of its own there; the parent forwards the child's INFO lines
+// and then checks that its own context still works.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "kernels_util.h"
+
+namespace {
+
+const char* kFaultsPtx = "ptx/faults.sm90.ptx";
+
+bool in_fault_child() {
+  const char* e = std::getenv("CONF_FAULT_CHILD");
+  return e && std::strcmp(e, "1") == 0;
+}
+
+// Runs test `name` of this program in a child process (60 s at most),
+// forwards its INFO lines, and fails unless it passed.
+void run_in_child(const std::string& name) {
+  char exe[4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) throw conf::Failure{"cannot find this program (/proc/self/exe)"};
+  exe[len] = '\0';
+  std::string cmd = "CONF_FAULT_CHILD=1 timeout 60 '" + std::string(exe) + "' --exact " + name + " 2>&1";
+  std::fflush(stdout);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw conf::Failure{"popen failed"};
+  std::string verdict;
+  char line[4096];
+  while (std::fgets(line, sizeof line, p)) {
+    std::string l(line);
+    if (!l.empty() && l.back() == '\n') l.pop_back();
+    if (l.rfind("INFO ", 0) == 0 && l.rfind("INFO driver", 0) != 0) {
+      std::printf("%s\n", l.c_str());
+      std::fflush(stdout);
+    } else if (l.rfind("PASS " + name, 0) == 0 || l.rfind("FAIL " + name, 0) == 0 || l.rfind("SKIP " + name, 0) == 0) {
+      verdict = l;
+    }
+  }
+  int status = pclose(p);
+  if (verdict.rfind("PASS", 0) != 0)
+    throw conf::Failure{"child " + name + ": " +
+                        (verdict.empty() ? "exited with status " + std::to_string(status) : verdict)};
+  // This process is unaffected.
+  kt::Module m(kFaultsPtx);
+  kt::Buf<int32_t> out(64);
+  kt::run(m.fn("assert_if"), {1}, {32}, 0, 5, out.p);
+  EXPECT_TRUE(out.get()[31] == 6);
+}
+
+// A context of the test's own, current while it lives.
+struct OwnContext {
+  CUcontext ctx = nullptr;
+  OwnContext() {
+    CUdevice d;
+    ASSERT_CU(cuDeviceGet(&d, 0));
+    ASSERT_CU(cuCtxCreate(&ctx, nullptr, 0, d));
+  }
+  OwnContext(const OwnContext&) = delete;
+  OwnContext& operator=(const OwnContext&) = delete;
+  ~OwnContext() {
+    if (ctx) cuCtxDestroy(ctx);
+    cuCtxSetCurrent(conf::primary());
+  }
+};
+
+// In the child: launches a faulting kernel through `go` in a fresh context.
+// The launch itself succeeds, the synchronization returns `expected`, and
+// later calls in that context keep returning it. What the primary context
+// returns afterwards is recorded only.
+template <class Go>
+void fault_case(const char* key, CUresult expected, Go go) {
+  if (!in_fault_child()) throw conf::Skip{"runs in a child process of the matching Kernel* test"};
+  const std::string k(key);
+  {
+    OwnContext own;
+    kt::Module m(kFaultsPtx);
+    kt::Buf<int32_t> buf(64);
+    ASSERT_CU(go(m, buf));
+    CUresult sync = cuCtxSynchronize();
+    conf::info(key, sync);
+    if (sync != expected)
+      throw conf::Failure{k + ": synchronize returned " + conf::name_of(sync) + ", expected " +
+                          conf::name_of(expected)};
+    CUresult again = cuCtxSynchronize();
+    CUdeviceptr p = 0;
+    CUresult alloc = cuMemAlloc(&p, 256);
+    conf::info((k + "_then_synchronize").c_str(), again);
+    conf::info((k + "_then_mem_alloc").c_str(), alloc);
+    if (again != sync || alloc != sync)
+      throw conf::Failure{k + ": the error was not sticky (" + conf::name_of(again) + ", " + conf::name_of(alloc) +
+                          ")"};
+  }
+  CUdeviceptr p = 0;
+  CUresult r = cuCtxSetCurrent(conf::primary());
+  if (r == CUDA_SUCCESS) r = cuMemAlloc(&p, 256);
+  conf::info((k + "_then_primary_mem_alloc").c_str(), r);
+  if (r == CUDA_SUCCESS) cuMemFree(p);
+}
+
+}  // namespace
+
+CONF_TEST(KernelDevicePrintf) {
+  kt::for_each_variant("faults", [&](kt::Module& m) { kt::run(m.fn("say_hello"), {2}, {32}, 0, 42, 3.25); });
+}
+
+CONF_TEST(KernelAssertPasses) {
+  kt::for_each_variant("faults", [&](kt::Module& m) {
+    kt::Buf<int32_t> out(64);
+    kt::run(m.fn("assert_if"), {1}, {64}, 0, 41, out.p);
+    std::vector<int32_t> got = out.get();
+    EXPECT_TRUE(got[0] == 42 && got[63] == 42);
+  });
+}
+
+CONF_TEST(KernelAssertFails) { run_in_child("FaultChildAssertFails"); }
+CONF_TEST(FaultChildAssertFails) {
+  fault_case("fault_assert", CUDA_ERROR_ASSERT, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("assert_if"), {1}, {32}, 0, nullptr, 42, buf.p);
+  });
+}
+
+CONF_TEST(KernelTrap) { run_in_child("FaultChildTrap"); }
+CONF_TEST(FaultChildTrap) {
+  fault_case("fault_trap", CUDA_ERROR_LAUNCH_FAILED, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("trap_if"), {1}, {1}, 0, nullptr, 1, buf.p);
+  });
+}
+
+CONF_TEST(KernelTrapNotTaken) {
+  kt::Module m(kFaultsPtx);
+  kt::Buf<int32_t> out(1);
+  kt::run(m.fn("trap_if"), {1}, {1}, 0, 0, out.p);
+  EXPECT_TRUE(out.get()[0] == 2);
+}
+
+CONF_TEST(KernelStoreFarOutOfBounds) { run_in_child("FaultChildStoreFarOutOfBounds"); }
+CONF_TEST(FaultChildStoreFarOutOfBounds) {
+  fault_case("fault_store_far", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("store_far"), {1}, {1}, 0, nullptr, buf.p, 1ll << 40);
+  });
+}
+
+CONF_TEST(KernelLoadFarOutOfBounds) { run_in_child("FaultChildLoadFarOutOfBounds"); }
+CONF_TEST(FaultChildLoadFarOutOfBounds) {
+  fault_case("fault_load_far", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("load_far"), {1}, {32}, 0, nullptr, buf.p, -(1ll << 38), buf.p);
+  });
+}
+
+CONF_TEST(KernelLoadNullPage) { run_in_child("FaultChildLoadNullPage"); }
+CONF_TEST(FaultChildLoadNullPage) {
+  fault_case("fault_load_null", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("load_far"), {1}, {1}, 0, nullptr, (CUdeviceptr)16, 0ll, buf.p);
+  });
+}
+
+CONF_TEST(KernelLoadMisaligned) { run_in_child("FaultChildLoadMisaligned"); }
+CONF_TEST(FaultChildLoadMisaligned) {
+  fault_case("fault_load_misaligned", CUDA_ERROR_MISALIGNED_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("load_misaligned"), {1}, {1}, 0, nullptr, buf.p, 1, buf.p);
+  });
+}
+
+CONF_TEST(KernelStoreMisaligned) { run_in_child("FaultChildStoreMisaligned"); }
+CONF_TEST(FaultChildStoreMisaligned) {
+  fault_case("fault_store_misaligned", CUDA_ERROR_MISALIGNED_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("store_misaligned"), {1}, {1}, 0, nullptr, buf.p, 4);
+  });
+}
+
+CONF_TEST(KernelNanosleep) {
+  kt::for_each_variant("faults", [&](kt::Module& m) {
+    kt::Buf<uint64_t> out(64);
+    kt::run(m.fn("nap"), {2}, {32}, 0, 20000u, out.p);
+    std::vector<uint64_t> got = out.get();
+    uint64_t lo = ~0ull, hi = 0;
+    for (uint64_t v : got) lo = std::min(lo, v), hi = std::max(hi, v);
+    conf::info_value("nanosleep_20us_min_ns", (long long)lo);
+    conf::info_value("nanosleep_20us_max_ns", (long long)hi);
+    // __nanosleep sleeps for about [0, 2 * ns]: only an upper bound holds.
+    EXPECT_TRUE(hi < 1000000000ull);
+  });
+}

@@ -1,0 +1,281 @@
+// Launch API behaviour (tests/kernels/module_api.cu): configuration limits,
+// dynamic shared memory, malformed launches, cuLaunchKernelEx, launches
+// captured into graphs or added as kernel nodes, and kernels ordered across
+// streams by events.
+#include <cstring>
+
+#include "kernels_util.h"
+
+namespace {
+const char* kModulePtx = "ptx/module_api.sm90.ptx";
+
+CUresult launch_add_one(CUfunction f, kt::Dim grid, kt::Dim block, CUdeviceptr p, int n, unsigned shmem = 0) {
+  return kt::launch(f, grid, block, shmem, nullptr, p, n);
+}
+
+int device_attr(CUdevice_attribute a) {
+  CUdevice d;
+  int v = -1;
+  ASSERT_CU(cuDeviceGet(&d, 0));
+  ASSERT_CU(cuDeviceGetAttribute(&v, a, d));
+  return v;
+}
+}  // namespace
+
+CONF_TEST(LaunchConfigLimits) {
+  kt::Module m(kModulePtx);
+  CUfunction f = m.fn("add_one");
+  kt::Buf<int32_t> buf(4096);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {1}, {1025}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {1}, {32, 32, 2}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {1}, {1, 1, 65}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {0}, {32}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {1, 0}, {32}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {1, 1, 0}, {32}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {1}, {0}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {1, 65536}, {32}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {1, 1, 65536}, {32}, buf.p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, launch_add_one(f, {0x80000000u}, {32}, buf.p, 4096));
+  // The largest legal shapes run, and the failed launches above left no
+  // sticky error behind.
+  ASSERT_CU(launch_add_one(f, {4}, {1024}, buf.p, 4096));
+  ASSERT_CU(launch_add_one(f, {1, 65535}, {1}, buf.p, 0));
+  ASSERT_CU(launch_add_one(f, {1, 2, 65535}, {1}, buf.p, 0));
+  ASSERT_CU(launch_add_one(f, {1}, {1, 1, 64}, buf.p, 0));
+  ASSERT_CU(launch_add_one(f, {1}, {1, 1024, 1}, buf.p, 0));
+  ASSERT_CU(cuCtxSynchronize());
+  std::vector<int32_t> got = buf.get();
+  EXPECT_TRUE(got[0] == 1 && got[1] == 1 && got[4095] == 1);
+}
+
+CONF_TEST(LaunchLaunchBoundsExceeded) {
+  kt::Module m(kModulePtx);
+  CUfunction f = m.fn("bounded");
+  kt::Buf<int32_t> buf(256);
+  CUresult r = kt::launch(f, {1}, {256}, 0, nullptr, buf.p);
+  conf::info("launch_above_launch_bounds", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+  ASSERT_CU(kt::launch(f, {2}, {128}, 0, nullptr, buf.p));
+  ASSERT_CU(cuCtxSynchronize());
+  std::vector<int32_t> got = buf.get();
+  EXPECT_TRUE(got[0] == 17 && got[255] == 127 + 17);
+}
+
+CONF_TEST(LaunchDynamicSharedLimits) {
+  kt::Module m(kModulePtx);
+  CUfunction f = m.fn("dyn_smem");
+  const int n = 25000;  // 100000 bytes
+  kt::Buf<int32_t> out(n);
+  CUresult r = kt::launch(f, {1}, {256}, 48 * 1024 + 4, nullptr, out.p, 12289);
+  conf::info("launch_dynamic_shared_above_48k_without_attribute", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+  ASSERT_CU(kt::launch(f, {1}, {256}, 48 * 1024, nullptr, out.p, 12288));
+  ASSERT_CU(cuCtxSynchronize());
+  ASSERT_CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n * 4));
+  EXPECT_CU(CUDA_SUCCESS, kt::launch(f, {2}, {256}, n * 4, nullptr, out.p, n));
+  ASSERT_CU(cuCtxSynchronize());
+  std::vector<int32_t> got = out.get(), want(n);
+  for (int j = 0; j < n; ++j) want[j] = (n - 1 - j) * 3 + 1;
+  kt::Checker ck("dyn_smem 100000 bytes");
+  ck.all(got, want, "reversed");
+  ck.done();
+  r = kt::launch(f, {1}, {256}, n * 4 + 4, nullptr, out.p, n);
+  conf::info("launch_dynamic_shared_above_attribute", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+  const int optin = device_attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  r = kt::launch(f, {1}, {256}, (unsigned)optin + 1024, nullptr, out.p, 1);
+  conf::info("launch_dynamic_shared_above_device_optin", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+  ASSERT_CU(cuCtxSynchronize());
+}
+
+CONF_TEST(LaunchMalformedArguments) {
+  kt::Module m(kModulePtx);
+  CUfunction f = m.fn("add_one");
+  kt::Buf<int32_t> buf(32);
+  int n = 32;
+  void* params[] = {&buf.p, &n};
+  CUresult r = cuLaunchKernel(nullptr, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+  conf::info("launch_null_function", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, r);
+  r = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+  conf::info("launch_null_params_for_kernel_with_params", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+  unsigned char packed[16];
+  std::memcpy(packed, &buf.p, 8);
+  std::memcpy(packed + 8, &n, 4);
+  size_t size = 12;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  r = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, extra);
+  conf::info("launch_params_and_extra", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+  ASSERT_CU(cuCtxSynchronize());
+  // A kernel without parameters needs no parameter array.
+  ASSERT_CU(cuLaunchKernel(m.fn("no_params"), 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
+  // The extra form with the right size works, and nothing above was sticky.
+  buf.zero();
+  ASSERT_CU(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, extra));
+  ASSERT_CU(cuCtxSynchronize());
+  std::vector<int32_t> got = buf.get();
+  EXPECT_TRUE(got[0] == 1 && got[31] == 1);
+}
+
+CONF_TEST(LaunchKernelEx) {
+  kt::Module m(kModulePtx);
+  CUfunction f = m.fn("scale_copy");
+  const int n = 300;
+  std::vector<int32_t> in(n);
+  for (int i = 0; i < n; ++i) in[i] = i - 150;
+  kt::Buf<int32_t> src(in), dst(n);
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = 3;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 128;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = s;
+  int k = -7, count = n;
+  void* params[] = {&src.p, &dst.p, &k, &count};
+  ASSERT_CU(cuLaunchKernelEx(&cfg, f, params, nullptr));
+  ASSERT_CU(cuStreamSynchronize(s));
+  std::vector<int32_t> got = dst.get();
+  for (int i = 0; i < n; ++i)
+    if (got[i] != in[i] * -7) throw conf::Failure{"cuLaunchKernelEx: element " + std::to_string(i)};
+  cfg.blockDimX = 2048;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuLaunchKernelEx(&cfg, f, params, nullptr));
+  ASSERT_CU(cuStreamDestroy(s));
+}
+
+CONF_TEST(LaunchCapturedIntoGraph) {
+  kt::Module m(kModulePtx);
+  CUfunction add = m.fn("add_one"), scale = m.fn("scale_copy");
+  const int n = 1000;
+  kt::Buf<int32_t> a(n), b(n);
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  int count = n, k = 3;
+  ASSERT_CU(kt::launch(add, {(n + 255) / 256}, {256}, 0, s, a.p, count));
+  ASSERT_CU(kt::launch(add, {(n + 255) / 256}, {256}, 0, s, a.p, count));
+  ASSERT_CU(kt::launch(scale, {(n + 255) / 256}, {256}, 0, s, a.p, b.p, k, count));
+  CUgraph g = nullptr;
+  ASSERT_CU(cuStreamEndCapture(s, &g));
+  size_t nodes = 0;
+  ASSERT_CU(cuGraphGetNodes(g, nullptr, &nodes));
+  EXPECT_TRUE(nodes == 3);
+  std::vector<CUgraphNode> list(nodes);
+  ASSERT_CU(cuGraphGetNodes(g, list.data(), &nodes));
+  for (CUgraphNode node : list) {
+    CUgraphNodeType t;
+    ASSERT_CU(cuGraphNodeGetType(node, &t));
+    EXPECT_TRUE(t == CU_GRAPH_NODE_TYPE_KERNEL);
+  }
+  // Launching the captured kernels did not run them.
+  EXPECT_TRUE(a.get()[0] == 0);
+  CUgraphExec e = nullptr;
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  for (int round = 1; round <= 3; ++round) {
+    ASSERT_CU(cuGraphLaunch(e, s));
+    ASSERT_CU(cuStreamSynchronize(s));
+    std::vector<int32_t> ga = a.get(), gb = b.get();
+    for (int i = 0; i < n; ++i)
+      if (ga[i] != 2 * round || gb[i] != 6 * round)
+        throw conf::Failure{"graph round " + std::to_string(round) + " element " + std::to_string(i) + ": " +
+                            std::to_string(ga[i]) + ", " + std::to_string(gb[i])};
+  }
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuGraphDestroy(g));
+  ASSERT_CU(cuStreamDestroy(s));
+}
+
+CONF_TEST(LaunchGraphKernelNode) {
+  kt::Module m(kModulePtx);
+  CUfunction scale = m.fn("scale_copy");
+  const int n = 64;
+  std::vector<int32_t> in(n);
+  for (int i = 0; i < n; ++i) in[i] = i;
+  kt::Buf<int32_t> src(in), dst(n);
+  int k = 5, count = n;
+  void* params[] = {&src.p, &dst.p, &k, &count};
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = scale;
+  p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = 64;
+  p.blockDimY = p.blockDimZ = 1;
+  p.kernelParams = params;
+  CUgraph g = nullptr;
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUgraphNode node = nullptr;
+  ASSERT_CU(cuGraphAddKernelNode(&node, g, nullptr, 0, &p));
+  k = 1000;  // the node copied its parameters when it was added
+  CUDA_KERNEL_NODE_PARAMS back{};
+  ASSERT_CU(cuGraphKernelNodeGetParams(node, &back));
+  EXPECT_TRUE(back.func == scale && back.blockDimX == 64 && back.gridDimX == 1);
+  CUgraphExec e = nullptr;
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  ASSERT_CU(cuGraphLaunch(e, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+  std::vector<int32_t> got = dst.get();
+  for (int i = 0; i < n; ++i)
+    if (got[i] != i * 5)
+      throw conf::Failure{"kernel node element " + std::to_string(i) + ": " + std::to_string(got[i])};
+  // Updated parameters in the executable graph take effect at its next launch.
+  int k2 = -2;
+  void* params2[] = {&src.p, &dst.p, &k2, &count};
+  p.kernelParams = params2;
+  ASSERT_CU(cuGraphExecKernelNodeSetParams(e, node, &p));
+  ASSERT_CU(cuGraphLaunch(e, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+  got = dst.get();
+  EXPECT_TRUE(got[7] == -14 && got[63] == -126);
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuGraphDestroy(g));
+}
+
+CONF_TEST(LaunchStreamsOrderedByEvents) {
+  kt::Module m(kModulePtx);
+  CUfunction slow = m.fn("delayed_store"), scale = m.fn("scale_copy");
+  CUstream a, b;
+  ASSERT_CU(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+  CUevent ev;
+  ASSERT_CU(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+  kt::Buf<int32_t> p(1), q(1);
+  for (int round = 0; round < 3; ++round) {
+    int v = 40 + round, k = 3, one = 1;
+    unsigned long long ns = 2000000;  // 2 ms, long enough for b to overtake a without the event
+    ASSERT_CU(kt::launch(slow, {1}, {1}, 0, a, p.p, v, ns));
+    ASSERT_CU(cuEventRecord(ev, a));
+    ASSERT_CU(cuStreamWaitEvent(b, ev, 0));
+    ASSERT_CU(kt::launch(scale, {1}, {1}, 0, b, p.p, q.p, k, one));
+    ASSERT_CU(cuStreamSynchronize(b));
+    int got = q.get()[0];
+    if (got != 3 * v) throw conf::Failure{"round " + std::to_string(round) + ": b read " + std::to_string(got)};
+    ASSERT_CU(cuStreamSynchronize(a));
+  }
+  // Kernels in one stream run in order too.
+  ASSERT_CU(kt::launch(slow, {1}, {1}, 0, a, p.p, 7, 1000000ull));
+  int k = 2, one = 1;
+  ASSERT_CU(kt::launch(scale, {1}, {1}, 0, a, p.p, q.p, k, one));
+  ASSERT_CU(cuStreamSynchronize(a));
+  EXPECT_TRUE(q.get()[0] == 14);
+  ASSERT_CU(cuEventDestroy(ev));
+  ASSERT_CU(cuStreamDestroy(a));
+  ASSERT_CU(cuStreamDestroy(b));
+}
+
+CONF_TEST(LaunchOccupancyQueries) {
+  kt::Module m(kModulePtx);
+  int blocks = -1;
+  ASSERT_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, m.fn("bounded"), 128, 0));
+  conf::info_value("occupancy_bounded_128", blocks);
+  EXPECT_TRUE(blocks > 0);
+  ASSERT_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, m.fn("static_smem"), 256, 0));
+  conf::info_value("occupancy_static_smem_256", blocks);
+  EXPECT_TRUE(blocks > 0);
+  int min_grid = 0, block = 0;
+  ASSERT_CU(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, m.fn("add_one"), nullptr, 0, 0));
+  conf::info_value("occupancy_potential_block_add_one", block);
+  EXPECT_TRUE(block > 0 && block <= 1024 && min_grid > 0);
+}
