@@ -77,7 +77,8 @@ CUresult get_global(CUdeviceptr* dptr, size_t* bytes, CUmodule h, const char* na
   Module* m;
   if (CUresult r = module_handle(h, &m)) return r;
   Module::GlobalRef g;
-  if (!m->find_global(name, &g)) return CUDA_ERROR_NOT_FOUND;
+  // A kernel's name is no variable: driver 580 says INVALID_VALUE, not NOT_FOUND.
+  if (!m->find_global(name, &g)) return m->find_function(name) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_FOUND;
   if (dptr) *dptr = reinterpret_cast<CUdeviceptr>(g.address);
   if (bytes) *bytes = g.size;
   return CUDA_SUCCESS;

@@ -338,7 +338,16 @@ CUresult Module::create(Context* ctx, std::vector<std::shared_ptr<ptx::Program>>
       for (const auto& r : gs[i].relocs) {
         if (r.target >= gs.size() || r.offset > gs[i].size || gs[i].size - r.offset < 8)
           return fail(CUDA_ERROR_INVALID_PTX, "bad initializer of variable " + gs[i].name + "\n");
-        uint64_t v = reinterpret_cast<uintptr_t>(u.globals[r.target]) + static_cast<uint64_t>(r.addend);
+        uint64_t v;
+        if (!r.function.empty()) {  // a function pointer: its code is compiled now
+          std::string log;
+          v = u.program->function_address(r.function, &log);
+          if (!v) return fail(CUDA_ERROR_INVALID_PTX, log + "\n");
+          v += static_cast<uint64_t>(r.addend);
+          std::memcpy(static_cast<char*>(u.globals[i]) + r.offset, &v, 8);
+          continue;
+        }
+        v = reinterpret_cast<uintptr_t>(u.globals[r.target]) + static_cast<uint64_t>(r.addend);
         std::memcpy(static_cast<char*>(u.globals[i]) + r.offset, &v, 8);
       }
     }

@@ -40,6 +40,7 @@ float cucpu_rt_i2f_f32(int64_t, int32_t, int32_t);
 double cucpu_rt_i2f_f64(int64_t, int32_t, int32_t);
 float cucpu_rt_d2f(double, int32_t);
 uint16_t cucpu_rt_d2h(double);
+uint16_t cucpu_rt_to_half(double, int32_t, int32_t);
 uint16_t cucpu_rt_f32x2_to_fp8x2(float, float, int32_t);
 uint32_t cucpu_rt_fp8x2_to_f16x2(uint16_t, int32_t);
 uint16_t cucpu_rt_atomic_half(void*, uint16_t, uint32_t);
@@ -124,6 +125,7 @@ Jit* make_jit() {
   bind("cucpu_rt_i2f_f64", &cucpu_rt_i2f_f64);
   bind("cucpu_rt_d2f", &cucpu_rt_d2f);
   bind("cucpu_rt_d2h", &cucpu_rt_d2h);
+  bind("cucpu_rt_to_half", &cucpu_rt_to_half);
   bind("cucpu_rt_f32x2_to_fp8x2", &cucpu_rt_f32x2_to_fp8x2);
   bind("cucpu_rt_fp8x2_to_f16x2", &cucpu_rt_fp8x2_to_f16x2);
   bind("cucpu_rt_atomic_half", &cucpu_rt_atomic_half);

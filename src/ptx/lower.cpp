@@ -18,14 +18,14 @@ namespace {
 void collect_callees(const Module& m, int fi, std::vector<int>& order, std::set<int>& seen) {
   if (!seen.insert(fi).second) return;
   order.push_back(fi);
-  for (const Instr& in : m.funcs[static_cast<size_t>(fi)].body) {
-    if (in.op != "call") continue;
+  // Called functions, and those whose address is taken (indirect calls).
+  for (const Instr& in : m.funcs[static_cast<size_t>(fi)].body)
     for (const Operand& o : in.args)
       if (o.kind == Operand::Kind::kSym) {
         auto it = m.func_index.find(o.sym);
-        if (it != m.func_index.end()) collect_callees(m, it->second, order, seen);
+        if (it != m.func_index.end() && !m.funcs[static_cast<size_t>(it->second)].is_entry)
+          collect_callees(m, it->second, order, seen);
       }
-  }
 }
 
 bool is_runtime_extern(const std::string& name) {
@@ -174,6 +174,47 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod, &os)) throw LowerError{kf.line, 1, "internal error: invalid IR for '" + kf.name + "': " + os.str().substr(0, 400)};
+  return mod;
+}
+
+std::unique_ptr<llvm::Module> lower_functions(const Module& m, const std::vector<int>& funcs, const std::string& prefix,
+                                              llvm::LLVMContext& ctx) {
+  auto mod = std::make_unique<llvm::Module>(prefix, ctx);
+  std::vector<int> order;
+  std::set<int> seen;
+  for (int fi : funcs) collect_callees(m, fi, order, seen);
+  std::map<std::string, uint32_t> shared;  // module-scope shared variables, laid out as in every kernel
+  uint64_t off = 0;
+  for (const VarDecl& v : m.vars)
+    if (v.space == Space::kShared && !v.unsized && !v.is_extern) {
+      const uint64_t a = v.align ? v.align : 1;
+      off = (off + a - 1) / a * a;
+      shared[v.name] = static_cast<uint32_t>(off);
+      off += v.size;
+    }
+  llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  for (int fi : order) {
+    const Function& f = m.funcs[static_cast<size_t>(fi)];
+    if (!f.has_body) {
+      if (is_runtime_extern(f.name)) continue;
+      throw LowerError{f.line, 1, "the function '" + f.name + "' is declared but not defined"};
+    }
+    std::vector<llvm::Type*> args = {ptr, i32};
+    for (size_t i = 0; i < f.rets.size() + f.params.size(); ++i) args.push_back(ptr);
+    llvm::Function::Create(llvm::FunctionType::get(i32, args, false), llvm::Function::ExternalLinkage,
+                           prefix + "_f_" + f.name, *mod);
+  }
+  KernelLayout unused;
+  for (int fi : order) {
+    const Function& f = m.funcs[static_cast<size_t>(fi)];
+    if (!f.has_body) continue;
+    for (const Instr& in : f.body)
+      if (is_cut_instruction(in))
+        throw LowerError{in.line, in.col, "'" + in.op + "' inside the function '" + f.name + "', called through a pointer"};
+    FnLowering fl(m, f, *mod, mod->getFunction(prefix + "_f_" + f.name), unused, shared, prefix, false);
+    fl.lower_body();
+  }
   return mod;
 }
 

@@ -41,6 +41,11 @@ struct KernelLayout {
 std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std::string& prefix,
                                            llvm::LLVMContext& ctx, KernelLayout* layout);
 
+// Lowers the device functions `funcs` (and what they call) on their own,
+// with external names prefix + "_f_" + name, for calls through pointers.
+std::unique_ptr<llvm::Module> lower_functions(const Module& m, const std::vector<int>& funcs, const std::string& prefix,
+                                              llvm::LLVMContext& ctx);
+
 // One function body being lowered. Shared by the lower_*.cpp families.
 class FnLowering {
  public:

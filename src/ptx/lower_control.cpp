@@ -325,7 +325,32 @@ bool FnLowering::lower_call(const Instr& in) {
     if (o.kind != Operand::Kind::kSink) b.CreateStore(read(o, ty == Ty::kNone ? Ty::kB64 : ty), tmp);
     return tmp;
   };
-  if (target.kind != Operand::Kind::kSym) fail("indirect calls are not supported");
+  if (target.kind == Operand::Kind::kReg) {
+    // Through a function pointer: every compiled function takes
+    // (env, tid, return slots..., parameter slots...) and returns "exited".
+    std::vector<Value*> call_args = {env, tid};
+    if (rets)
+      for (const Operand& o : rets->elems) call_args.push_back(arg_pointer(o, Ty::kB64));
+    if (args)
+      for (const Operand& o : args->elems) call_args.push_back(arg_pointer(o, Ty::kB64));
+    std::vector<llvm::Type*> tys(call_args.size(), ptr);
+    tys[1] = b.getInt32Ty();
+    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), tys, false);
+    Value* callee_ptr = b.CreateIntToPtr(read(target, Ty::kU64), ptr);
+    Value* exited = b.CreateCall(fty, callee_ptr, call_args);
+    if (rets)
+      for (size_t i = 0; i < rets->elems.size(); ++i)
+        if (rets->elems[i].kind == Operand::Kind::kReg)
+          write(rets->elems[i], b.CreateLoad(b.getInt64Ty(), call_args[2 + i]), Ty::kB64);
+    auto* out = llvm::BasicBlock::Create(ctx, "exited", fn);
+    auto* go = llvm::BasicBlock::Create(ctx, "returned", fn);
+    b.CreateCondBr(b.CreateICmpNE(exited, b.getInt32(0)), out, go);
+    b.SetInsertPoint(out);
+    b.CreateRet(b.getInt32(is_kernel ? 0 : 1));
+    b.SetInsertPoint(go);
+    return true;
+  }
+  if (target.kind != Operand::Kind::kSym) fail("a call needs a function");
   auto fit = m.func_index.find(target.sym);
   if (fit == m.func_index.end()) fail("call of an undeclared function '" + target.sym + "'");
   const Function& callee = m.funcs[static_cast<size_t>(fit->second)];

@@ -55,6 +55,26 @@ Value* f16_to_f32(FnLowering& L, Value* h) { return L.b.CreateFPExt(L.b.CreateBi
 
 Value* f32_to_f16(FnLowering& L, Value* f) { return L.b.CreateBitCast(L.b.CreateFPTrunc(f, L.b.getHalfTy()), L.b.getInt16Ty()); }
 
+// An f64 rounded once to f16/bf16 bits with rounding mode `mode` (0 rn .. 3 rp).
+Value* to_half(FnLowering& L, Value* d, int mode, bool bf) {
+  auto* ty = llvm::FunctionType::get(L.b.getInt16Ty(), {L.b.getDoubleTy(), L.b.getInt32Ty(), L.b.getInt32Ty()}, false);
+  return L.b.CreateCall(L.runtime("cucpu_rt_to_half", ty), {d, L.b.getInt32(static_cast<uint32_t>(mode)), L.b.getInt32(bf ? 1 : 0)});
+}
+
+// An f64 rounded to f32 with round-to-odd: rounding that once more to a
+// format of at most 22 bits is the same as rounding the f64 itself.
+Value* round_to_odd_f32(FnLowering& L, Value* d) {
+  auto& b = L.b;
+  Value* f = b.CreateFPTrunc(d, b.getFloatTy());
+  Value* back = b.CreateFPExt(f, b.getDoubleTy());
+  Value* inexact = b.CreateFCmpONE(back, d);
+  Value* bits = b.CreateBitCast(f, b.getInt32Ty());
+  Value* away = b.CreateFCmpOGT(L.intrinsic(llvm::Intrinsic::fabs, {b.getDoubleTy()}, {back}),
+                                L.intrinsic(llvm::Intrinsic::fabs, {b.getDoubleTy()}, {d}));
+  Value* toward = b.CreateSelect(away, b.CreateSub(bits, b.getInt32(1)), bits);
+  return b.CreateBitCast(b.CreateSelect(inexact, b.CreateOr(toward, b.getInt32(1)), bits), b.getFloatTy());
+}
+
 // A source value of type t as f32 or f64 (half types widen exactly).
 static Value* widen(FnLowering& L, Value* v, Ty t) {
   if (t == Ty::kF16) return f16_to_f32(L, v);
@@ -162,8 +182,11 @@ bool FnLowering::lower_convert(const Instr& in) {
     } else {
       f = is_signed(st) ? b.CreateSIToFP(v, target) : b.CreateUIToFP(v, target);
     }
-    if (dt == Ty::kF16) f = f32_to_f16(*this, f);
-    else if (dt == Ty::kBF16) f = f32_to_bf16(*this, f);
+    if (dt == Ty::kF16 || dt == Ty::kBF16) {
+      // Through f64 (exact for 32-bit sources), rounded once as told.
+      Value* d = is_signed(st) ? b.CreateSIToFP(v, b.getDoubleTy()) : b.CreateUIToFP(v, b.getDoubleTy());
+      f = to_half(*this, d, frnd < 0 ? 0 : frnd, dt == Ty::kBF16);
+    }
     write(A[0], f, dt);
     return true;
   }
@@ -191,18 +214,14 @@ bool FnLowering::lower_convert(const Instr& in) {
     }
     if (ftz) r = flush_subnormal(*this, r);
   } else if (dt == Ty::kF16) {
-    if (ft->isDoubleTy()) {
-      auto* ty = llvm::FunctionType::get(b.getInt16Ty(), {b.getDoubleTy()}, false);
-      r = b.CreateCall(runtime("cucpu_rt_d2h", ty), {f});
-    } else {
-      r = f32_to_f16(*this, f);
-    }
+    if (ft->isDoubleTy() || frnd > 0) r = to_half(*this, ft->isDoubleTy() ? f : b.CreateFPExt(f, b.getDoubleTy()), frnd < 0 ? 0 : frnd, false);
+    else r = f32_to_f16(*this, f);
     if (sat) r = f32_to_f16(*this, saturate01(*this, f16_to_f32(*this, r)));
     write(A[0], r, dt);
     return true;
   } else if (dt == Ty::kBF16) {
-    if (ft->isDoubleTy()) f = b.CreateFPTrunc(f, b.getFloatTy());
-    r = f32_to_bf16(*this, f);
+    if (ft->isDoubleTy() || frnd > 0) r = to_half(*this, ft->isDoubleTy() ? f : b.CreateFPExt(f, b.getDoubleTy()), frnd < 0 ? 0 : frnd, true);
+    else r = f32_to_bf16(*this, f);
     write(A[0], r, dt);
     return true;
   } else if (dt == Ty::kTF32) {

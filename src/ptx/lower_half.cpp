@@ -13,6 +13,7 @@ Value* f32_to_f16(FnLowering& L, Value* f);
 Value* saturate01(FnLowering& L, Value* v);
 Value* float_minmax(FnLowering& L, bool is_min, Value* a, Value* c, bool nan_propagates);
 Value* compare_values(FnLowering& L, const std::string& cmp, Value* a, Value* b, Ty t);
+Value* round_to_odd_f32(FnLowering& L, Value* d);
 
 bool FnLowering::lower_half(const Instr& in) {
   const Ty t = type_suffix(in, in.op == "set" ? 1 : 0);
@@ -62,10 +63,23 @@ bool FnLowering::lower_half(const Instr& in) {
   if (op == "fma") {
     return emit([&](int k) {
       // In f64: the product of two halves is exact there, so the sum rounds once more only.
+      // a*b+c rounded once: the product of two halves is exact in f64, the
+      // sum is made round-to-odd there (its exact error by TwoSum), then
+      // round-to-odd into f32 and to nearest into the half format.
       Value* x = b.CreateFPExt(flush(lane(1, k)), b.getDoubleTy());
       Value* y = b.CreateFPExt(flush(lane(2, k)), b.getDoubleTy());
       Value* z = b.CreateFPExt(flush(lane(3, k)), b.getDoubleTy());
-      Value* r = b.CreateFPTrunc(intrinsic(llvm::Intrinsic::fma, {b.getDoubleTy()}, {x, y, z}), b.getFloatTy());
+      Value* p = b.CreateFMul(x, y);
+      Value* sum = b.CreateFAdd(p, z);
+      Value* bb = b.CreateFSub(sum, p);
+      Value* e = b.CreateFAdd(b.CreateFSub(p, b.CreateFSub(sum, bb)), b.CreateFSub(z, bb));
+      Value* zero = llvm::ConstantFP::get(b.getDoubleTy(), 0.0);
+      Value* inexact = b.CreateFCmpONE(e, zero);
+      Value* bits = b.CreateBitCast(sum, b.getInt64Ty());
+      Value* opposite = b.CreateXor(b.CreateFCmpOLT(e, zero), b.CreateFCmpOLT(sum, zero));
+      Value* toward = b.CreateSelect(opposite, b.CreateSub(bits, b.getInt64(1)), bits);
+      Value* odd = b.CreateBitCast(b.CreateSelect(inexact, b.CreateOr(toward, b.getInt64(1)), bits), b.getDoubleTy());
+      Value* r = round_to_odd_f32(*this, odd);
       if (in.has("relu")) r = float_minmax(*this, false, r, llvm::ConstantFP::get(b.getFloatTy(), 0.0), true);
       return sat(r);
     });

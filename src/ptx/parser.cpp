@@ -84,7 +84,7 @@ class Parser {
       } else {
         m_->version_major = static_cast<int>(integer());
       }
-      if (m_->version_major < 1 || m_->version_major > 9) fail(tok_, "unsupported PTX ISA version");
+      if (m_->version_major < 1 || m_->version_major > 99) fail(tok_, "malformed PTX ISA version");
       return;
     }
     if (d == ".target") {
@@ -438,6 +438,13 @@ class Parser {
         return;
       }
       if (d == ".loc" || d == ".file") return skip_line_directive();
+      if (d == ".callprototype" || d == ".calltargets" || d == ".branchtargets") {
+        // Labelled declarations for indirect calls and branches: calls need
+        // no prototype here (every function has one calling convention).
+        while (!is_punct(';') && tok_.kind != Tok::kEnd) advance();
+        expect(';');
+        return;
+      }
       if (d == ".pragma") {
         while (!is_punct(';') && tok_.kind != Tok::kEnd) advance();
         expect(';');

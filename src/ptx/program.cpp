@@ -72,6 +72,21 @@ class ProgramImpl final : public Program {
 
   bool build(std::string* log);
 
+  uint64_t function_address(std::string_view name, std::string* log) const override {
+    std::lock_guard<std::mutex> g(fn_mu_);
+    if (!fn_compiled_) {
+      fn_compiled_ = true;
+      compile_pointer_functions();
+    }
+    auto it = fn_addrs_.find(std::string(name));
+    if (it == fn_addrs_.end()) {
+      if (log) *log = fn_error_.empty() ? "no device function '" + std::string(name) + "'" : fn_error_;
+      return 0;
+    }
+    return it->second;
+  }
+  std::vector<int> pointer_funcs_;  // functions whose addresses initializers hold
+
   Module ast_;
   std::string text_;
   std::vector<EntryDesc> entries_;
@@ -86,6 +101,41 @@ class ProgramImpl final : public Program {
     std::string error;
   };
   mutable std::vector<Slot> slots_;
+  mutable std::mutex fn_mu_;
+  mutable bool fn_compiled_ = false;
+  mutable std::map<std::string, uint64_t> fn_addrs_;
+  mutable std::string fn_error_;
+
+  // The address-taken functions, in a module of their own (code_key of the
+  // text plus a marker, so each text's table is linked once).
+  void compile_pointer_functions() const {
+    if (pointer_funcs_.empty()) return;
+    const std::string key = code_key(text_, "$pointer-functions");
+    // Linked once per process, as kernels are: an equal text reuses the code.
+    static std::mutex tables_mu;
+    static auto* tables = new std::map<std::string, std::map<std::string, uint64_t>>;  // never destroyed, as the JIT
+    std::lock_guard<std::mutex> g(tables_mu);
+    if (auto it = tables->find(key); it != tables->end()) {
+      fn_addrs_ = it->second;
+      return;
+    }
+    std::vector<std::string> names;
+    for (int fi : pointer_funcs_) names.push_back("cucpu_" + key + "_f_" + ast_.funcs[static_cast<size_t>(fi)].name);
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> mod;
+    try {
+      mod = lower_functions(ast_, pointer_funcs_, "cucpu_" + key, *ctx);
+    } catch (const LowerError& e) {
+      fn_error_ = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what;
+      return;
+    }
+    std::string object;
+    std::vector<uint64_t> addrs;
+    if (!compile_object(std::move(mod), std::move(ctx), &object, &fn_error_) || !load_object(object, names, &addrs, &fn_error_))
+      return;
+    for (size_t i = 0; i < pointer_funcs_.size(); ++i) fn_addrs_[ast_.funcs[static_cast<size_t>(pointer_funcs_[i])].name] = addrs[i];
+    (*tables)[key] = fn_addrs_;
+  }
 
   std::shared_ptr<const Kernel> compile(int index, std::string* log) const;
   friend std::shared_ptr<Program> Program::parse(std::string_view, std::string*);
@@ -136,11 +186,17 @@ bool ProgramImpl::build(std::string* log) {
       const size_t plus = expr.rfind('+');
       const std::string name = expr.substr(0, plus);
       auto it = index.find(name);
+      auto fit = ast_.func_index.find(name);
+      if (it == index.end() && fit != ast_.func_index.end() && !ast_.funcs[static_cast<size_t>(fit->second)].is_entry) {
+        globals_[gi].relocs.push_back({off, 0, std::stoll(expr.substr(plus + 1)), name});
+        pointer_funcs_.push_back(fit->second);
+        continue;
+      }
       if (it == index.end()) {
         if (log) *log = "line 1, column 1: the initializer of '" + v.name + "' names '" + name + "', which is not a .global or .const variable";
         return false;
       }
-      globals_[gi].relocs.push_back({off, it->second, std::stoll(expr.substr(plus + 1))});
+      globals_[gi].relocs.push_back({off, it->second, std::stoll(expr.substr(plus + 1)), {}});
     }
     ++gi;
   }

@@ -47,10 +47,13 @@ struct GlobalDesc {
   std::vector<uint8_t> init;  // initial bytes (may be shorter than size: the rest is zero)
   // Initializers that hold another variable's address: at `offset`, store
   // the address of globals()[target] plus `addend` (8 bytes).
+  // A `function` reloc holds the address of a device function instead
+  // (a table of function pointers): Program::function_address gives it.
   struct Reloc {
     uint64_t offset;
     uint32_t target;
     int64_t addend;
+    std::string function;
   };
   std::vector<Reloc> relocs;
 };
@@ -126,6 +129,11 @@ class Program {
   virtual int find_global(std::string_view name) const = 0;  // -1 when absent
   virtual int ptx_version() const = 0;                       // major*10 + minor
   virtual int target_sm() const = 0;                         // e.g. 90 for sm_90
+
+  // The address of device function `name` as compiled code calls it
+  // through a pointer (for initializers holding function addresses).
+  // Compiles the module's address-taken functions on first use; 0 on failure, with *log.
+  virtual uint64_t function_address(std::string_view name, std::string* log) const = 0;
 
   // Compiles entry `index` (once). Null on failure, with the reason in *log
   // (an unsupported instruction names itself and its line).

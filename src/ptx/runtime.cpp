@@ -294,6 +294,37 @@ uint16_t cucpu_rt_d2h(double d) {
   return float_to_half(f);
 }
 
+// x rounded to f16 (bf = 0) or bf16 (bf = 1) with mode 0 rn, 1 rz, 2 rm, 3 rp.
+uint16_t cucpu_rt_to_half(double x, int32_t mode, int32_t bf) {
+  if (std::isnan(x)) return bf ? 0x7fc0 : 0x7e00;
+  // Nearest: round to odd into f32, then to nearest (one correct rounding).
+  float f = static_cast<float>(x);
+  if (std::isfinite(f) && static_cast<double>(f) != x) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if (std::fabs(static_cast<double>(f)) > std::fabs(x)) bits -= 1;
+    bits |= 1;
+    std::memcpy(&f, &bits, 4);
+  }
+  uint16_t h = bf ? float_to_bf16(f) : float_to_half(f);
+  if (mode == 0) return h;
+  auto value = [&](uint16_t v) { return bf ? static_cast<double>(bf16_to_float(v)) : static_cast<double>(half_to_float(v)); };
+  const bool neg = h & 0x8000;
+  const double v = value(h);
+  // Steps of one unit in the last place, on sign-magnitude bits.
+  auto toward_zero = [&] { return static_cast<uint16_t>(h - 1); };
+  auto away = [&] { return static_cast<uint16_t>(h + 1); };
+  if ((h & 0x7fff) == 0) {  // a zero: only a directed step away from it can be needed
+    if (mode == 3 && x > 0) return static_cast<uint16_t>(0x0001);
+    if (mode == 2 && x < 0) return static_cast<uint16_t>(0x8001);
+    return h;
+  }
+  if (mode == 1 && std::fabs(v) > std::fabs(x)) return toward_zero();
+  if (mode == 2 && v > x) return neg ? away() : toward_zero();
+  if (mode == 3 && v < x) return neg ? toward_zero() : away();
+  return h;
+}
+
 uint16_t cucpu_rt_f32x2_to_fp8x2(float hi, float lo, int32_t kind) {
   return static_cast<uint16_t>(float_to_fp8(hi, kind) << 8 | float_to_fp8(lo, kind));
 }

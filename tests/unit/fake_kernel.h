@@ -72,6 +72,10 @@ class FakeProgram final : public ptx::Program {
   }
   int ptx_version() const override { return 80; }
   int target_sm() const override { return 90; }
+  uint64_t function_address(std::string_view, std::string* log) const override {
+    if (log) *log = "the fake program has no device functions";
+    return 0;
+  }
   std::shared_ptr<const ptx::Kernel> kernel(int index, std::string* log) const override {
     auto k = kernels_.at(static_cast<size_t>(index));
     if (!k && log) *log = "refused by the fake compiler";
