@@ -140,10 +140,25 @@ struct CutBlock {
       }
       if (ran) continue;  // bar.arrive lanes go on at once
       // Warp cuts: resolve one group (the lanes waiting at one site).
-      uint32_t exited = 0, valid = 0;
+      uint32_t exited = 0, valid = 0, at_cut = 0;
+      uint32_t first_site = 0;
+      bool one_site = true;
       for (uint32_t t = lo; t < hi; ++t) {
         valid |= 1u << (t - lo);
         if (state[t] == kExited) exited |= 1u << (t - lo);
+        if (state[t] == kAtWarpCut) {
+          at_cut |= 1u << (t - lo);
+          if (!first_site) first_site = resume[t];
+          else if (resume[t] != first_site) one_site = false;
+        }
+      }
+      if (!at_cut) return;
+      if (one_site && (at_cut | exited) == valid) {
+        // The common case: every live lane at the same cut.
+        resolve(lo, first_site, at_cut);
+        for (uint32_t t = lo; t < hi; ++t)
+          if (at_cut >> (t - lo) & 1) state[t] = kRunnable;
+        continue;
       }
       uint32_t best_site = 0, best_mask = 0;
       bool best_complete = false;

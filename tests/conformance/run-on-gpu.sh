@@ -7,8 +7,13 @@ set -uo pipefail
 out="${OUT:-$PWD/out}"
 mkdir -p "$out"
 nv_inc="${CUDA_HOME:-/usr/local/cuda}/include"
-cmake -S . -B /tmp/cucpu-build -DCMAKE_BUILD_TYPE=Release -DCUCPU_BUILD_TESTS=OFF -DCUCPU_BUILD_BENCH=OFF >/dev/null
-cmake --build /tmp/cucpu-build -j"$(nproc)" --target cuda >/dev/null || exit 1
+# CUCPU_LIB_DIR: a libcuda.so.1 built elsewhere (the GPU machine lacks LLVM
+# 19: build it with -DCUCPU_STATIC_LLVM=ON and carry its lib folder).
+lib="${CUCPU_LIB_DIR:-/tmp/cucpu-build/lib}"
+if [ -z "${CUCPU_LIB_DIR:-}" ]; then
+  cmake -S . -B /tmp/cucpu-build -DCMAKE_BUILD_TYPE=Release -DCUCPU_BUILD_TESTS=OFF -DCUCPU_BUILD_BENCH=OFF >/dev/null
+  cmake --build /tmp/cucpu-build -j"$(nproc)" --target cuda >/dev/null || exit 1
+fi
 cmake -S tests/conformance -B /tmp/conf-build -DCONFORMANCE_CUDA_INCLUDE="$nv_inc" \
   -DCONFORMANCE_CUDA_LIBDIR="${CUDA_HOME:-/usr/local/cuda}/lib64/stubs" >/dev/null
 cmake --build /tmp/conf-build -j"$(nproc)" >/dev/null || exit 1
@@ -23,5 +28,5 @@ run_all() {
   done
 }
 run_all > "$out/conformance-nvidia.txt"
-LD_LIBRARY_PATH=/tmp/cucpu-build/lib run_all > "$out/conformance-cucpu.txt"
+LD_LIBRARY_PATH="$lib" run_all > "$out/conformance-cucpu.txt"
 python3 tests/conformance/compare.py "$out/conformance-nvidia.txt" "$out/conformance-cucpu.txt" | tee "$out/conformance-table.md"
