@@ -73,7 +73,7 @@ CUresult get_function(CUfunction* out, CUmodule h, const char* name) {
 }
 
 CUresult get_global(CUdeviceptr* dptr, size_t* bytes, CUmodule h, const char* name) {
-  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  if (!name || (!dptr && !bytes)) return CUDA_ERROR_INVALID_VALUE;  // driver 580: both outputs NULL is INVALID_VALUE
   Module* m;
   if (CUresult r = module_handle(h, &m)) return r;
   Module::GlobalRef g;

@@ -75,7 +75,9 @@ CUresult available_smem(size_t* out, CUfunction func, int blocks, int block_size
   if (blocks_per_sm(info, s, block_size, 0) < blocks) return CUDA_SUCCESS;  // threads or registers do not fit
   const long per_block = limits::kSharedPerSm / blocks / 128 * 128 - limits::kReservedSharedPerBlock -
                          static_cast<long>((info.static_shared_bytes + 127) / 128 * 128);
-  const long cap = limits::kOptinSharedPerBlock - static_cast<long>(info.static_shared_bytes);
+  // At most what a launch of this function may ask for now (driver 580:
+  // 48 KiB until the opt-in attribute raises it).
+  const long cap = max_dynamic_shared(info, s);
   *out = static_cast<size_t>(std::clamp<long>(per_block, 0, cap));
   return CUDA_SUCCESS;
 }

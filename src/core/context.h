@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "cuda.h"
+#include "core/runtime.h"
 
 namespace cucpu {
 
-struct Device;
 class Stream;
 
 class Context {
@@ -35,11 +35,22 @@ class Context {
 
   // Sticky error: set by a fault during asynchronous work, returned by every
   // later call that uses the context. CUDA_SUCCESS when none.
+  // The device's fault, if any, counts as every context's.
   std::atomic<int> sticky{CUDA_SUCCESS};
-  CUresult sticky_error() const { return static_cast<CUresult>(sticky.load(std::memory_order_acquire)); }
+  CUresult sticky_error() const {
+    int e = sticky.load(std::memory_order_acquire);
+    if (e == CUDA_SUCCESS) e = device->fault.value.load(std::memory_order_acquire);
+    return static_cast<CUresult>(e);
+  }
   void set_sticky(CUresult e) {
     int expected = CUDA_SUCCESS;
     sticky.compare_exchange_strong(expected, e, std::memory_order_acq_rel);
+  }
+  // A kernel's fault: this context's sticky error and the device's.
+  void set_device_fault(CUresult e) {
+    set_sticky(e);
+    int expected = CUDA_SUCCESS;
+    device->fault.value.compare_exchange_strong(expected, e, std::memory_order_acq_rel);
   }
 
   Stream* legacy_stream() const { return legacy_; }

@@ -59,7 +59,9 @@ int max_dynamic_shared(const ptx::KernelInfo& info, const FuncSettings& s) {
 
 int blocks_per_sm(const ptx::KernelInfo& info, const FuncSettings& s, int threads, size_t dynamic_shared) {
   using namespace limits;
-  if (threads <= 0 || threads > std::min<int>(info.max_threads_per_block, kMaxThreadsPerBlock)) return 0;
+  // Driver 580 answers for any block size up to the device's limit, even
+  // above the kernel's .maxntid (which only the launch refuses).
+  if (threads <= 0 || threads > static_cast<int>(kMaxThreadsPerBlock)) return 0;
   if (dynamic_shared > static_cast<size_t>(max_dynamic_shared(info, s))) return 0;
   const int warps = (threads + kWarpSize - 1) / kWarpSize;
   int n = std::min(kMaxBlocksPerSm, kMaxThreadsPerSm / kWarpSize / warps);
@@ -325,8 +327,12 @@ CUresult Module::create(Context* ctx, std::vector<std::shared_ptr<ptx::Program>>
     for (size_t i = 0; i < gs.size(); ++i) {
       if (!gs[i].is_extern) continue;
       GlobalRef def;
-      if (!m->find_global(gs[i].name, &def))
-        return fail(CUDA_ERROR_INVALID_PTX, "unresolved extern variable '" + gs[i].name + "'\n");
+      // Unresolved: driver 580 loads the module anyway; here the variable has
+      // no memory, and a kernel that touches it faults.
+      if (!m->find_global(gs[i].name, &def)) {
+        u.globals[i] = nullptr;
+        continue;
+      }
       u.globals[i] = def.address;
     }
   }

@@ -42,6 +42,19 @@ struct Device {
   // and the current one (cuDeviceSetMemPool). Guarded by Runtime::pool_mu.
   MemPool* default_pool = nullptr;
   MemPool* current_pool = nullptr;
+  // A kernel's fault: as on driver 580, it fails every context of the
+  // device from then on, those created later included (CUDA_SUCCESS: none).
+  // (Copyable so that the device table can be built by value; devices are
+  // not copied once the runtime is up.)
+  struct FaultWord {
+    std::atomic<int> value{CUDA_SUCCESS};
+    FaultWord() = default;
+    FaultWord(const FaultWord& o) : value(o.value.load()) {}
+    FaultWord& operator=(const FaultWord& o) {
+      value.store(o.value.load());
+      return *this;
+    }
+  } fault;
 };
 
 struct Runtime {

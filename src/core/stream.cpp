@@ -195,6 +195,6 @@ void Stream::wait_for(uint64_t seq) {
 }
 
 // Engine hooks (declared in exec/scheduler.h).
-int op_status_before_execute(Op* op) { return op->stream->ctx->sticky.load(std::memory_order_acquire); }
+int op_status_before_execute(Op* op) { return op->stream->ctx->sticky_error(); }
 
 }  // namespace cucpu

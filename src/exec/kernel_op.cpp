@@ -67,7 +67,7 @@ CUresult fault_result(ptx::FaultKind k) {
 }
 
 void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fault& fault) {
-  f.module->ctx->set_sticky(fault_result(fault.kind));
+  f.module->ctx->set_device_fault(fault_result(fault.kind));
   // A failed device assertion prints its message, as on the GPU.
   if (fault.kind == ptx::FaultKind::kAssert && !fault.message.empty()) log_line("%s", fault.message.c_str());
   if (!fault_log_enabled()) return;
@@ -141,7 +141,10 @@ CUresult param_source(const ptx::EntryDesc& e, void** kp, void** extra, ParamSou
     }
     if (have_size && *size != 0 && !buf) return CUDA_ERROR_INVALID_VALUE;
     if (!have_size) buf = nullptr;  // a pointer without a size has no effect
+    // Too small: driver 580 accepts it and the kernel reads past the buffer;
+    // cucpu refuses it. Too large: driver 580 says LAUNCH_OUT_OF_RESOURCES.
     if (e.param_bytes > 0 && (!buf || *size < e.param_bytes)) return CUDA_ERROR_INVALID_VALUE;
+    if (have_size && *size > e.param_bytes) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     out->buffer = buf;
     out->args = nullptr;
     return CUDA_SUCCESS;

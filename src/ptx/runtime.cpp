@@ -1,7 +1,7 @@
 // Runtime services called by compiled kernels (abi.h): device printf,
 // assert, faults, timers, device malloc, and the arithmetic helpers that
-// LLVM has no direct form for (directed rounding, fp8, half atomics).
-#include <fenv.h>
+// LLVM has no direct form for (fp8, half atomics). Directed rounding is in
+// directed_rounding.cpp.
 #include <time.h>
 
 #include <atomic>
@@ -20,24 +20,6 @@ namespace cucpu::ptx {
 namespace {
 
 std::mutex g_print_mu;
-
-int fe_mode(int32_t mode) {
-  switch (mode) {
-    case 1: return FE_TOWARDZERO;
-    case 2: return FE_DOWNWARD;
-    case 3: return FE_UPWARD;
-    default: return FE_TONEAREST;
-  }
-}
-
-// Runs f with the rounding mode set, and restores round-to-nearest.
-template <class F>
-auto with_rounding(int32_t mode, F f) {
-  fesetround(fe_mode(mode));
-  auto r = f();
-  fesetround(FE_TONEAREST);
-  return r;
-}
 
 // Formats one printf argument list the way the device's printf lays it
 // out: each argument aligned to its size; floats are passed as doubles.
@@ -246,40 +228,21 @@ uint64_t cucpu_rt_globaltimer() {
 }
 
 void cucpu_rt_nanosleep(uint32_t ns) {
-  // Bounded as on the GPU (at most about a millisecond).
-  timespec ts{0, static_cast<long>(std::min<uint32_t>(ns, 1000000))};
-  nanosleep(&ts, nullptr);
+  // Bounded as on the GPU (at most about a millisecond). A kernel sleeps
+  // briefly (the H200 slept 25.5 us for 20 us): a short wait spins, since
+  // the kernel timer's slack would make it tens of microseconds longer.
+  ns = std::min<uint32_t>(ns, 1000000);
+  if (ns > 200000) {
+    timespec ts{0, static_cast<long>(ns)};
+    nanosleep(&ts, nullptr);
+    return;
+  }
+  const uint64_t end = cucpu_rt_globaltimer() + ns;
+  while (cucpu_rt_globaltimer() < end) __builtin_ia32_pause();
 }
 
 void* cucpu_rt_malloc(uint64_t size) { return std::malloc(size ? size : 1); }
 void cucpu_rt_free(void* p) { std::free(p); }
-
-float cucpu_rt_add_f32(float a, float b, int32_t m) { return with_rounding(m, [&] { volatile float x = a, y = b; return x + y; }); }
-float cucpu_rt_sub_f32(float a, float b, int32_t m) { return with_rounding(m, [&] { volatile float x = a, y = b; return x - y; }); }
-float cucpu_rt_mul_f32(float a, float b, int32_t m) { return with_rounding(m, [&] { volatile float x = a, y = b; return x * y; }); }
-float cucpu_rt_div_f32(float a, float b, int32_t m) { return with_rounding(m, [&] { volatile float x = a, y = b; return x / y; }); }
-float cucpu_rt_fma_f32(float a, float b, float c, int32_t m) { return with_rounding(m, [&] { volatile float x = a; return std::fma(x, b, c); }); }
-float cucpu_rt_sqrt_f32(float a, int32_t m) { return with_rounding(m, [&] { volatile float x = a; return std::sqrt(x); }); }
-double cucpu_rt_add_f64(double a, double b, int32_t m) { return with_rounding(m, [&] { volatile double x = a, y = b; return x + y; }); }
-double cucpu_rt_sub_f64(double a, double b, int32_t m) { return with_rounding(m, [&] { volatile double x = a, y = b; return x - y; }); }
-double cucpu_rt_mul_f64(double a, double b, int32_t m) { return with_rounding(m, [&] { volatile double x = a, y = b; return x * y; }); }
-double cucpu_rt_div_f64(double a, double b, int32_t m) { return with_rounding(m, [&] { volatile double x = a, y = b; return x / y; }); }
-double cucpu_rt_fma_f64(double a, double b, double c, int32_t m) { return with_rounding(m, [&] { volatile double x = a; return std::fma(x, b, c); }); }
-double cucpu_rt_sqrt_f64(double a, int32_t m) { return with_rounding(m, [&] { volatile double x = a; return std::sqrt(x); }); }
-
-float cucpu_rt_i2f_f32(int64_t v, int32_t is_signed, int32_t m) {
-  return with_rounding(m, [&] {
-    volatile int64_t x = v;
-    return is_signed ? static_cast<float>(x) : static_cast<float>(static_cast<uint64_t>(x));
-  });
-}
-double cucpu_rt_i2f_f64(int64_t v, int32_t is_signed, int32_t m) {
-  return with_rounding(m, [&] {
-    volatile int64_t x = v;
-    return is_signed ? static_cast<double>(x) : static_cast<double>(static_cast<uint64_t>(x));
-  });
-}
-float cucpu_rt_d2f(double d, int32_t m) { return with_rounding(m, [&] { volatile double x = d; return static_cast<float>(x); }); }
 
 uint16_t cucpu_rt_d2h(double d) {
   // Round to odd into f32, then to nearest into f16: one correct rounding.

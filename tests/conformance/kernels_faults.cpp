@@ -15,39 +15,11 @@ namespace {
 
 const char* kFaultsPtx = "ptx/faults.sm90.ptx";
 
-bool in_fault_child() {
-  const char* e = std::getenv("CONF_FAULT_CHILD");
-  return e && std::strcmp(e, "1") == 0;
-}
+using kt::in_fault_child;
 
-// Runs test `name` of this program in a child process (60 s at most),
-// forwards its INFO lines, and fails unless it passed.
+// run_in_child, then checks that this process is unaffected.
 void run_in_child(const std::string& name) {
-  char exe[4096];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len <= 0) throw conf::Failure{"cannot find this program (/proc/self/exe)"};
-  exe[len] = '\0';
-  std::string cmd = "CONF_FAULT_CHILD=1 timeout 60 '" + std::string(exe) + "' --exact " + name + " 2>&1";
-  std::fflush(stdout);
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) throw conf::Failure{"popen failed"};
-  std::string verdict;
-  char line[4096];
-  while (std::fgets(line, sizeof line, p)) {
-    std::string l(line);
-    if (!l.empty() && l.back() == '\n') l.pop_back();
-    if (l.rfind("INFO ", 0) == 0 && l.rfind("INFO driver", 0) != 0) {
-      std::printf("%s\n", l.c_str());
-      std::fflush(stdout);
-    } else if (l.rfind("PASS " + name, 0) == 0 || l.rfind("FAIL " + name, 0) == 0 || l.rfind("SKIP " + name, 0) == 0) {
-      verdict = l;
-    }
-  }
-  int status = pclose(p);
-  if (verdict.rfind("PASS", 0) != 0)
-    throw conf::Failure{"child " + name + ": " +
-                        (verdict.empty() ? "exited with status " + std::to_string(status) : verdict)};
-  // This process is unaffected.
+  kt::run_in_child(name);
   kt::Module m(kFaultsPtx);
   kt::Buf<int32_t> out(64);
   kt::run(m.fn("assert_if"), {1}, {32}, 0, 5, out.p);

@@ -3,10 +3,13 @@
 // comparison that reports every mismatching op at once.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -224,5 +227,43 @@ inline std::string hex(uint64_t v) {
   o << "0x" << std::hex << v;
   return o.str();
 }
+
+// A device fault is sticky for the whole process on NVIDIA's driver (and
+// on cucpu): tests that fault run in a child process, this program again.
+// True in a child process started by run_in_child.
+inline bool in_fault_child() {
+  const char* e = std::getenv("CONF_FAULT_CHILD");
+  return e && std::strcmp(e, "1") == 0;
+}
+
+// Runs test `name` of this program in a child process (60 s at most),
+// forwards its INFO lines, and fails unless it passed.
+inline void run_in_child(const std::string& name) {
+  char exe[4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) throw conf::Failure{"cannot find this program (/proc/self/exe)"};
+  exe[len] = '\0';
+  std::string cmd = "CONF_FAULT_CHILD=1 timeout 60 '" + std::string(exe) + "' --exact " + name + " 2>&1";
+  std::fflush(stdout);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw conf::Failure{"popen failed"};
+  std::string verdict;
+  char line[4096];
+  while (std::fgets(line, sizeof line, p)) {
+    std::string l(line);
+    if (!l.empty() && l.back() == '\n') l.pop_back();
+    if (l.rfind("INFO ", 0) == 0 && l.rfind("INFO driver", 0) != 0) {
+      std::printf("%s\n", l.c_str());
+      std::fflush(stdout);
+    } else if (l.rfind("PASS " + name, 0) == 0 || l.rfind("FAIL " + name, 0) == 0 || l.rfind("SKIP " + name, 0) == 0) {
+      verdict = l;
+    }
+  }
+  int status = pclose(p);
+  if (verdict.rfind("PASS", 0) != 0)
+    throw conf::Failure{"child " + name + ": " +
+                        (verdict.empty() ? "exited with status " + std::to_string(status) : verdict)};
+}
+
 
 }  // namespace kt

@@ -11,6 +11,7 @@
 
 #include "api_context_test.h"
 #include "core/context.h"
+#include "core/runtime.h"
 #include "fake_kernel.h"
 
 namespace cucpu::test {
@@ -28,6 +29,9 @@ BlockFn count_blocks() {
 class Launch : public ApiContextTest {
  protected:
   void SetUp() override {
+    // A fault fails the whole device, as on driver 580; these tests fault on
+    // purpose one after another in one process, so each starts from a clean device.
+    for (cucpu::Device& d : cucpu::rt().devices) d.fault.value.store(CUDA_SUCCESS);
     ApiContextTest::SetUp();
     prog_ = std::make_shared<FakeProgram>();
     prog_->add("count", 1, count_blocks());

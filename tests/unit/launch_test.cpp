@@ -231,7 +231,7 @@ TEST_F(RealPtx, LinkerResolvesExternVariables) {
       << errors;
   void* cubin;
   size_t size;
-  EXPECT_EQ(cuLinkComplete(ls, &cubin, &size), CUDA_ERROR_INVALID_PTX);  // shared_v is not defined yet
+  EXPECT_EQ(cuLinkComplete(ls, &cubin, &size), CUDA_ERROR_INVALID_SOURCE);  // shared_v is not defined yet
   EXPECT_NE(std::string(errors).find("shared_v"), std::string::npos);
   ASSERT_EQ(cuLinkAddData(ls, CU_JIT_INPUT_PTX, const_cast<char*>(kDefinesExtern), sizeof kDefinesExtern, "b.ptx",
                           0, nullptr, nullptr),
