@@ -12,10 +12,11 @@
 // and goes on. A kernel with no cuts runs each thread to the end in one step.
 //
 // A *range function*
-//   void run(uint8_t* frames, uint64_t stride, BlockEnv* env, uint32_t first,
-//            uint32_t last, uint32_t resume, uint32_t* codes)
+//   uint32_t run(uint8_t* frames, uint64_t stride, BlockEnv* env, uint32_t first,
+//                uint32_t last, uint32_t resume, uint32_t* codes)
 // steps threads [first, last) from one resume point, thread t with frame
-// frames + t*stride, and stores each step's result in codes[t].
+// frames + t*stride, stores each step's result in codes[t], and returns
+// the result they share (or kMixedCodes).
 #pragma once
 
 #include <cstdint>
@@ -79,7 +80,10 @@ enum : uint8_t { kMmaM16N8K16, kMmaM16N8K8, kWmmaM16N16K16 };
 enum : uint8_t { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor, kRedPopc };
 
 using StepFn = uint32_t (*)(uint8_t* frame, BlockEnv* env, uint32_t tid, uint32_t resume);
-using RangeFn = void (*)(uint8_t* frames, uint64_t stride, BlockEnv* env, uint32_t first, uint32_t last,
+// Returns the code every stepped thread returned when they all returned the
+// same (0: all exited; a site id: all at that cut), else kMixedCodes.
+constexpr uint32_t kMixedCodes = 0xffffffffu;
+using RangeFn = uint32_t (*)(uint8_t* frames, uint64_t stride, BlockEnv* env, uint32_t first, uint32_t last,
                          uint32_t resume, uint32_t* codes);
 
 // Runtime services compiled code calls (defined in runtime.cpp, bound into

@@ -133,7 +133,7 @@ struct CutBlock {
         }
         uint32_t u = t + 1;
         while (u < hi && state[u] == kRunnable && resume[u] == resume[t]) ++u;
-        code.range(frames, stride, &env, t, u, resume[t], codes);
+        range_for(resume[t])(frames, stride, &env, t, u, resume[t], codes);
         for (uint32_t i = t; i < u; ++i) classify(i);
         ran = true;
         t = u;
@@ -338,13 +338,39 @@ struct CutBlock {
     return released;
   }
 
+  RangeFn range_for(uint32_t r) const { return r < code.resume_ranges.size() ? code.resume_ranges[r] : code.range; }
+
   void run() {
-    for (uint32_t t = 0; t < T; ++t) {
-      state[t] = kRunnable;
-      resume[t] = 0;
-    }
     live = T;
     std::memset(arrivals, 0, sizeof arrivals);
+    // Converged: while every thread stops at the same cut, the block is
+    // stepped whole, a barrier is released at once and a warp collective is
+    // resolved warp by warp, with no bookkeeping per thread.
+    uint32_t r = 0;
+    for (;;) {
+      const uint32_t c = range_for(r)(frames, stride, &env, 0, T, r, codes);
+      if (c == 0) return;
+      if (c == kMixedCodes) break;
+      const CutSite& cs = (*code.sites)[c - 1];
+      if (cs.kind == CutKind::kBarrier) {
+        const uint32_t need = static_cast<uint32_t>(in(0)[1]);
+        if (need != 0 && need != T) break;  // a count other than the whole block: the general path
+        r = c;
+        continue;
+      }
+      if (cs.kind == CutKind::kBarrierArrive || cs.kind == CutKind::kBarrierRed) break;
+      for (uint32_t lo = 0; lo < T; lo += 32) {
+        const uint32_t n = std::min(lo + 32, T) - lo;
+        resolve(lo, c, n == 32 ? 0xffffffffu : (1u << n) - 1);
+      }
+      r = c;
+    }
+    // Diverged: each thread's own state from here on.
+    for (uint32_t t = 0; t < T; ++t) {
+      state[t] = kRunnable;
+      resume[t] = r;
+    }
+    for (uint32_t t = 0; t < T; ++t) classify(t);
     while (live) {
       for (uint32_t lo = 0; lo < T; lo += 32) run_warp(lo, std::min(lo + 32, T));
       if (!live) break;

@@ -109,15 +109,16 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   FnLowering kl(m, kf, *mod, step, *layout, shared, prefix, true);
   kl.lower_body();
 
-  // The range function: steps threads [first, last) from one resume point,
-  // a row (threads of one y, z) at a time, so that x is an induction
+  // The range functions: each steps threads [first, last) from one resume
+  // point, a row (threads of one y, z) at a time, so that x is an induction
   // variable of the inner loop (two divisions per row, none per thread).
+  // With few cuts, one per resume point is made as well: the step inlined
+  // with a constant resume point keeps only the code reachable from there.
   const bool cuts = layout->frame_bytes != 0;
-  auto* run_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
-                                         {ptr, llvm::Type::getInt64Ty(ctx), ptr, i32, i32, i32, ptr}, false);
-  llvm::Function* run = llvm::Function::Create(run_ty, llvm::Function::ExternalLinkage, layout->range_name, *mod);
-  for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);  // frames, env, codes: the runner's own
-  {
+  auto* run_ty = llvm::FunctionType::get(i32, {ptr, llvm::Type::getInt64Ty(ctx), ptr, i32, i32, i32, ptr}, false);
+  auto make_range = [&](const std::string& name, int fixed_resume) {
+    llvm::Function* run = llvm::Function::Create(run_ty, llvm::Function::ExternalLinkage, name, *mod);
+    for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);  // frames, env, codes: the runner's own
     llvm::IRBuilder<> b(ctx);
     auto* entry_bb = llvm::BasicBlock::Create(ctx, "entry", run);
     auto* row = llvm::BasicBlock::Create(ctx, "row", run);
@@ -130,7 +131,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     Value* envp = run->getArg(2);
     Value* first = run->getArg(3);
     Value* last = run->getArg(4);
-    Value* resume = run->getArg(5);
+    Value* resume = fixed_resume < 0 ? static_cast<Value*>(run->getArg(5)) : b.getInt32(static_cast<uint32_t>(fixed_resume));
     Value* codes = run->getArg(6);
     auto* env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
     auto ntid = [&](unsigned k) {
@@ -139,10 +140,13 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     Value* nx = ntid(0);
     Value* ny = ntid(1);
     b.CreateCondBr(b.CreateICmpULT(first, last), row, done);
-    // row: t0 = start of this row's part; x0, y, z; row_end.
     b.SetInsertPoint(row);
+    // shared: the code every thread so far returned (kUnset before the first, kMixedCodes once two differ).
+    constexpr uint32_t kUnset = 0xfffffffeu;
     llvm::PHINode* t0 = b.CreatePHI(i32, 2);
     t0->addIncoming(first, entry_bb);
+    llvm::PHINode* shared_row = b.CreatePHI(i32, 2);
+    shared_row->addIncoming(b.getInt32(kUnset), entry_bb);
     Value* x0 = b.CreateURem(t0, nx);
     Value* xy = b.CreateUDiv(t0, nx);
     Value* y = b.CreateURem(xy, ny);
@@ -157,19 +161,36 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     b.SetInsertPoint(loop);
     llvm::PHINode* i = b.CreatePHI(i32, 2);
     i->addIncoming(b.getInt32(0), row);
+    llvm::PHINode* shared = b.CreatePHI(i32, 2);
+    shared->addIncoming(shared_row, row);
     Value* t = b.CreateAdd(t0, i, "t", true, true);
     Value* x = b.CreateAdd(x0, i, "x", true, true);
     Value* fr = cuts ? b.CreateGEP(b.getInt8Ty(), frames, b.CreateMul(b.CreateZExt(t, b.getInt64Ty()), stride)) : frames;
     Value* code = b.CreateCall(step, {fr, envp, t, x, y, z, resume});
     if (cuts) b.CreateStore(code, b.CreateGEP(i32, codes, b.CreateZExt(t, b.getInt64Ty())));
+    Value* merged = b.CreateSelect(b.CreateICmpEQ(shared, b.getInt32(kUnset)), code,
+                                   b.CreateSelect(b.CreateICmpEQ(shared, code), shared, b.getInt32(kMixedCodes)));
+    shared->addIncoming(merged, loop);
     Value* next = b.CreateAdd(i, b.getInt32(1), "", true, true);
     i->addIncoming(next, loop);
     b.CreateCondBr(b.CreateICmpULT(next, count), loop, row_done);
     b.SetInsertPoint(row_done);
     t0->addIncoming(row_end, row_done);
+    shared_row->addIncoming(merged, row_done);
     b.CreateCondBr(b.CreateICmpULT(row_end, last), row, done);
     b.SetInsertPoint(done);
-    b.CreateRetVoid();
+    llvm::PHINode* result = b.CreatePHI(i32, 2);
+    result->addIncoming(b.getInt32(0), entry_bb);
+    result->addIncoming(merged, row_done);
+    b.CreateRet(result);
+  };
+  make_range(layout->range_name, -1);
+  constexpr size_t kMaxSpecialized = 24;
+  if (cuts && layout->sites.size() <= kMaxSpecialized) {
+    for (size_t k = 0; k <= layout->sites.size(); ++k) {
+      layout->resume_ranges.push_back(layout->range_name + "_" + std::to_string(k));
+      make_range(layout->resume_ranges.back(), static_cast<int>(k));
+    }
   }
   std::string err;
   llvm::raw_string_ostream os(err);

@@ -209,6 +209,7 @@ bool ProgramImpl::build(std::string* log) {
 struct Linked {
   KernelLayout layout;
   uint64_t range = 0;
+  std::vector<uint64_t> resume_ranges;
 };
 std::mutex g_linked_mu;
 std::map<std::string, std::shared_ptr<const Linked>>& linked() {
@@ -241,8 +242,11 @@ std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::
   auto it = linked().find(key);  // another thread may have linked it meanwhile
   if (it != linked().end()) return it->second;
   std::vector<uint64_t> addrs;
-  if (!load_object(object, {l->layout.range_name}, &addrs, log)) return nullptr;
+  std::vector<std::string> names = {l->layout.range_name};
+  names.insert(names.end(), l->layout.resume_ranges.begin(), l->layout.resume_ranges.end());
+  if (!load_object(object, names, &addrs, log)) return nullptr;
   l->range = addrs[0];
+  l->resume_ranges.assign(addrs.begin() + 1, addrs.end());
   linked()[key] = l;
   return l;
 }
@@ -256,6 +260,7 @@ std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) 
   if (!l) return nullptr;
   k->layout_ = l->layout;
   k->code_.range = reinterpret_cast<RangeFn>(l->range);
+  for (uint64_t a : l->resume_ranges) k->code_.resume_ranges.push_back(reinterpret_cast<RangeFn>(a));
   k->code_.sites = &k->layout_.sites;
   k->code_.frame_bytes = k->layout_.frame_bytes;
   k->code_.static_shared = k->layout_.static_shared;
