@@ -162,7 +162,7 @@ void BM_Compile200LineKernelFirstLaunch(benchmark::State& st) {
   int n = 256;
   float k = 0.5f;
   void* args[] = {&in.p, &out.p, &idx, &n, &k};
-  long round = 0;
+  static long round = 0;  // across runs too: every text is new
   for (auto _ : st) {
     const std::string text = base + "\n// round " + std::to_string(round++) + "\n";
     CUmodule m;

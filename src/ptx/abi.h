@@ -23,6 +23,11 @@
 
 namespace cucpu::ptx {
 
+// The largest grid in x compiled code is built for: its index arithmetic
+// may then be proven free of overflow (ctaid.x * ntid.x + tid.x < 2^31).
+// Larger grids run through code compiled without that promise.
+constexpr uint32_t kMaxGridX = (1u << 21) - 1;
+
 // Read by compiled code (field order is the LLVM struct type in lower.cpp).
 struct BlockEnv {
   uint32_t ntid[3];

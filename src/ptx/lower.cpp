@@ -47,7 +47,7 @@ bool is_cut_instruction(const Instr& in) {
 }
 
 std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std::string& prefix,
-                                           llvm::LLVMContext& ctx, KernelLayout* layout) {
+                                           llvm::LLVMContext& ctx, KernelLayout* layout, bool big_grid) {
   const Function& kf = m.funcs[static_cast<size_t>(entry)];
   auto mod = std::make_unique<llvm::Module>(prefix, ctx);
   std::vector<int> order;
@@ -78,11 +78,12 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   layout->step_name = prefix + "_step";
   layout->range_name = prefix + "_run";
-  auto* step_ty = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32}, false);
+  auto* step_ty = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32, ptr}, false);
   llvm::Function* step = llvm::Function::Create(step_ty, llvm::Function::InternalLinkage, layout->step_name, *mod);
   step->addFnAttr(llvm::Attribute::AlwaysInline);
   step->addParamAttr(0, llvm::Attribute::NoAlias);
   step->addParamAttr(1, llvm::Attribute::NoAlias);
+  step->addParamAttr(7, llvm::Attribute::NoAlias);
   for (size_t k = 1; k < order.size(); ++k) {
     const Function& f = m.funcs[static_cast<size_t>(order[k])];
     if (f.is_entry) throw LowerError{f.line, 1, "a kernel calls the entry '" + f.name + "'"};
@@ -107,6 +108,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     fl.lower_body();
   }
   FnLowering kl(m, kf, *mod, step, *layout, shared, prefix, true);
+  kl.big_grid = big_grid;
   kl.lower_body();
 
   // The range functions: each steps threads [first, last) from one resume
@@ -134,6 +136,8 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     Value* resume = fixed_resume < 0 ? static_cast<Value*>(run->getArg(5)) : b.getInt32(static_cast<uint32_t>(fixed_resume));
     Value* codes = run->getArg(6);
     auto* env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
+    llvm::AllocaInst* misaligned = b.CreateAlloca(b.getInt64Ty(), nullptr, "misaligned");
+    b.CreateStore(b.getInt64(0), misaligned);
     auto ntid = [&](unsigned k) {
       return b.CreateLoad(i32, b.CreateInBoundsGEP(env_ty, envp, {b.getInt32(0), b.getInt32(0), b.getInt32(k)}));
     };
@@ -166,10 +170,12 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     Value* t = b.CreateAdd(t0, i, "t", true, true);
     Value* x = b.CreateAdd(x0, i, "x", true, true);
     Value* fr = cuts ? b.CreateGEP(b.getInt8Ty(), frames, b.CreateMul(b.CreateZExt(t, b.getInt64Ty()), stride)) : frames;
-    Value* code = b.CreateCall(step, {fr, envp, t, x, y, z, resume});
+    Value* code = b.CreateCall(step, {fr, envp, t, x, y, z, resume, misaligned});
     if (cuts) b.CreateStore(code, b.CreateGEP(i32, codes, b.CreateZExt(t, b.getInt64Ty())));
-    Value* merged = b.CreateSelect(b.CreateICmpEQ(shared, b.getInt32(kUnset)), code,
-                                   b.CreateSelect(b.CreateICmpEQ(shared, code), shared, b.getInt32(kMixedCodes)));
+    // Without cuts every thread returns 0: nothing to track (and the loop stays simple).
+    Value* merged = !cuts ? static_cast<Value*>(b.getInt32(0))
+                          : b.CreateSelect(b.CreateICmpEQ(shared, b.getInt32(kUnset)), code,
+                                           b.CreateSelect(b.CreateICmpEQ(shared, code), shared, b.getInt32(kMixedCodes)));
     shared->addIncoming(merged, loop);
     Value* next = b.CreateAdd(i, b.getInt32(1), "", true, true);
     i->addIncoming(next, loop);
@@ -182,6 +188,20 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     llvm::PHINode* result = b.CreatePHI(i32, 2);
     result->addIncoming(b.getInt32(0), entry_bb);
     result->addIncoming(merged, row_done);
+    Value* bad = b.CreateLoad(b.getInt64Ty(), misaligned);
+    auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", run);
+    auto* ret_bb = llvm::BasicBlock::Create(ctx, "ret", run);
+    b.CreateCondBr(b.CreateICmpNE(bad, b.getInt64(0)), fault_bb, ret_bb);
+    b.SetInsertPoint(fault_bb);
+    {
+      auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, i32, b.getInt64Ty()}, false);
+      llvm::Function* rt = mod->getFunction("cucpu_rt_fault");
+      if (!rt) rt = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "cucpu_rt_fault", *mod);
+      rt->setDoesNotReturn();
+      b.CreateCall(rt, {envp, b.getInt32(static_cast<uint32_t>(FaultKind::kMisalignedAddress)), bad});
+      b.CreateUnreachable();
+    }
+    b.SetInsertPoint(ret_bb);
     b.CreateRet(result);
   };
   make_range(layout->range_name, -1);
@@ -522,6 +542,14 @@ void FnLowering::note_alignment(Value* ptr, uint32_t bytes) {
 void FnLowering::report_misalignment() {
   if (!misaligned) return;
   Value* cur = b.CreateLoad(b.getInt64Ty(), misaligned);
+  if (is_kernel && !has_cuts) {
+    // Kept for the range function, which reports it after its loop (the
+    // loop then has no exit a vectorizer must keep): the highest address.
+    Value* slot = fn->getArg(7);
+    Value* old = b.CreateLoad(b.getInt64Ty(), slot);
+    b.CreateStore(intrinsic(llvm::Intrinsic::umax, {b.getInt64Ty()}, {old, cur}), slot);
+    return;
+  }
   auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", fn);
   auto* ok_bb = llvm::BasicBlock::Create(ctx, "aligned", fn);
   auto* br = b.CreateCondBr(b.CreateICmpNE(cur, b.getInt64(0)), fault_bb, ok_bb);

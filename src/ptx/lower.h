@@ -40,9 +40,11 @@ struct KernelLayout {
 };
 
 // Lowers entry `entry` of `m` into a new module in `ctx`; symbol names get
-// `prefix` so that several kernels can share one JIT.
+// `prefix` so that several kernels can share one JIT. `big_grid`: code for
+// grids wider than kMaxGridX (without the promise that index arithmetic
+// does not overflow).
 std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std::string& prefix,
-                                           llvm::LLVMContext& ctx, KernelLayout* layout);
+                                           llvm::LLVMContext& ctx, KernelLayout* layout, bool big_grid);
 
 // Lowers the device functions `funcs` (and what they call) on their own,
 // with external names prefix + "_f_" + name, for calls through pointers.
@@ -106,6 +108,7 @@ class FnLowering {
   const std::map<std::string, uint32_t>& shared_offsets;
   std::string prefix;
   bool is_kernel;
+  bool big_grid = false;
   bool has_cuts = false;
   const Instr* cur = nullptr;
 

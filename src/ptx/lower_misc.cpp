@@ -14,6 +14,16 @@ Value* FnLowering::special(const Operand& o) {
     auto* gep = b.CreateInBoundsGEP(env_ty, env, {b.getInt32(0), b.getInt32(static_cast<uint32_t>(field)), b.getInt32(static_cast<uint32_t>(comp))});
     auto* ld = b.CreateLoad(i32, gep);
     ld->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
+    // What the launch limits guarantee, so that the optimizer can prove the
+    // usual index arithmetic (ctaid * ntid + tid) does not overflow: block
+    // dimensions up to 1024 (64 in z); block indices below the launch's grid
+    // limit (the runner refuses larger grids in x for this code: abi.h).
+    const uint32_t grid_x = big_grid ? 0x7fffffffu : kMaxGridX;
+    const uint32_t hi = field == 0 ? (comp == 2 ? 65 : 1025) : field == 1 ? (comp == 0 ? grid_x + 1 : 65536)
+                                                                          : (comp == 0 ? grid_x : 65535);
+    ld->setMetadata(llvm::LLVMContext::MD_range,
+                    llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(b.getInt32(field == 2 ? 0 : 1)),
+                                            llvm::ConstantAsMetadata::get(b.getInt32(hi))}));
     return ld;
   };
   Value* lane = b.CreateAnd(tid, 31);

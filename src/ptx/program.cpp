@@ -16,18 +16,44 @@ namespace cucpu::ptx {
 
 namespace {
 
+struct Linked;
+std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::string& key, const std::string& text_name,
+                                          bool big_grid, std::string* log);
+void fill_code(const Linked& l, KernelLayout* layout, CompiledCode* code, const char* name);
+
 class KernelImpl final : public Kernel {
  public:
   const KernelInfo& info() const override { return info_; }
   const EntryDesc& entry() const override { return entry_; }
   Fault run_blocks(const LaunchConfig& cfg, uint64_t first, uint64_t last) const override {
-    return ptx::run_blocks(code_, cfg, first, last);
+    if (cfg.grid.x <= kMaxGridX) return ptx::run_blocks(code_, cfg, first, last);
+    // A grid wider than the main code is built for: code made for it, compiled on first use.
+    std::call_once(big_once_, [&] {
+      std::string log;
+      if (auto l = link_kernel(*ast_, fi_, key_ + "+big", entry_.name, true, &log))
+        fill_code(*l, &big_layout_, &big_code_, entry_.name.c_str());
+    });
+    if (!big_code_.range) {
+      Fault f;
+      f.kind = FaultKind::kIllegalInstruction;
+      f.message = "the kernel could not be compiled for a grid this wide";
+      return f;
+    }
+    return ptx::run_blocks(big_code_, cfg, first, last);
   }
 
   KernelInfo info_;
   EntryDesc entry_;
   KernelLayout layout_;
   CompiledCode code_;
+  // For grids wider than kMaxGridX: the parsed text, shared with the
+  // Program (a kernel may outlive it).
+  std::shared_ptr<const Module> ast_;
+  int fi_ = 0;
+  std::string key_;
+  mutable std::once_flag big_once_;
+  mutable KernelLayout big_layout_;
+  mutable CompiledCode big_code_;
 };
 
 class ProgramImpl final : public Program {
@@ -87,7 +113,8 @@ class ProgramImpl final : public Program {
   }
   std::vector<int> pointer_funcs_;  // functions whose addresses initializers hold
 
-  Module ast_;
+  std::shared_ptr<Module> ast_holder_ = std::make_shared<Module>();
+  Module& ast_ = *ast_holder_;
   std::string text_;
   std::vector<EntryDesc> entries_;
   std::vector<int> entry_funcs_;  // entries_[i] is ast_.funcs[entry_funcs_[i]]
@@ -218,7 +245,7 @@ std::map<std::string, std::shared_ptr<const Linked>>& linked() {
 }
 
 std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::string& key, const std::string& text_name,
-                                          std::string* log) {
+                                          bool big_grid, std::string* log) {
   {
     std::lock_guard<std::mutex> g(g_linked_mu);
     auto it = linked().find(key);
@@ -230,7 +257,7 @@ std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::
     auto ctx = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> mod;
     try {
-      mod = lower_kernel(ast, fi, "cucpu_" + key, *ctx, &l->layout);
+      mod = lower_kernel(ast, fi, "cucpu_" + (big_grid ? code_key(key, "big") : key), *ctx, &l->layout, big_grid);
     } catch (const LowerError& e) {
       *log = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + " (in '" + text_name + "')";
       return nullptr;
@@ -251,20 +278,27 @@ std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::
   return l;
 }
 
+void fill_code(const Linked& l, KernelLayout* layout, CompiledCode* code, const char* name) {
+  *layout = l.layout;
+  code->range = reinterpret_cast<RangeFn>(l.range);
+  for (uint64_t a : l.resume_ranges) code->resume_ranges.push_back(reinterpret_cast<RangeFn>(a));
+  code->sites = &layout->sites;
+  code->frame_bytes = layout->frame_bytes;
+  code->static_shared = layout->static_shared;
+  code->name = name;
+}
+
 std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) const {
   const int fi = entry_funcs_[static_cast<size_t>(index)];
   const Function& f = ast_.funcs[static_cast<size_t>(fi)];
   auto k = std::make_shared<KernelImpl>();
   k->entry_ = entries_[static_cast<size_t>(index)];
-  auto l = link_kernel(ast_, fi, code_key(text_, f.name), f.name, log);
+  k->key_ = code_key(text_, f.name);
+  k->ast_ = ast_holder_;
+  k->fi_ = fi;
+  auto l = link_kernel(ast_, fi, k->key_, f.name, false, log);
   if (!l) return nullptr;
-  k->layout_ = l->layout;
-  k->code_.range = reinterpret_cast<RangeFn>(l->range);
-  for (uint64_t a : l->resume_ranges) k->code_.resume_ranges.push_back(reinterpret_cast<RangeFn>(a));
-  k->code_.sites = &k->layout_.sites;
-  k->code_.frame_bytes = k->layout_.frame_bytes;
-  k->code_.static_shared = k->layout_.static_shared;
-  k->code_.name = k->entry_.name.c_str();
+  fill_code(*l, &k->layout_, &k->code_, k->entry_.name.c_str());
   KernelInfo& info = k->info_;
   info.num_regs = k->layout_.num_regs;
   info.static_shared_bytes = k->layout_.static_shared;

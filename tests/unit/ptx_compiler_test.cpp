@@ -2,6 +2,7 @@
 // generation and execution of nvcc's PTX, faults, and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -330,4 +331,23 @@ TEST(PtxCompiler, SecondRunTakesKernelsFromTheDiskCache) {
   setenv("CUCPU_CACHE", "0", 1);
   unsetenv("XDG_CACHE_HOME");
   std::filesystem::remove_all(dir);
+}
+
+TEST(PtxCompiler, GridsWiderThanTheMainCodeRunTheirOwn) {
+  // Above 2^21 - 1 blocks in x, ctaid.x * ntid.x may overflow 32 bits: that
+  // code is compiled separately, on first use, without the no-overflow promise.
+  auto k = compile("basics.sm90.ptx", "saxpy");
+  ASSERT_TRUE(k);
+  const unsigned blocks = (1u << 21) + 3;
+  std::vector<float> x(blocks, 1.0f), y(blocks, 2.0f);
+  struct {
+    int n;
+    float a;
+    float* x;
+    float* y;
+  } p{static_cast<int>(blocks), 3.0f, x.data(), y.data()};
+  ASSERT_FALSE(launch(*k, {blocks, 1, 1}, {1, 1, 1}, &p));
+  EXPECT_EQ(5.0f, y[0]);
+  EXPECT_EQ(5.0f, y[blocks - 1]);
+  EXPECT_EQ(static_cast<long>(blocks), std::count(y.begin(), y.end(), 5.0f));
 }
