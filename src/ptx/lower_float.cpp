@@ -43,19 +43,21 @@ Value* saturate01(FnLowering& L, Value* v) {
 }
 
 // min/max with the GPU's rules: a NaN operand yields the other; -0 < +0.
+// (.NaN: a NaN operand gives the canonical NaN. Built from minnum and a
+// select rather than llvm.minimum, whose vector lowering on x86 in LLVM 19
+// returned the other operand for some lanes.)
 Value* float_minmax(FnLowering& L, bool is_min, Value* a, Value* c, bool nan_propagates) {
   auto& b = L.b;
   llvm::Type* t = a->getType();
-  Value* r = L.intrinsic(nan_propagates ? (is_min ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum)
-                                        : (is_min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum),
-                         {t}, {a, c});
-  if (nan_propagates) return r;
+  Value* r = L.intrinsic(is_min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum, {t}, {a, c});
   llvm::Type* it = b.getIntNTy(t->getPrimitiveSizeInBits());
   Value* ai = b.CreateBitCast(a, it);
   Value* ci = b.CreateBitCast(c, it);
   Value* zeros = b.CreateFCmpOEQ(a, c);
   Value* fixed = b.CreateBitCast(is_min ? b.CreateOr(ai, ci) : b.CreateAnd(ai, ci), t);
-  return b.CreateSelect(zeros, fixed, r);
+  r = b.CreateSelect(zeros, fixed, r);
+  if (nan_propagates) r = b.CreateSelect(b.CreateFCmpUNO(a, c), llvm::ConstantFP::getNaN(t), r);
+  return r;
 }
 
 bool FnLowering::lower_float(const Instr& in) {

@@ -559,8 +559,9 @@ class Parser {
       while (is_punct('+') || is_punct('-')) {
         const bool minus = is_punct('-');
         advance();
-        const int64_t v = static_cast<int64_t>(integer());
-        o.imm += minus ? -v : v;
+        const uint64_t v = integer();
+        // Offsets wrap as address arithmetic does (no signed overflow).
+        o.imm = static_cast<int64_t>(static_cast<uint64_t>(o.imm) + (minus ? ~v + 1 : v));
       }
       expect(']');
       return o;
@@ -613,7 +614,7 @@ class Parser {
           return o;
         }
         o.kind = Operand::Kind::kImm;
-        o.imm = -static_cast<int64_t>(integer());
+        o.imm = static_cast<int64_t>(~integer() + 1);  // two's complement: -2^63 stays itself
         return o;
       }
       o.kind = Operand::Kind::kImm;

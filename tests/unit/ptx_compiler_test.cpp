@@ -44,7 +44,7 @@ struct Globals {
   explicit Globals(const Program& p) {
     for (auto& g : p.globals()) {
       storage.emplace_back(g.size + 16, 0);
-      std::memcpy(storage.back().data(), g.init.data(), g.init.size());
+      if (!g.init.empty()) std::memcpy(storage.back().data(), g.init.data(), g.init.size());
     }
     for (auto& s : storage) table.push_back(s.data());
   }
@@ -113,7 +113,7 @@ TEST(PtxCompiler, LocalConstGlobalAndPrintf) {
   std::vector<void*> globals;
   for (auto& g : p->globals()) {
     storage.emplace_back(g.size + 16, 0);
-    std::memcpy(storage.back().data(), g.init.data(), g.init.size());
+    if (!g.init.empty()) std::memcpy(storage.back().data(), g.init.data(), g.init.size());
   }
   for (auto& s : storage) globals.push_back(s.data());
   const float c[8] = {0, 1, 2, 3, 4, 5, 6, 7};
