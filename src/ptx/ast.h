@@ -123,6 +123,9 @@ struct Module {
   std::unordered_map<std::string, int> func_index, var_index;
 };
 
+// The special register named `base` ("%tid"), and whether it takes .x/.y/.z.
+bool special_register(std::string_view base, SReg* out, bool* has_comp);
+
 // Parses `text`; on failure returns false and sets *error to "line L, column C: reason".
 bool parse_module(std::string_view text, Module* out, std::string* error);
 

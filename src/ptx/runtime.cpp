@@ -14,6 +14,7 @@
 
 #include "ptx/abi.h"
 #include "ptx/block_runner.h"
+#include "ptx/half_bits.h"
 
 namespace cucpu::ptx {
 
@@ -108,17 +109,8 @@ std::string format(const char* fmt, const uint8_t* args) {
   return out;
 }
 
-float half_to_float(uint16_t h) {
-  _Float16 x;
-  std::memcpy(&x, &h, 2);
-  return static_cast<float>(x);
-}
-uint16_t float_to_half(float f) {
-  _Float16 x = static_cast<_Float16>(f);
-  uint16_t h;
-  std::memcpy(&h, &x, 2);
-  return h;
-}
+float half_to_float(uint16_t h) { return half_bits_to_float(h); }
+uint16_t float_to_half(float f) { return float_to_half_bits(f); }
 float bf16_to_float(uint16_t h) {
   uint32_t x = uint32_t{h} << 16;
   float f;

@@ -3,6 +3,8 @@
 // cucpu's own layout (see lower_matrix.cpp).
 #include "ptx/warp_matrix.h"
 
+#include "ptx/half_bits.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -17,16 +19,7 @@ float half_bits_to_float(uint16_t h, bool bf16) {
     std::memcpy(&f, &x, 4);
     return f;
   }
-  _Float16 v;
-  std::memcpy(&v, &h, 2);
-  return static_cast<float>(v);
-}
-
-uint16_t float_to_half_bits(float f) {
-  _Float16 v = static_cast<_Float16>(f);
-  uint16_t h;
-  std::memcpy(&h, &v, 2);
-  return h;
+  return ptx::half_bits_to_float(h);
 }
 
 // The i-th b32 word a lane packed into its exchange slots.

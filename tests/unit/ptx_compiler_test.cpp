@@ -292,6 +292,7 @@ TEST(PtxCompiler, MutatedPtxNeverCrashes) {
 TEST(PtxCompiler, SecondRunTakesKernelsFromTheDiskCache) {
   const std::string dir = testing::TempDir() + "/cucpu-cache-" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
+  unsetenv("CUCPU_CACHE");
   setenv("XDG_CACHE_HOME", dir.c_str(), 1);
   // A text no earlier test compiled (the process links each text once).
   const std::string text = read_file("basics.sm90.ptx") + "\n// cache test " + std::to_string(getpid()) + "\n";
