@@ -133,7 +133,7 @@ struct CutBlock {
         }
         uint32_t u = t + 1;
         while (u < hi && state[u] == kRunnable && resume[u] == resume[t]) ++u;
-        range_for(resume[t])(frames, stride, &env, t, u, resume[t], codes);
+        code.range(frames, stride, &env, t, u, resume[t], codes);
         for (uint32_t i = t; i < u; ++i) classify(i);
         ran = true;
         t = u;
@@ -338,8 +338,6 @@ struct CutBlock {
     return released;
   }
 
-  RangeFn range_for(uint32_t r) const { return r < code.resume_ranges.size() ? code.resume_ranges[r] : code.range; }
-
   void run() {
     live = T;
     std::memset(arrivals, 0, sizeof arrivals);
@@ -348,7 +346,7 @@ struct CutBlock {
     // resolved warp by warp, with no bookkeeping per thread.
     uint32_t r = 0;
     for (;;) {
-      const uint32_t c = range_for(r)(frames, stride, &env, 0, T, r, codes);
+      const uint32_t c = code.range(frames, stride, &env, 0, T, r, codes);
       if (c == 0) return;
       if (c == kMixedCodes) break;
       const CutSite& cs = (*code.sites)[c - 1];

@@ -14,7 +14,6 @@ namespace cucpu::ptx {
 struct CompiledCode {
   StepFn step = nullptr;
   RangeFn range = nullptr;
-  std::vector<RangeFn> resume_ranges;  // by resume point, when specialized (else empty)
   const std::vector<CutSite>* sites = nullptr;
   uint32_t frame_bytes = 0;     // 0: no cuts (each thread runs in one step)
   uint32_t static_shared = 0;

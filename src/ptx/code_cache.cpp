@@ -25,7 +25,7 @@ namespace cucpu::ptx {
 namespace {
 
 constexpr char kMagic[8] = {'c', 'u', 'c', 'p', 'u', 'k', 'n', 'l'};
-constexpr uint32_t kFormat = 3;
+constexpr uint32_t kFormat = 4;
 std::atomic<uint64_t> g_hits{0};
 
 uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
@@ -124,9 +124,6 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
   l.num_regs = r.get<int32_t>();
   l.step_name = r.get_str(256);
   l.range_name = r.get_str(256);
-  const uint32_t nranges = r.get<uint32_t>();
-  if (!r.ok || nranges > 1024) return false;
-  for (uint32_t i = 0; i < nranges && r.ok; ++i) l.resume_ranges.push_back(r.get_str(300));
   const uint32_t nsites = r.get<uint32_t>();
   if (!r.ok || nsites > (1u << 20)) return false;
   for (uint32_t i = 0; i < nsites && r.ok; ++i) {
@@ -163,8 +160,6 @@ void disk_cache_store(const std::string& key, const KernelLayout& l, const std::
   put<int32_t>(out, l.num_regs);
   put_str(out, l.step_name);
   put_str(out, l.range_name);
-  put<uint32_t>(out, static_cast<uint32_t>(l.resume_ranges.size()));
-  for (const std::string& n : l.resume_ranges) put_str(out, n);
   put<uint32_t>(out, static_cast<uint32_t>(l.sites.size()));
   for (const CutSite& c : l.sites) {
     put<uint8_t>(out, static_cast<uint8_t>(c.kind));

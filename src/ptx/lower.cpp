@@ -111,14 +111,12 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   kl.big_grid = big_grid;
   kl.lower_body();
 
-  // The range functions: each steps threads [first, last) from one resume
+  // The range function: steps threads [first, last) from one resume
   // point, a row (threads of one y, z) at a time, so that x is an induction
   // variable of the inner loop (two divisions per row, none per thread).
-  // With few cuts, one per resume point is made as well: the step inlined
-  // with a constant resume point keeps only the code reachable from there.
   const bool cuts = layout->frame_bytes != 0;
   auto* run_ty = llvm::FunctionType::get(i32, {ptr, llvm::Type::getInt64Ty(ctx), ptr, i32, i32, i32, ptr}, false);
-  auto make_range = [&](const std::string& name, int fixed_resume) {
+  auto make_range = [&](const std::string& name) {
     llvm::Function* run = llvm::Function::Create(run_ty, llvm::Function::ExternalLinkage, name, *mod);
     for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);  // frames, env, codes: the runner's own
     llvm::IRBuilder<> b(ctx);
@@ -133,7 +131,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     Value* envp = run->getArg(2);
     Value* first = run->getArg(3);
     Value* last = run->getArg(4);
-    Value* resume = fixed_resume < 0 ? static_cast<Value*>(run->getArg(5)) : b.getInt32(static_cast<uint32_t>(fixed_resume));
+    Value* resume = run->getArg(5);
     Value* codes = run->getArg(6);
     auto* env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
     llvm::AllocaInst* misaligned = b.CreateAlloca(b.getInt64Ty(), nullptr, "misaligned");
@@ -204,14 +202,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     b.SetInsertPoint(ret_bb);
     b.CreateRet(result);
   };
-  make_range(layout->range_name, -1);
-  constexpr size_t kMaxSpecialized = 0;  // measured: no gain over the converged path, and compile time grows with each
-  if (cuts && layout->sites.size() <= kMaxSpecialized) {
-    for (size_t k = 0; k <= layout->sites.size(); ++k) {
-      layout->resume_ranges.push_back(layout->range_name + "_" + std::to_string(k));
-      make_range(layout->resume_ranges.back(), static_cast<int>(k));
-    }
-  }
+  make_range(layout->range_name);
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod, &os)) throw LowerError{kf.line, 1, "internal error: invalid IR for '" + kf.name + "': " + os.str().substr(0, 400)};

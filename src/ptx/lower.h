@@ -34,9 +34,6 @@ struct KernelLayout {
   uint32_t static_shared = 0;   // static shared bytes (the dynamic part starts here, 16-aligned)
   int num_regs = 0;
   std::string step_name, range_name;
-  // Range functions specialized to one resume point (index = site id, 0:
-  // the start), when the kernel has few cuts; empty: range_name serves all.
-  std::vector<std::string> resume_ranges;
 };
 
 // Lowers entry `entry` of `m` into a new module in `ctx`; symbol names get

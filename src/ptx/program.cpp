@@ -236,7 +236,6 @@ bool ProgramImpl::build(std::string* log) {
 struct Linked {
   KernelLayout layout;
   uint64_t range = 0;
-  std::vector<uint64_t> resume_ranges;
 };
 std::mutex g_linked_mu;
 std::map<std::string, std::shared_ptr<const Linked>>& linked() {
@@ -269,11 +268,8 @@ std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::
   auto it = linked().find(key);  // another thread may have linked it meanwhile
   if (it != linked().end()) return it->second;
   std::vector<uint64_t> addrs;
-  std::vector<std::string> names = {l->layout.range_name};
-  names.insert(names.end(), l->layout.resume_ranges.begin(), l->layout.resume_ranges.end());
-  if (!load_object(object, names, &addrs, log)) return nullptr;
+  if (!load_object(object, {l->layout.range_name}, &addrs, log)) return nullptr;
   l->range = addrs[0];
-  l->resume_ranges.assign(addrs.begin() + 1, addrs.end());
   linked()[key] = l;
   return l;
 }
@@ -281,7 +277,6 @@ std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::
 void fill_code(const Linked& l, KernelLayout* layout, CompiledCode* code, const char* name) {
   *layout = l.layout;
   code->range = reinterpret_cast<RangeFn>(l.range);
-  for (uint64_t a : l.resume_ranges) code->resume_ranges.push_back(reinterpret_cast<RangeFn>(a));
   code->sites = &layout->sites;
   code->frame_bytes = layout->frame_bytes;
   code->static_shared = layout->static_shared;

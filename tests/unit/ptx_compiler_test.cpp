@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include <sys/wait.h>
@@ -351,4 +352,23 @@ TEST(PtxCompiler, GridsWiderThanTheMainCodeRunTheirOwn) {
   EXPECT_EQ(5.0f, y[0]);
   EXPECT_EQ(5.0f, y[blocks - 1]);
   EXPECT_EQ(static_cast<long>(blocks), std::count(y.begin(), y.end(), 5.0f));
+}
+
+TEST(PtxCompiler, RunawayRecursionIsAFaultAndTheThreadGoesOn) {
+  // The stack overflows into its guard page; the handler runs on its own
+  // stack and unwinds to the runner. On a thread of its own, as a worker.
+  auto k = compile("faults.sm90.ptx", "deep");
+  ASSERT_TRUE(k);
+  std::thread t([&] {
+    std::vector<int> o(4);
+    struct {
+      int* o;
+      int n;
+    } p{o.data(), 100000000};
+    EXPECT_EQ(FaultKind::kIllegalAddress, launch(*k, {1, 1, 1}, {1, 1, 1}, &p).kind);
+    p.n = 10;
+    EXPECT_FALSE(launch(*k, {1, 1, 1}, {1, 1, 1}, &p));
+    EXPECT_EQ(55, o[0]);
+  });
+  t.join();
 }
