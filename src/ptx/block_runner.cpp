@@ -185,12 +185,44 @@ struct CutBlock {
     }
   }
 
+  // A whole warp shuffling with one b and c (the usual case: constants):
+  // the warp's values gathered once, then permuted. False when the lanes'
+  // b or c differ (the general code handles that).
+  bool shfl_full_warp(uint32_t lo, uint8_t mode) {
+    uint64_t v[32];
+    const uint64_t* x0 = in(lo);
+    const uint64_t b0 = x0[1], c0 = x0[2];
+    for (uint32_t l = 0; l < 32; ++l) {
+      const uint64_t* x = in(lo + l);
+      if (x[1] != b0 || x[2] != c0) return false;
+      v[l] = x[0];
+    }
+    const uint32_t bval = static_cast<uint32_t>(b0) & 31, c = static_cast<uint32_t>(c0);
+    const uint32_t cval = c & 31, seg = (c >> 8) & 31;
+    for (uint32_t l = 0; l < 32; ++l) {
+      const uint32_t max_lane = (l & seg) | (cval & ~seg), min_lane = l & seg;
+      int32_t j;
+      bool p;
+      switch (mode) {
+        case kShflUp: j = static_cast<int32_t>(l) - static_cast<int32_t>(bval); p = j >= static_cast<int32_t>(max_lane); break;
+        case kShflDown: j = static_cast<int32_t>(l + bval); p = j <= static_cast<int32_t>(max_lane); break;
+        case kShflBfly: j = static_cast<int32_t>(l ^ bval); p = j <= static_cast<int32_t>(max_lane); break;
+        default: j = static_cast<int32_t>(min_lane | (bval & ~seg)); p = j <= static_cast<int32_t>(max_lane); break;
+      }
+      uint64_t* y = out(lo + l);
+      y[0] = v[p ? j : l] & 0xffffffffu;
+      y[1] = p;
+    }
+    return true;
+  }
+
   void resolve(uint32_t lo, uint32_t s, uint32_t group) {
     const CutSite& cs = (*code.sites)[s - 1];
     auto lanes = [&](auto&& fn) {
       for (uint32_t l = 0; l < 32; ++l)
         if (group >> l & 1) fn(l, lo + l);
     };
+    if (cs.kind == CutKind::kShfl && group == 0xffffffffu && shfl_full_warp(lo, cs.mode)) return;
     switch (cs.kind) {
       case CutKind::kShfl:
         lanes([&](uint32_t l, uint32_t t) {
@@ -338,37 +370,86 @@ struct CutBlock {
     return released;
   }
 
+  // Runs of consecutive live threads, and each warp's live lanes.
+  std::vector<std::pair<uint32_t, uint32_t>> spans;
+  std::vector<uint32_t> warp_live;
+
+  void keep_live_threads() {
+    spans.clear();
+    std::fill(warp_live.begin(), warp_live.end(), 0u);
+    for (uint32_t t = 0; t < T;) {
+      if (!alive(t)) {
+        ++t;
+        continue;
+      }
+      uint32_t u = t;
+      while (u < T && alive(u)) {
+        warp_live[u / 32] |= 1u << (u % 32);
+        ++u;
+      }
+      spans.push_back({t, u});
+      t = u;
+    }
+  }
+  bool alive(uint32_t t) const { return codes[t] != 0; }
+
   void run() {
-    live = T;
     std::memset(arrivals, 0, sizeof arrivals);
-    // Converged: while every thread stops at the same cut, the block is
-    // stepped whole, a barrier is released at once and a warp collective is
-    // resolved warp by warp, with no bookkeeping per thread.
+    // Converged: while every live thread stops at the same cut, the live
+    // threads are stepped in runs, a barrier is released at once and a warp
+    // collective is resolved warp by warp for its live lanes, with no
+    // bookkeeping per thread. Threads that exit on the way drop out.
+    spans.assign(1, {0, T});
+    warp_live.assign((T + 31) / 32, 0u);
+    for (uint32_t lo = 0; lo < T; lo += 32) {
+      const uint32_t n = std::min(lo + 32, T) - lo;
+      warp_live[lo / 32] = n == 32 ? 0xffffffffu : (1u << n) - 1;
+    }
+    constexpr uint32_t kUnset = 0xfffffffeu;
     uint32_t r = 0;
     for (;;) {
-      const uint32_t c = code.range(frames, stride, &env, 0, T, r, codes);
-      if (c == 0) return;
-      if (c == kMixedCodes) break;
+      uint32_t c = kUnset;
+      for (auto [first, last] : spans) {
+        const uint32_t cc = code.range(frames, stride, &env, first, last, r, codes);
+        c = (c == kUnset || c == cc) ? cc : kMixedCodes;
+      }
+      if (c == kMixedCodes) {
+        uint32_t same = 0;
+        for (auto [first, last] : spans)
+          for (uint32_t t = first; t < last; ++t)
+            if (codes[t] && codes[t] != same) c = same ? kMixedCodes : (same = codes[t]);
+        if (c == kMixedCodes) return diverge();
+        c = same;
+        keep_live_threads();
+      }
+      if (c == 0 || spans.empty()) return;
       const CutSite& cs = (*code.sites)[c - 1];
       if (cs.kind == CutKind::kBarrier) {
-        const uint32_t need = static_cast<uint32_t>(in(0)[1]);
-        if (need != 0 && need != T) break;  // a count other than the whole block: the general path
+        const uint32_t need = static_cast<uint32_t>(in(spans[0].first)[1]);
+        if (need != 0 && need != T) return diverge();  // a count other than the whole block
         r = c;
         continue;
       }
-      if (cs.kind == CutKind::kBarrierArrive || cs.kind == CutKind::kBarrierRed) break;
-      for (uint32_t lo = 0; lo < T; lo += 32) {
-        const uint32_t n = std::min(lo + 32, T) - lo;
-        resolve(lo, c, n == 32 ? 0xffffffffu : (1u << n) - 1);
-      }
+      if (cs.kind == CutKind::kBarrierArrive || cs.kind == CutKind::kBarrierRed) return diverge();
+      for (uint32_t w = 0; w < warp_live.size(); ++w)
+        if (warp_live[w]) resolve(w * 32, c, warp_live[w]);
       r = c;
     }
-    // Diverged: each thread's own state from here on.
+  }
+
+  // Each thread's own state from here on: the live ones from their last
+  // step's code, the others exited.
+  void diverge() {
+    std::vector<uint8_t> in_span(T, 0);
+    for (auto [first, last] : spans)
+      for (uint32_t t = first; t < last; ++t) in_span[t] = 1;
+    live = 0;
     for (uint32_t t = 0; t < T; ++t) {
-      state[t] = kRunnable;
-      resume[t] = r;
+      state[t] = in_span[t] ? kRunnable : kExited;
+      live += in_span[t];
     }
-    for (uint32_t t = 0; t < T; ++t) classify(t);
+    for (uint32_t t = 0; t < T; ++t)
+      if (in_span[t]) classify(t);
     while (live) {
       for (uint32_t lo = 0; lo < T; lo += 32) run_warp(lo, std::min(lo + 32, T));
       if (!live) break;
