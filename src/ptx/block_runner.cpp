@@ -34,10 +34,14 @@ struct RunState {
 thread_local RunState* t_run = nullptr;
 
 // Per-thread scratch reused across blocks and launches.
+// Everything a block needs lives here, not on the runner's stack: a fault
+// unwinds with siglongjmp, which runs no destructors.
 struct Scratch {
   std::vector<uint8_t> frames, shared;
   std::vector<uint32_t> codes, resume;
-  std::vector<uint8_t> state;
+  std::vector<uint8_t> state, in_span;
+  std::vector<std::pair<uint32_t, uint32_t>> spans;
+  std::vector<uint32_t> warp_live;
   std::vector<uint8_t> alt_stack;
 };
 thread_local Scratch t_scratch;
@@ -370,9 +374,10 @@ struct CutBlock {
     return released;
   }
 
-  // Runs of consecutive live threads, and each warp's live lanes.
-  std::vector<std::pair<uint32_t, uint32_t>> spans;
-  std::vector<uint32_t> warp_live;
+  // Runs of consecutive live threads, and each warp's live lanes (the
+  // thread's scratch: see Scratch).
+  std::vector<std::pair<uint32_t, uint32_t>>& spans = t_scratch.spans;
+  std::vector<uint32_t>& warp_live = t_scratch.warp_live;
 
   void keep_live_threads() {
     spans.clear();
@@ -440,7 +445,8 @@ struct CutBlock {
   // Each thread's own state from here on: the live ones from their last
   // step's code, the others exited.
   void diverge() {
-    std::vector<uint8_t> in_span(T, 0);
+    std::vector<uint8_t>& in_span = t_scratch.in_span;
+    in_span.assign(T, 0);
     for (auto [first, last] : spans)
       for (uint32_t t = first; t < last; ++t) in_span[t] = 1;
     live = 0;
