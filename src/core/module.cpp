@@ -45,8 +45,9 @@ namespace {
 // Every Module object that exists, handle live or not, so that a context's
 // teardown reaches them all. A module leaves it first thing in its
 // destructor; one found under the lock is therefore not yet destroyed.
-std::mutex g_modules_mu;
-std::vector<Module*> g_modules;  // guarded by g_modules_mu
+// Never destroyed: a worker may release a module while the process exits.
+std::mutex& g_modules_mu = *new std::mutex;
+std::vector<Module*>& g_modules = *new std::vector<Module*>;  // guarded by g_modules_mu
 
 }  // namespace
 
