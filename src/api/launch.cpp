@@ -74,7 +74,8 @@ CUresult launch(NullStream ns, const Launch& a) {
   Route route;
   if (CUresult r = api::capture_route_lazy(s, [&] { return kernel_node(f, a, src); }, true, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
-  enqueue_kernel(s, f, a.shape, src);
+  if (a.cooperative) enqueue_cooperative_kernel(s, f, a.shape, src);
+  else enqueue_kernel(s, f, a.shape, src);
   return CUDA_SUCCESS;
 }
 

@@ -1,9 +1,13 @@
 #include "exec/kernel_op.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "core/allocation.h"
 #include "core/context.h"
@@ -342,6 +346,70 @@ KernelGroup make_kernel_group(Function* f, const ptx::LaunchConfig& cfg, std::sh
   g.parts.reserve(n);
   for (size_t i = 0; i < n; ++i) g.parts.push_back(new KernelPartOp(join));
   return g;
+}
+
+namespace {
+
+// A cooperative launch: every block resident at once, as a grid-wide
+// barrier needs, each on a thread of its own (this worker runs block 0),
+// all joined before the op completes. The zeroed workspace is the grid
+// barrier's (nvcc's grid.sync()). If a block faults, the others may wait
+// at that barrier forever: the joining thread then flips the barrier's
+// phase bit until every block has stopped (the context is failed anyway).
+class CooperativeKernelOp final : public Op {
+ public:
+  CooperativeKernelOp(Function* f, const ptx::LaunchConfig& cfg) : f_(f), cfg_(cfg) {}
+  void* own_params(size_t n) {
+    params_.assign((n + 7) / 8, 0);
+    cfg_.params = params_.data();
+    return params_.data();
+  }
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;
+    std::vector<uint64_t> workspace(8, 0);
+    cfg_.grid_workspace = workspace.data();
+    const ptx::Kernel* k = f_->kernel();
+    const uint64_t total = uint64_t{cfg_.grid.x} * cfg_.grid.y * cfg_.grid.z;
+    std::atomic<bool> faulted{false};
+    std::atomic<uint64_t> running{total};
+    std::mutex mu;
+    ptx::Fault first;
+    auto run = [&](uint64_t b) {
+      ptx::Fault ft = k->run_blocks(cfg_, b, b + 1);
+      if (ft && !faulted.exchange(true)) {
+        std::lock_guard<std::mutex> g(mu);
+        first = ft;
+      }
+      running.fetch_sub(1, std::memory_order_release);
+    };
+    std::vector<std::thread> threads;
+    threads.reserve(total - 1);
+    for (uint64_t b = 1; b < total; ++b) threads.emplace_back(run, b);
+    run(0);
+    while (running.load(std::memory_order_acquire)) {
+      if (faulted.load()) {
+        auto* phase = reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<uint32_t*>(workspace.data()) + 1);
+        phase->fetch_add(0x80000000u);
+      }
+      std::this_thread::yield();
+    }
+    for (std::thread& t : threads) t.join();
+    if (faulted.load()) report_fault(*f_, cfg_, first);
+  }
+
+ private:
+  Function* f_;
+  ptx::LaunchConfig cfg_;
+  std::vector<uint64_t> params_;
+};
+static_assert(sizeof(CooperativeKernelOp) <= OpPool::kBlockSize);
+
+}  // namespace
+
+void enqueue_cooperative_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src) {
+  auto* op = new CooperativeKernelOp(f, config_of(*f, shape));
+  pack_params(f->entry(), src, op->own_params(f->entry().param_bytes));
+  s->enqueue(op);
 }
 
 void enqueue_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src) {

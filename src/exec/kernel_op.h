@@ -74,6 +74,8 @@ bool launch_in_parallel(const LaunchShape& s);
 
 // Enqueues a validated launch of `f` (loaded) on `s`.
 void enqueue_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src);
+// A cooperative launch (grid-wide barriers): every block on a thread of its own.
+void enqueue_cooperative_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src);
 
 // Runs every block of `cfg` on the calling thread (graph segments). False
 // after a fault (reported).

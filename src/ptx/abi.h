@@ -42,6 +42,7 @@ struct BlockEnv {
   uint32_t total_shared_bytes;
   uint32_t current_tid;         // the thread being stepped (written by the range function)
   void* runner;                 // the runner's state (fault reports); opaque to compiled code
+  uint64_t grid_workspace;      // %envreg1 (high half) and %envreg2 (low): a cooperative launch's grid barrier
 };
 
 // The frame of a thread of a kernel with cuts: the exchange area, then the

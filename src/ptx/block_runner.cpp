@@ -510,6 +510,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   env.dynamic_shared_offset = (code.static_shared + 15) / 16 * 16;
   env.dynamic_shared_bytes = cfg.dynamic_shared_bytes;
   env.total_shared_bytes = static_cast<uint32_t>(shared_bytes);
+  env.grid_workspace = reinterpret_cast<uint64_t>(cfg.grid_workspace);
 
   RunState rs;
   rs.env = &env;

@@ -72,7 +72,13 @@ Value* FnLowering::special(const Operand& o) {
     case SReg::kClusterCtaRank: return b.getInt32(0);
     case SReg::kClusterNCtaRank: return b.getInt32(1);
     case SReg::kIsExplicitCluster: return b.getFalse();
-    case SReg::kEnvReg:
+    case SReg::kEnvReg: {
+      // %envreg1 (high half) and %envreg2 (low half): the cooperative
+      // launch's grid workspace, as nvcc's grid.sync() assembles it; others are 0.
+      if (o.comp != 1 && o.comp != 2) return b.getInt32(0);
+      Value* ws = env_field(12, b.getInt64Ty());
+      return b.CreateTrunc(o.comp == 1 ? b.CreateLShr(ws, 32) : ws, i32);
+    }
     case SReg::kPm: return b.getInt32(0);
   }
   fail("unknown special register");

@@ -1,5 +1,7 @@
 // Function bodies: scopes, register declarations, labels, instructions and
 // their operands (members of detail::Parser, parser_impl.h).
+#include <cstdlib>
+
 #include "ptx/parser_impl.h"
 
 namespace cucpu::ptx::detail {
@@ -292,7 +294,11 @@ void Parser::special(const std::string& w, const Tok& t, Operand& o) {
   bool has_comp = false;
   if (!special_register(base, &o.sreg, &has_comp)) fail(t, "undeclared register '" + w + "'");
   o.kind = Operand::Kind::kSpecial;
-  if (o.sreg == SReg::kEnvReg || o.sreg == SReg::kPm) return;
+  if (o.sreg == SReg::kEnvReg) {
+    o.comp = std::atoi(base.c_str() + 7);  // %envregN
+    return;
+  }
+  if (o.sreg == SReg::kPm) return;
   if (has_comp) {
     if (comp == "x") o.comp = 0;
     else if (comp == "y") o.comp = 1;

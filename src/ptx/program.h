@@ -79,6 +79,10 @@ struct LaunchConfig {
   uint32_t dynamic_shared_bytes = 0;
   const void* params = nullptr;      // EntryDesc::param_bytes bytes at least, 8-byte aligned (read freely)
   void* const* globals = nullptr;    // the address of each Program::globals() entry, in order
+  // Cooperative launches: zeroed memory the grid's barrier uses (nvcc's
+  // grid.sync() finds it in %envreg1/2 and traps without it), and every
+  // block must be running at once (one thread each).
+  void* grid_workspace = nullptr;
 };
 
 // A device fault: what stopped a block. The runtime turns it into the

@@ -279,3 +279,20 @@ CONF_TEST(LaunchOccupancyQueries) {
   conf::info_value("occupancy_potential_block_add_one", block);
   EXPECT_TRUE(block > 0 && block <= 1024 && min_grid > 0);
 }
+
+// cuLaunchCooperativeKernel: every block resident at once, so grid.sync()
+// (tests/kernels/cooperative.cu) orders the whole grid's writes and reads.
+CONF_TEST(KernelCooperativeGridSync) {
+  kt::Module m("ptx/cooperative.sm90.ptx");
+  CUfunction f = m.fn("grid_exchange");
+  const unsigned blocks = 4, threads = 64, n = blocks * threads;
+  kt::Buf<uint32_t> ranks(n), neighbours(n);
+  void* args[] = {&ranks.p, &neighbours.p};
+  EXPECT_CU(CUDA_SUCCESS, cuLaunchCooperativeKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, args));
+  ASSERT_CU(cuCtxSynchronize());
+  const std::vector<uint32_t> r = ranks.get(), nb = neighbours.get();
+  for (unsigned i = 0; i < n; ++i) {
+    EXPECT_TRUE(nb[i] == ((i + 1) % n) * 3 + 1);
+    EXPECT_TRUE(r[i] == i * 3 + 1);
+  }
+}
