@@ -42,7 +42,16 @@ struct Scratch {
   std::vector<uint8_t> state, in_span;
   std::vector<std::pair<uint32_t, uint32_t>> spans;
   std::vector<uint32_t> warp_live;
+  // The signal stack this thread got from us (none when it had one already,
+  // as under AddressSanitizer); given back before its memory is.
   std::vector<uint8_t> alt_stack;
+  bool alt_checked = false;
+  ~Scratch() {
+    if (alt_stack.empty()) return;
+    stack_t ss{};
+    ss.ss_flags = SS_DISABLE;
+    sigaltstack(&ss, nullptr);
+  }
 };
 thread_local Scratch t_scratch;
 
@@ -79,14 +88,18 @@ void install_handlers() {
     sigaction(SIGSEGV, &sa, &g_prev_segv);
     sigaction(SIGBUS, &sa, &g_prev_bus);
   });
-  // A stack for the handler, so that a kernel's runaway recursion can be reported.
-  if (t_scratch.alt_stack.empty()) {
-    t_scratch.alt_stack.resize(64 * 1024);
-    stack_t ss;
-    ss.ss_sp = t_scratch.alt_stack.data();
-    ss.ss_size = t_scratch.alt_stack.size();
-    ss.ss_flags = 0;
-    sigaltstack(&ss, nullptr);
+  // A stack for the handler, so that a kernel's runaway recursion can be
+  // reported; a thread that has one already keeps its own.
+  if (!t_scratch.alt_checked) {
+    t_scratch.alt_checked = true;
+    stack_t cur{};
+    if (sigaltstack(nullptr, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+      t_scratch.alt_stack.resize(64 * 1024);
+      stack_t ss{};
+      ss.ss_sp = t_scratch.alt_stack.data();
+      ss.ss_size = t_scratch.alt_stack.size();
+      if (sigaltstack(&ss, nullptr) != 0) t_scratch.alt_stack.clear();
+    }
   }
 }
 
