@@ -16,9 +16,14 @@ args="$args --benchmark_format=json --benchmark_filter=${BENCH_FILTER:-.}"
 names=(nvidia)
 for tree in "$@" .; do
   name=$(basename "$(realpath "$tree")"); [ "$tree" = . ] && name=now
+  names+=("$name")
+  # The working tree's library may come built (CUCPU_LIB_DIR: the GPU machine has no LLVM 19).
+  if [ "$name" = now ] && [ -n "${CUCPU_LIB_DIR:-}" ]; then
+    mkdir -p /tmp/ab-now && ln -sfn "$CUCPU_LIB_DIR" /tmp/ab-now/lib
+    continue
+  fi
   cmake -S "$tree" -B "/tmp/ab-$name" -DCMAKE_BUILD_TYPE=Release -DCUCPU_BUILD_TESTS=OFF -DCUCPU_BUILD_BENCH=OFF >/dev/null &&
     cmake --build "/tmp/ab-$name" -j"$(nproc)" --target cuda >/dev/null || exit 1
-  names+=("$name")
 done
 for round in $(seq "${ROUNDS:-2}"); do
   for name in "${names[@]}"; do
