@@ -416,6 +416,22 @@ void FnLowering::write(const Operand& o, Value* v, Ty as) {
   b.CreateStore(convert_bits(b, v, a->getAllocatedType(), is_signed(as)), a);
 }
 
+void FnLowering::write_pair(const Operand& d, Value* p) {
+  if (d.pair < 0) return;
+  Operand q;
+  q.kind = Operand::Kind::kReg;
+  q.reg = d.pair;
+  write(q, p, Ty::kPred);
+}
+
+Value* FnLowering::guard_of(const Instr& in) {
+  Operand g;
+  g.kind = Operand::Kind::kReg;
+  g.reg = in.guard;
+  g.neg = in.guard_neg;
+  return read(g, Ty::kPred);
+}
+
 Value* FnLowering::symbol_address(const std::string& sym, Space* space) {
   llvm::Type* i64 = b.getInt64Ty();
   if (auto it = entry_params.find(sym); it != entry_params.end()) {

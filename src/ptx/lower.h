@@ -61,6 +61,8 @@ class FnLowering {
   llvm::Type* llty(Ty t) const;               // the LLVM type an instruction type computes in
   llvm::Value* read(const Operand& o, Ty as); // value of a source operand as type `as`
   void write(const Operand& o, llvm::Value* v, Ty as);  // store a result into a destination
+  void write_pair(const Operand& d, llvm::Value* p);    // the predicate half of "d|p", when there is one
+  llvm::Value* guard_of(const Instr& in);               // the instruction's guard predicate
   llvm::Value* address(const Operand& o, Space space);  // a host pointer for [addr]
   llvm::Value* symbol_address(const std::string& sym, Space* space_out);  // window address (i64)
   llvm::Value* shared_base();

@@ -57,10 +57,8 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
     for (size_t k = 0; k < in.args.size(); ++k) {
       const Operand& o = in.args[k];
       if (k == 0 && (o.kind == Operand::Kind::kReg || o.kind == Operand::Kind::kVec) && writes_first_operand(in.op)) {
-        if (in.guard < 0 && in.op != "mov" + std::string()) collect_regs(o, defs[i]);
-        else if (in.guard < 0) collect_regs(o, defs[i]);
         // A guarded write may not happen: the old value stays live.
-        if (in.guard >= 0) collect_regs(o, uses[i]);
+        collect_regs(o, in.guard < 0 ? defs[i] : uses[i]);
         continue;
       }
       collect_regs(o, uses[i]);
@@ -102,8 +100,6 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
                                 live_in.begin() + static_cast<long>((i + 2) * words));
     if (f.body[i].guard < 0)
       for (int d : defs[i]) after[static_cast<size_t>(d) / 64] &= ~(uint64_t{1} << (d % 64));
-    if (f.body[i].guard >= 0)  // the skipped path also reaches i+1; nothing more needed
-      ;
     for (size_t r = 0; r < nr; ++r)
       if (after[r / 64] >> (r % 64) & 1) out[i].push_back(static_cast<int>(r));
   }
@@ -111,7 +107,6 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
 }
 
 void FnLowering::lower_body() {
-  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   entry_block = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry_block);
   size_t arg = 0;
@@ -218,11 +213,7 @@ void FnLowering::lower_body() {
     }
     llvm::BasicBlock* cont = nullptr;
     if (in.guard >= 0) {
-      Operand g;
-      g.kind = Operand::Kind::kReg;
-      g.reg = in.guard;
-      g.neg = in.guard_neg;
-      Value* c = read(g, Ty::kPred);
+      Value* c = guard_of(in);
       auto* then = llvm::BasicBlock::Create(ctx, "guarded", fn);
       cont = llvm::BasicBlock::Create(ctx, "cont", fn);
       b.CreateCondBr(c, then, cont);
@@ -266,11 +257,7 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     llvm::BasicBlock* target = label_blocks[static_cast<size_t>(it->second)];
     auto* next = llvm::BasicBlock::Create(ctx, "fall", fn);
     if (in.guard >= 0) {
-      Operand g;
-      g.kind = Operand::Kind::kReg;
-      g.reg = in.guard;
-      g.neg = in.guard_neg;
-      b.CreateCondBr(read(g, Ty::kPred), target, next);
+      b.CreateCondBr(guard_of(in), target, next);
     } else {
       b.CreateBr(target);
     }
@@ -298,7 +285,6 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "after_trap", fn));
     return true;
   }
-  (void)index;
   return false;
 }
 

@@ -121,12 +121,7 @@ bool FnLowering::lower_half(const Instr& in) {
     }
     if (op == "setp") {
       write(A[0], p[0], Ty::kPred);
-      if (A[0].pair >= 0) {
-        Operand q;
-        q.kind = Operand::Kind::kReg;
-        q.reg = A[0].pair;
-        write(q, packed ? p[1] : b.CreateNot(p[0]), Ty::kPred);
-      }
+      write_pair(A[0], packed ? p[1] : b.CreateNot(p[0]));
       return true;
     }
     // set.cmp.dtype.f16x2: each lane 0x3c00 (1.0) / 0xffff.

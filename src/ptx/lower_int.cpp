@@ -5,12 +5,6 @@ namespace cucpu::ptx {
 
 using llvm::Value;
 
-namespace {
-
-Ty unsigned_of(int bits) { return bits == 8 ? Ty::kU8 : bits == 16 ? Ty::kU16 : bits == 32 ? Ty::kU32 : Ty::kU64; }
-
-}  // namespace
-
 // setp/set comparison of a and b under `cmp` for type t.
 static Value* compare(FnLowering& L, const std::string& cmp, Value* a, Value* b, Ty t) {
   auto& B = L.b;
@@ -91,12 +85,7 @@ bool FnLowering::lower_int(const Instr& in) {
     }
     if (op == "setp") {
       write(A[0], p, Ty::kPred);
-      if (A[0].pair >= 0) {
-        Operand qo;
-        qo.kind = Operand::Kind::kReg;
-        qo.reg = A[0].pair;
-        write(qo, q, Ty::kPred);
-      }
+      write_pair(A[0], q);
     } else {
       Value* r = t == Ty::kF32 ? b.CreateSelect(p, llvm::ConstantFP::get(b.getFloatTy(), 1.0), llvm::ConstantFP::get(b.getFloatTy(), 0.0))
                                : b.CreateSExt(p, llty(t));
@@ -112,7 +101,6 @@ bool FnLowering::lower_int(const Instr& in) {
     const Ty ct = type_suffix(in, 1);
     Value* c = arg(3, ct);
     Value* ge = ct == Ty::kF32 ? b.CreateFCmpOGE(c, llvm::ConstantFP::get(b.getFloatTy(), 0.0)) : b.CreateICmpSGE(c, b.getInt32(0));
-    if (ct == Ty::kF32 && in.has("ftz")) {}
     write(A[0], b.CreateSelect(ge, arg(1, t), arg(2, t)), t);
     return true;
   }
@@ -358,7 +346,6 @@ bool FnLowering::lower_int(const Instr& in) {
     write(A[0], b.CreateSelect(b.CreateICmpUGE(pos, W), base, r), t);
     return true;
   }
-  (void)unsigned_of;
   return false;
 }
 

@@ -230,7 +230,7 @@ bool FnLowering::lower_misc(const Instr& in) {
     const bool cta = in.has("cta");
     if (in.has("proxy")) return true;  // proxy fences order nothing a CPU can reorder
     b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent,
-                  cta ? ctx.getOrInsertSyncScopeID("singlethread") : llvm::SyncScope::System);
+                  cta ? ctx.getOrInsertSyncScopeID("singlethread") : static_cast<llvm::SyncScope::ID>(llvm::SyncScope::System));
     return true;
   }
   if (op == "nanosleep") {

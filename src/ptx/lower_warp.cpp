@@ -97,12 +97,7 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     ops[3] = A.size() >= 5 ? read(A[4], Ty::kB32) : full_mask();
     emit_cut(site, index, ops);
     write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
-    if (A[0].pair >= 0) {
-      Operand p;
-      p.kind = Operand::Kind::kReg;
-      p.reg = A[0].pair;
-      write(p, exchange_out(1, b.getInt1Ty()), Ty::kPred);
-    }
+    write_pair(A[0], exchange_out(1, b.getInt1Ty()));
     return true;
   }
   if (op == "vote") {
@@ -131,12 +126,7 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     ops[3] = read(A[2], Ty::kB32);
     emit_cut(site, index, ops);
     write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
-    if (A[0].pair >= 0) {
-      Operand p;
-      p.kind = Operand::Kind::kReg;
-      p.reg = A[0].pair;
-      write(p, exchange_out(1, b.getInt1Ty()), Ty::kPred);
-    }
+    write_pair(A[0], exchange_out(1, b.getInt1Ty()));
     return true;
   }
   if (op == "redux") {
@@ -170,12 +160,7 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     ops[3] = A.size() >= 2 ? read(A[1], Ty::kB32) : full_mask();
     emit_cut(site, index, ops);
     write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
-    if (A[0].pair >= 0) {
-      Operand p;
-      p.kind = Operand::Kind::kReg;
-      p.reg = A[0].pair;
-      write(p, exchange_out(1, b.getInt1Ty()), Ty::kPred);
-    }
+    write_pair(A[0], exchange_out(1, b.getInt1Ty()));
     return true;
   }
   return false;

@@ -62,7 +62,6 @@ void resolve_mma(const CutSite& site, uint64_t* const in[32], uint64_t* const ou
   float a[16][16] = {}, bm[16][16] = {}, c[16][16] = {};
   const int a_words = site.mode == kWmmaM16N16K16 ? 4 : K / 4;  // b32 words of A per lane
   const int b_words = site.mode == kWmmaM16N16K16 ? 4 : K / 8;
-  const int c_words = site.mode == kWmmaM16N16K16 ? (f32acc ? 8 : 4) : (f32acc ? 4 : 2);
   for (int l = 0; l < 32; ++l) {
     const uint64_t* x = in[l];
     if (!x) continue;
@@ -127,7 +126,6 @@ void resolve_mma(const CutSite& site, uint64_t* const in[32], uint64_t* const ou
     } else {
       for (int i = 0; i < 4; ++i) put(i, d[i < 2 ? g : g + 8][t * 2 + (i & 1)]);
     }
-    (void)c_words;
   }
 }
 
