@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "api/common.h"
+#include "api/context.h"
 #include "api/memory.h"
 #include "core/allocation.h"
 #include "core/capture.h"
@@ -34,6 +35,10 @@ CUresult create(CUcontext* pctx, unsigned flags, CUdevice dev) {
 // Frees what a context owns and destroys it (user contexts), or empties it
 // (primary contexts on reset / last release).
 void tear_down(Context* c) {
+  // Client libraries' destructors run first, while the context still works,
+  // and with no runtime lock held (they may call the driver).
+  for (const ContextStorage::Entry& e : c->local_storage.take_all())
+    if (e.destructor) e.destructor(reinterpret_cast<CUcontext>(c), e.key, e.value);
   c->shut_down();
   // Another context's streams may still use this context's memory.
   synchronize_all_contexts();
@@ -69,11 +74,26 @@ CUresult pop(CUcontext* pctx) {
   return CUDA_SUCCESS;
 }
 
+}  // namespace
+
+namespace cucpu::api {
 Context* primary_of(CUdevice dev) {
   Device& d = rt().devices[static_cast<size_t>(dev)];
   if (!d.primary) d.primary = rt().contexts.create(&d, 0u, true);
   return d.primary;
 }
+
+CUresult primary_context_handle(CUdevice dev, CUcontext* pctx) {
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard<std::mutex> g(rt().primary_mu);
+  *pctx = reinterpret_cast<CUcontext>(primary_of(dev));
+  return CUDA_SUCCESS;
+}
+}  // namespace cucpu::api
+
+namespace {
+using cucpu::api::primary_of;
 
 CUresult primary_release(CUdevice dev) {
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
@@ -193,6 +213,16 @@ CUresult cuCtxGetDevice(CUdevice* device) {
   }, device);
 }
 
+CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  return api::call("cuCtxGetDevice_v2", api::kDefault, [&] {
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = ctx ? api::ctx_handle(ctx, &c) : api::current_ctx(&c)) return r;
+    *device = c->device->ordinal;
+    return CUDA_SUCCESS;
+  }, device, ctx);
+}
+
 CUresult cuCtxGetFlags(unsigned int* flags) {
   return api::call("cuCtxGetFlags", api::kDefault, [&] {
     if (!flags) return CUDA_ERROR_INVALID_VALUE;
@@ -235,6 +265,16 @@ CUresult cuCtxSynchronize(void) {
     if (CUresult r = capture_check_unsafe_call()) return r;
     return c->synchronize();
   });
+}
+
+CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  return api::call("cuCtxSynchronize_v2", api::kDefault, [&] {
+    Context* c = ctx ? reinterpret_cast<Context*>(ctx) : current_context();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
+    if (CUresult r = capture_check_unsafe_call()) return r;
+    return c->synchronize();
+  }, ctx);
 }
 
 CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {

@@ -1,4 +1,5 @@
 // Devices: enumeration and attributes.
+#include <cstdio>
 #include <cstring>
 
 #include "api/common.h"
@@ -119,4 +120,49 @@ extern "C" CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUde
     *canAccessPeer = dev != peerDev ? 1 : 0;
     return CUDA_SUCCESS;
   }, canAccessPeer, dev, peerDev);
+}
+
+// PCI identity: domain, bus and device as cuDeviceGetAttribute reports them,
+// in the driver's "dddd:bb:dd.f" form.
+extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+  return api::call("cuDeviceGetPCIBusId", api::kDefault, [&] {
+    if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    int domain = 0, bus = 0, device = 0;
+    attribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev);
+    attribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev);
+    attribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev);
+    std::snprintf(pciBusId, static_cast<size_t>(len), "%08X:%02X:%02X.0", domain, bus, device);
+    return CUDA_SUCCESS;
+  }, pciBusId, len, dev);
+}
+
+// Accepts "domain:bus:device.function", "domain:bus:device" and
+// "bus:device.function", in hexadecimal, as the driver does.
+extern "C" CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
+  return api::call("cuDeviceGetByPCIBusId", api::kDefault, [&] {
+    if (!dev || !pciBusId) return CUDA_ERROR_INVALID_VALUE;
+    unsigned domain = 0, bus = 0, device = 0, function = 0;
+    int n = 0;
+    if (std::sscanf(pciBusId, "%x:%x:%x.%x%n", &domain, &bus, &device, &function, &n) == 4 && !pciBusId[n]) {
+    } else if (n = 0, std::sscanf(pciBusId, "%x:%x:%x%n", &domain, &bus, &device, &n) == 3 && !pciBusId[n]) {
+    } else if (n = 0, domain = 0, std::sscanf(pciBusId, "%x:%x.%x%n", &bus, &device, &function, &n) == 3 &&
+                          !pciBusId[n]) {
+    } else {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    for (size_t i = 0; i < rt().devices.size(); ++i) {
+      const auto d = static_cast<CUdevice>(i);
+      int dd = 0, db = 0, dv = 0;
+      attribute(&dd, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d);
+      attribute(&db, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
+      attribute(&dv, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
+      if (static_cast<unsigned>(dd) == domain && static_cast<unsigned>(db) == bus &&
+          static_cast<unsigned>(dv) == device) {
+        *dev = d;
+        return CUDA_SUCCESS;
+      }
+    }
+    return CUDA_ERROR_INVALID_DEVICE;
+  }, dev, pciBusId);
 }

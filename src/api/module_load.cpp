@@ -6,6 +6,8 @@
 
 #include "core/raw_enum.h"
 #include "ptx/image.h"
+#include "ptx/lexer.h"
+#include "ptx/link_units.h"
 
 namespace cucpu::api {
 
@@ -127,6 +129,22 @@ CUresult programs_of_image(const void* image, size_t size, std::vector<std::shar
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
   *info += c.log;
+  if (!c.link_units.empty()) {
+    std::string text;
+    try {
+      text = ptx::join_units(c.link_units);
+    } catch (const ptx::ParseError& e) {
+      *error += "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + "\n";
+      return CUDA_ERROR_INVALID_PTX;
+    }
+    std::shared_ptr<ptx::Program> p;
+    if (CUresult r = parse_ptx(text, &p, error)) return r;
+    *info += "cucpu: separately compiled image of " + std::to_string(c.link_units.size()) +
+             " PTX units, joined into one program\n";
+    out->push_back(std::move(p));
+    if (texts) texts->push_back(std::move(text));
+    return CUDA_SUCCESS;
+  }
   CUresult first = CUDA_ERROR_INVALID_PTX;
   for (size_t i = 0; i < c.ptx.size(); ++i) {
     std::shared_ptr<ptx::Program> p;

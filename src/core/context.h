@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cuda.h"
+#include "core/context_storage.h"
 #include "core/runtime.h"
 
 namespace cucpu {
@@ -81,6 +82,8 @@ class Context {
   // unusable while any do).
   std::atomic<int> blocking_captures{0};
   std::atomic<size_t> limits[0x10]{};
+  // What client libraries keep per context (cudart's private table).
+  ContextStorage local_storage;
 
  private:
   Stream* legacy_ = nullptr;

@@ -284,21 +284,24 @@ std::string embed_ptx_hint(uint32_t arch) {
 ImageContents finish(Intake& in) {
   ImageContents out;
   // A version-2 wrapper's units are separate translation units, not
-  // alternatives: their PTX would have to be linked, which the caller
-  // cannot do with one text. The linked fatbin (unit 0) wins when it has
-  // PTX; else a single prelinked unit with PTX is the program.
+  // alternatives. The linked fatbin (unit 0) wins when it has PTX; else
+  // every unit's newest PTX is part of the program.
+  auto newer = [](const FoundPtx& a, const FoundPtx& b) {
+    return a.arch != b.arch ? a.arch > b.arch : a.isa > b.isa;
+  };
   bool has_linked = std::any_of(in.ptx.begin(), in.ptx.end(), [](const FoundPtx& f) { return f.unit == 0; });
   if (has_linked) {
     std::erase_if(in.ptx, [](const FoundPtx& f) { return f.unit != 0; });
-  } else if (!in.ptx.empty()) {
-    size_t first = in.ptx.front().unit;
-    if (std::any_of(in.ptx.begin(), in.ptx.end(), [&](const FoundPtx& f) { return f.unit != first; })) {
-      out.status = ImageStatus::kNoBinaryForGpu;
-      out.log = in.log +
-                "the image is separately compiled code (-rdc) whose PTX is spread over several translation units; "
-                "cucpu does not link PTX across them: build without -rdc, or put the kernels in one .cu file\n";
-      return out;
-    }
+  } else if (!in.ptx.empty() &&
+             std::any_of(in.ptx.begin(), in.ptx.end(), [&](const FoundPtx& f) { return f.unit != in.ptx[0].unit; })) {
+    std::stable_sort(in.ptx.begin(), in.ptx.end(), [&](const FoundPtx& a, const FoundPtx& b) {
+      return a.unit != b.unit ? a.unit < b.unit : newer(a, b);
+    });
+    out.status = ImageStatus::kOk;
+    out.log = std::move(in.log);
+    for (size_t i = 0; i < in.ptx.size(); ++i)
+      if (i == 0 || in.ptx[i].unit != in.ptx[i - 1].unit) out.link_units.push_back(std::move(in.ptx[i].text));
+    return out;
   }
   if (in.ptx.empty()) {
     std::string found = "nothing";
@@ -310,9 +313,7 @@ ImageContents finish(Intake& in) {
     out.log = in.log + "the image carries no PTX (found: " + found + "); " + embed_ptx_hint(in.newest_sass_arch);
     return out;
   }
-  std::stable_sort(in.ptx.begin(), in.ptx.end(), [](const FoundPtx& a, const FoundPtx& b) {
-    return a.arch != b.arch ? a.arch > b.arch : a.isa > b.isa;
-  });
+  std::stable_sort(in.ptx.begin(), in.ptx.end(), newer);
   out.status = ImageStatus::kOk;
   out.log = std::move(in.log);
   for (FoundPtx& f : in.ptx) out.ptx.push_back(std::move(f.text));

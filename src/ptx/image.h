@@ -26,6 +26,10 @@ struct ImageContents {
   // The PTX texts, newest first (by the entry's virtual architecture, then
   // its PTX ISA version): the caller compiles the first one it can parse.
   std::vector<std::string> ptx;
+  // Separately compiled code (-rdc) whose linked fatbin has no PTX: the
+  // newest PTX of each translation unit, in unit order. The program is all of
+  // them linked (as cuLinkComplete links its inputs); `ptx` is then empty.
+  std::vector<std::string> link_units;
   // Why the image was refused, or what was skipped (for the JIT logs and
   // CUCPU_LOG): for kNoBinaryForGpu it says how to embed PTX.
   std::string log;
@@ -40,8 +44,7 @@ struct ImageContents {
 //
 // A version-2 wrapper (separate compilation, -rdc) holds the device-linked
 // fatbin and each translation unit's prelinked one: the linked fatbin's PTX
-// is taken when it has some, else that of the one unit carrying PTX; PTX
-// spread over several units would need linking, and yields kNoBinaryForGpu.
+// is taken when it has some, else each unit's (link_units).
 ImageContents read_image(const void* image, size_t size);
 
 }  // namespace cucpu::ptx

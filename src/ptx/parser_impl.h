@@ -132,7 +132,18 @@ class Parser {
     if (is_dir(".global") || is_dir(".const") || is_dir(".shared") || is_dir(".local")) {
       VarDecl v = variable(is_extern, visible);
       if (v.space == Space::kLocal) fail(tok_, "module-scope .local variables are not supported");
-      if (m_->var_index.count(v.name)) fail(tok_, "duplicate variable '" + v.name + "'");
+      auto it = m_->var_index.find(v.name);
+      if (it != m_->var_index.end()) {
+        // Joined units (-rdc): an .extern declaration and the definition it
+        // names are one variable, whichever comes first.
+        VarDecl& prev = m_->vars[static_cast<size_t>(it->second)];
+        if (v.is_extern && prev.space == v.space) return;
+        if (prev.is_extern && prev.space == v.space) {
+          prev = std::move(v);
+          return;
+        }
+        fail(tok_, "duplicate variable '" + v.name + "'");
+      }
       m_->var_index[v.name] = static_cast<int>(m_->vars.size());
       m_->vars.push_back(std::move(v));
       return;

@@ -211,7 +211,7 @@ TEST(ImageWrapper, Version1PointsAtTheFatbin) {
 }
 
 // -rdc: the linked fatbin has SASS only; each unit's prelinked fatbin has
-// its PTX. One unit is the whole program; several would need linking.
+// its PTX. Every unit's PTX is part of the program, to be linked.
 TEST(ImageWrapper, Version2PrelinkedFatbins) {
   const Bytes linked = sample("rdc.linked.fatbin");
   const Bytes add_one = sample("add_one.rdc.relfatbin");
@@ -221,13 +221,16 @@ TEST(ImageWrapper, Version2PrelinkedFatbins) {
   ImageContents r = read_image(&w, 0);
   ASSERT_EQ(r.status, ImageStatus::kOk) << r.log;
   ASSERT_EQ(r.ptx.size(), 1u);
+  EXPECT_TRUE(r.link_units.empty());
   EXPECT_EQ(code_lines(r.ptx[0]), code_lines(sample_text("add_one.compute_75.ptx")));
 
   const void* two[] = {add_one.data(), scale.data(), nullptr};
   w.filename_or_fatbins = two;
   r = read_image(&w, 0);
-  EXPECT_EQ(r.status, ImageStatus::kNoBinaryForGpu);
-  EXPECT_NE(r.log.find("-rdc"), std::string::npos) << r.log;
+  ASSERT_EQ(r.status, ImageStatus::kOk) << r.log;
+  EXPECT_TRUE(r.ptx.empty());
+  ASSERT_EQ(r.link_units.size(), 2u);
+  EXPECT_EQ(code_lines(r.link_units[0]), code_lines(sample_text("add_one.compute_75.ptx")));
 
   w.filename_or_fatbins = nullptr;
   r = read_image(&w, 0);

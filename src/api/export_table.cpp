@@ -1,0 +1,236 @@
+// cuGetExportTable: the driver's private tables that cudart 13.0 (static and
+// shared) asks for before its first runtime call. Which tables, which slots
+// and what each must answer were learnt by tracing cudart against NVIDIA's
+// driver 580 (tools/darktrace); docs/conformance.md records the trace.
+//
+// Layout: an array of pointers; slot 0 holds the table's size in bytes,
+// except in the context-local-storage table, whose slot 0 is a function.
+// A slot cudart was never seen to call answers CUDA_ERROR_NOT_SUPPORTED and
+// names itself once in the log.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "api/common.h"
+#include "api/context.h"
+#include "core/integrity_hash.h"
+
+using namespace cucpu;
+
+namespace {
+
+using Uuid = unsigned char[16];
+constexpr Uuid kCudartInterface = {0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a,
+                                   0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9};
+constexpr Uuid kToolsCallbackHooks = {0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74,
+                                      0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66};
+constexpr Uuid kToolsTls = {0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47,
+                            0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc};
+constexpr Uuid kContextLocalStorage = {0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11,
+                                       0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93};
+constexpr Uuid kContextChecks = {0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43,
+                                 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e};
+constexpr Uuid kIntegrityCheck = {0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b,
+                                  0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2};
+
+enum Table { kCudart, kHooks, kTls, kStorage, kChecks, kIntegrity, kTableCount };
+constexpr const char* kTableNames[kTableCount] = {"cudart_interface", "tools_callback_hooks", "tools_tls",
+                                                  "context_local_storage", "context_checks", "integrity_check"};
+
+// A slot never seen called: refuses, and says so once.
+template <int T, int S>
+CUresult unknown_slot() {
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true, std::memory_order_relaxed))
+    log_line("export table %s, slot %d is not implemented: returning CUDA_ERROR_NOT_SUPPORTED", kTableNames[T], S);
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+// A slot cudart calls for its side effects only (tool callbacks): succeeds.
+template <int T, int S>
+CUresult quiet_slot() {
+  return CUDA_SUCCESS;
+}
+
+const void* size_slot(size_t slots) { return reinterpret_cast<const void*>(slots * sizeof(void*)); }
+template <class F>
+const void* fn(F* f) {
+  return reinterpret_cast<const void*>(f);
+}
+
+// --- CUDART_INTERFACE -------------------------------------------------------
+
+CUresult module_from_wrapper(CUmodule* mod, const void* wrapper) {
+  return api::call("cudart_interface.module_from_wrapper", api::kDefault, [&] {
+    if (!mod || !wrapper) return CUDA_ERROR_INVALID_VALUE;
+    return cuModuleLoadData(mod, wrapper);
+  }, mod, wrapper);
+}
+CUresult module_from_wrapper_ex(CUmodule* mod, const void* wrapper, void*, void*, unsigned) {
+  return module_from_wrapper(mod, wrapper);
+}
+CUresult module_from_fatbin(const void* fatbin, CUmodule* mod, void*, void*, unsigned) {
+  return api::call("cudart_interface.module_from_fatbin", api::kDefault, [&] {
+    if (!mod || !fatbin) return CUDA_ERROR_INVALID_VALUE;
+    return cuModuleLoadData(mod, fatbin);
+  }, fatbin, mod);
+}
+CUresult primary_context(CUcontext* pctx, CUdevice dev) {
+  return api::call("cudart_interface.primary_context", api::kDefault,
+                   [&] { return api::primary_context_handle(dev, pctx); }, pctx, dev);
+}
+CUresult cudart_no_op(uintptr_t) { return CUDA_SUCCESS; }
+CUresult load_compilers() { return CUDA_SUCCESS; }
+
+const void* const cudart_interface[13] = {
+    size_slot(13),           fn(module_from_wrapper),      fn(primary_context),
+    fn(unknown_slot<kCudart, 3>), fn(unknown_slot<kCudart, 4>), fn(unknown_slot<kCudart, 5>),
+    fn(module_from_wrapper_ex), fn(cudart_no_op),            fn(module_from_fatbin),
+    fn(unknown_slot<kCudart, 9>), nullptr,                     fn(unknown_slot<kCudart, 11>),
+    fn(load_compilers)};
+
+// --- TOOLS_RUNTIME_CALLBACK_HOOKS: scratch buffers tools would read --------
+
+void* hooks_buffer_a(void** ptr, size_t* size) {
+  static void* buffer[1024];
+  if (ptr) *ptr = buffer;
+  if (size) *size = 1024;
+  return buffer;
+}
+void* hooks_buffer_b(void** ptr, size_t* size) {
+  static unsigned char buffer[14];
+  if (ptr) *ptr = buffer;
+  if (size) *size = 14;
+  return buffer;
+}
+const void* const tools_callback_hooks[7] = {
+    size_slot(7),      fn(quiet_slot<kHooks, 1>), fn(hooks_buffer_a), fn(quiet_slot<kHooks, 3>),
+    fn(quiet_slot<kHooks, 4>), fn(quiet_slot<kHooks, 5>), fn(hooks_buffer_b)};
+
+const void* const tools_tls[3] = {size_slot(3), fn(quiet_slot<kTls, 1>), fn(quiet_slot<kTls, 2>)};
+
+// --- Context-local storage ----------------------------------------------------
+// NVIDIA's answers: no context current (ctx NULL) -> INVALID_CONTEXT; a key
+// never put -> INVALID_HANDLE.
+
+CUresult storage_context(CUcontext h, Context** out) {
+  if (!h) {
+    *out = current_context();
+    return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  }
+  return api::ctx_handle(h, out);
+}
+CUresult storage_put(CUcontext ctx, void* key, void* value, LocalStorageDestructor dtor) {
+  return api::call("context_local_storage.put", api::kInHostFn, [&] {
+    Context* c;
+    if (CUresult r = storage_context(ctx, &c)) return r;
+    c->local_storage.put(key, value, dtor);
+    return CUDA_SUCCESS;
+  }, ctx, key, value);
+}
+CUresult storage_delete(CUcontext ctx, void* key) {
+  return api::call("context_local_storage.delete", api::kInHostFn, [&] {
+    Context* c;
+    if (CUresult r = storage_context(ctx, &c)) return r;
+    return c->local_storage.remove(key) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  }, ctx, key);
+}
+CUresult storage_get(void** value, CUcontext ctx, void* key) {
+  return api::call("context_local_storage.get", api::kInHostFn, [&] {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = storage_context(ctx, &c)) return r;
+    return c->local_storage.get(key, value) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  }, value, ctx, key);
+}
+const void* const context_local_storage[3] = {fn(storage_put), fn(storage_delete), fn(storage_get)};
+
+// --- CONTEXT_CHECKS -----------------------------------------------------------
+
+CUresult context_check(CUcontext, int* result) {
+  if (result) *result = 0;
+  return CUDA_SUCCESS;
+}
+CUresult context_check_b() { return CUDA_SUCCESS; }
+
+template <size_t... I>
+constexpr auto checks_table(std::index_sequence<I...>) {
+  return std::array<const void*, 15>{
+      {I == 0 ? size_slot(15) : I == 2 ? fn(context_check) : I == 3 ? fn(context_check_b)
+                                                                      : fn(unknown_slot<kChecks, int(I)>)...}};
+}
+const std::array<const void*, 15> context_checks = checks_table(std::make_index_sequence<15>{});
+
+// --- Integrity check ----------------------------------------------------------
+
+CUresult integrity_check(unsigned version, uint64_t unix_seconds, uint64_t* out);
+const void* const integrity_table[3] = {size_slot(3), fn(integrity_check), fn(unknown_slot<kIntegrity, 2>)};
+
+CUresult integrity_check(unsigned version, uint64_t unix_seconds, uint64_t* out) {
+  return api::call("integrity_check.answer", api::kDefault, [&] {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    int driver = 0, count = 0;
+    cuDriverGetVersion(&driver);
+    cuDeviceGetCount(&count);
+    std::vector<DeviceIdentity> devices(static_cast<size_t>(count));
+    for (int d = 0; d < count; ++d) {
+      CUuuid u;
+      cuDeviceGetUuid(&u, d);
+      std::memcpy(devices[d].uuid, u.bytes, sizeof devices[d].uuid);
+      cuDeviceGetAttribute(&devices[d].pci_domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d);
+      cuDeviceGetAttribute(&devices[d].pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
+      cuDeviceGetAttribute(&devices[d].pci_device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
+    }
+    IntegrityInputs in{};
+    in.driver_version = static_cast<uint32_t>(driver);
+    in.version = version;
+    in.process = static_cast<uint32_t>(getpid());
+    in.thread = static_cast<uint32_t>(pthread_self());
+    in.cudart_table = reinterpret_cast<uintptr_t>(cudart_interface);
+    in.integrity_table = reinterpret_cast<uintptr_t>(integrity_table);
+    in.function = reinterpret_cast<uintptr_t>(integrity_table[1]);
+    in.unix_seconds = unix_seconds;
+    const std::array<uint64_t, 2> answer = integrity_answer(in, devices.data(), devices.size());
+    out[0] = answer[0];
+    out[1] = answer[1];
+    return CUDA_SUCCESS;
+  }, version, unix_seconds, out);
+}
+
+struct Served {
+  const unsigned char* uuid;
+  const void* table;
+};
+const Served kServed[] = {
+    {kCudartInterface, cudart_interface},   {kToolsCallbackHooks, tools_callback_hooks},
+    {kToolsTls, tools_tls},                 {kContextLocalStorage, context_local_storage},
+    {kContextChecks, context_checks.data()}, {kIntegrityCheck, integrity_table},
+};
+
+void uuid_text(const CUuuid* id, char* out) {
+  for (int i = 0; i < 16; ++i) std::snprintf(out + 2 * i, 3, "%02x", static_cast<unsigned char>(id->bytes[i]));
+}
+
+}  // namespace
+
+extern "C" CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+  return api::call("cuGetExportTable", api::kNoInit | api::kInHostFn, [&] {
+    if (!ppExportTable || !pExportTableId) return CUDA_ERROR_INVALID_VALUE;
+    for (const Served& s : kServed) {
+      if (std::memcmp(s.uuid, pExportTableId->bytes, 16) == 0) {
+        *ppExportTable = s.table;
+        return CUDA_SUCCESS;
+      }
+    }
+    char id[33];
+    uuid_text(pExportTableId, id);
+    log_line("cuGetExportTable: table %s is not served (answering as NVIDIA's driver does for an unknown id)", id);
+    return CUDA_ERROR_INVALID_VALUE;
+  }, ppExportTable, pExportTableId);
+}

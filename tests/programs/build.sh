@@ -1,0 +1,17 @@
+#!/bin/sh
+# Builds the runtime-API programs with nvcc into $1, the way a user would:
+# nvcc's defaults (static cudart, PTX and SASS for sm_90), plus the variants
+# the tests need. usage: build.sh OUT_DIR [NVCC]
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+out=$1
+nvcc=${2:-nvcc}
+mkdir -p "$out"
+for p in device_props kernels_basic streams_events symbols graphs memory coop printf assert fault errors occupancy; do
+  "$nvcc" -arch=sm_90 -O2 -o "$out/$p" "$here/$p.cu" &
+done
+wait
+"$nvcc" -arch=sm_90 -O2 --default-stream per-thread -o "$out/ptds" "$here/ptds.cu"
+"$nvcc" -arch=sm_90 -O2 -rdc=true -o "$out/rdc" "$here/rdc_main.cu" "$here/rdc_lib.cu"
+"$nvcc" -gencode arch=compute_90,code=sm_90 -O2 -o "$out/sass_only" "$here/sass_only.cu"
+"$nvcc" -arch=sm_90 -O2 -cudart shared -o "$out/kernels_basic_shared" "$here/kernels_basic.cu"
