@@ -230,7 +230,8 @@ extern "C" CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* p
     }
     char id[33];
     uuid_text(pExportTableId, id);
-    log_line("cuGetExportTable: table %s is not served (answering as NVIDIA's driver does for an unknown id)", id);
+    if (log_enabled())
+      log_line("cuGetExportTable: table %s is not served (answering as NVIDIA's driver does for an unknown id)", id);
     return CUDA_ERROR_INVALID_VALUE;
   }, ppExportTable, pExportTableId);
 }

@@ -60,6 +60,13 @@ CUresult get_global(CUdeviceptr* dptr, size_t* bytes, CUlibrary h, const char* n
   if (!name) return CUDA_ERROR_INVALID_VALUE;
   Library* lib = library_of(h);
   if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+  void* address;
+  size_t size;
+  if (managed && lib->find_managed(name, &address, &size)) {  // context-independent
+    if (dptr) *dptr = reinterpret_cast<CUdeviceptr>(address);
+    if (bytes) *bytes = size;
+    return CUDA_SUCCESS;
+  }
   Module* m;
   if (CUresult r = current_module(lib, &m)) return r;
   Module::GlobalRef g;

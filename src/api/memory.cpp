@@ -258,7 +258,7 @@ CUresult pointer_attribute(void* data, int attr, CUdeviceptr ptr) {
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put(a->sync_memops); break;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID: put(static_cast<unsigned long long>(a->id)); break;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: put(static_cast<unsigned>(a->kind == MemKind::kManaged)); break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put(a->ctx->device->ordinal); break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put(a->ctx ? a->ctx->device->ordinal : 0); break;  // a library's managed variable has no context
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put(static_cast<CUdeviceptr>(a->base)); break;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put(a->size); break;
     case CU_POINTER_ATTRIBUTE_MAPPED: put(1u); break;

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "core/allocation.h"
 #include "core/context.h"
@@ -283,10 +284,15 @@ CUresult Module::create(Context* ctx, std::vector<std::shared_ptr<ptx::Program>>
   // The defined variables, packed in one zeroed mapping as in a GPU's
   // module data segment, with a guard after the last: an access past it
   // faults (one between two variables reaches the next, as on the GPU).
+  if (lib) m->managed_ = lib->managed;
+  auto in_library_segment = [&](size_t unit, size_t global) {
+    return m->managed_ && m->managed_->address(unit, global) != nullptr;
+  };
   size_t bytes = 0;
-  for (Unit& u : m->units_)
-    for (const ptx::GlobalDesc& g : u.program->globals()) {
-      if (g.is_extern) continue;
+  for (size_t ui = 0; ui < m->units_.size(); ++ui)
+    for (size_t gi = 0; gi < m->units_[ui].program->globals().size(); ++gi) {
+      const ptx::GlobalDesc& g = m->units_[ui].program->globals()[gi];
+      if (g.is_extern || in_library_segment(ui, gi)) continue;
       const size_t align = variable_align(g);
       bytes = (bytes + align - 1) / align * align + std::max<uint64_t>(g.size, 1);
     }
@@ -302,10 +308,15 @@ CUresult Module::create(Context* ctx, std::vector<std::shared_ptr<ptx::Program>>
   // Defined variables first, so that .extern ones can name them.
   Registry& reg = Registry::instance();
   size_t at = 0;
-  for (Unit& u : m->units_) {
+  for (size_t ui = 0; ui < m->units_.size(); ++ui) {
+    Unit& u = m->units_[ui];
     const auto& gs = u.program->globals();
     for (size_t i = 0; i < gs.size(); ++i) {
       if (gs[i].is_extern) continue;
+      if (in_library_segment(ui, i)) {
+        u.globals[i] = m->managed_->address(ui, i);
+        continue;
+      }
       const size_t align = variable_align(gs[i]);
       at = (at + align - 1) / align * align;
       char* p = static_cast<char*>(m->segment_) + at;
@@ -394,7 +405,69 @@ void unload_context_modules(Context* ctx) {
 
 // --- Library ----------------------------------------------------------------
 
-Library::Library(std::vector<std::shared_ptr<ptx::Program>> progs) : programs(std::move(progs)) {
+std::shared_ptr<ManagedSegment> ManagedSegment::create(const std::vector<std::shared_ptr<ptx::Program>>& programs) {
+  size_t bytes = 0;
+  for (const auto& p : programs)
+    for (const ptx::GlobalDesc& g : p->globals()) {
+      if (g.is_extern || !g.managed) continue;
+      const size_t align = variable_align(g);
+      bytes = (bytes + align - 1) / align * align + std::max<uint64_t>(g.size, 1);
+    }
+  if (bytes == 0) return nullptr;
+  auto seg = std::make_shared<ManagedSegment>();
+  const size_t mapped = (bytes + kPage - 1) / kPage * kPage;
+  void* base = mmap(nullptr, mapped + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) throw std::bad_alloc();
+  mprotect(static_cast<char*>(base) + mapped, kGuard, PROT_NONE);
+  seg->base_ = base;
+  seg->bytes_ = mapped + kGuard;
+  Registry& reg = Registry::instance();
+  size_t at = 0;
+  for (const auto& p : programs) {
+    const auto& gs = p->globals();
+    seg->address_.emplace_back(gs.size(), nullptr);
+    for (size_t i = 0; i < gs.size(); ++i) {
+      if (gs[i].is_extern || !gs[i].managed) continue;
+      const size_t align = variable_align(gs[i]);
+      at = (at + align - 1) / align * align;
+      char* v = static_cast<char*>(base) + at;
+      at += std::max<uint64_t>(gs[i].size, 1);
+      if (!gs[i].init.empty()) std::memcpy(v, gs[i].init.data(), std::min<size_t>(gs[i].init.size(), gs[i].size));
+      Allocation a;
+      a.base = reinterpret_cast<uintptr_t>(v);
+      a.size = std::max<uint64_t>(gs[i].size, 1);
+      a.kind = MemKind::kManaged;
+      a.ctx = nullptr;
+      a.flags = a.attach_flags = CU_MEM_ATTACH_GLOBAL;
+      a.module_owned = true;
+      seg->registered_.emplace_back(a.base, reg.add(a));
+      seg->address_.back()[i] = v;
+    }
+  }
+  return seg;
+}
+
+ManagedSegment::~ManagedSegment() {
+  for (auto [b, id] : registered_) Registry::instance().remove_id(b, id);
+  if (base_) munmap(base_, bytes_);
+}
+
+bool Library::find_managed(std::string_view name, void** address, size_t* size) const {
+  if (!managed) return false;
+  for (size_t u = 0; u < programs.size(); ++u) {
+    const auto& gs = programs[u]->globals();
+    for (size_t i = 0; i < gs.size(); ++i) {
+      if (gs[i].name != name || !managed->address(u, i)) continue;
+      *address = managed->address(u, i);
+      *size = static_cast<size_t>(gs[i].size);
+      return true;
+    }
+  }
+  return false;
+}
+
+Library::Library(std::vector<std::shared_ptr<ptx::Program>> progs)
+    : programs(std::move(progs)), managed(ManagedSegment::create(programs)) {
   for (uint32_t u = 0; u < programs.size(); ++u)
     for (size_t e = 0; e < programs[u]->entries().size(); ++e) {
       where_.emplace_back(u, static_cast<int>(e));

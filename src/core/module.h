@@ -121,6 +121,30 @@ class Function {
   FuncSettings settings_;  // guarded by settings_mu_
 };
 
+// The managed variables of a library: one segment, initialized at load and
+// shared by the library's module in every context (managed memory is one
+// address space, and cudart reads the variables before any context exists).
+// Each variable is registered as managed memory of no context. Alive while
+// the library or one of its modules is.
+class ManagedSegment {
+ public:
+  // Null when the programs define no managed variable. Throws std::bad_alloc.
+  static std::shared_ptr<ManagedSegment> create(const std::vector<std::shared_ptr<ptx::Program>>& programs);
+  // The storage of programs[unit]->globals()[global], or null when that
+  // variable is not a managed one.
+  void* address(size_t unit, size_t global) const { return address_[unit][global]; }
+  ManagedSegment() = default;
+  ManagedSegment(const ManagedSegment&) = delete;
+  ManagedSegment& operator=(const ManagedSegment&) = delete;
+  ~ManagedSegment();
+
+ private:
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+  std::vector<std::vector<void*>> address_;
+  std::vector<std::pair<uintptr_t, uint64_t>> registered_;  // (base, registry id) of each variable
+};
+
 class Module {
  public:
   struct Unit {
@@ -173,6 +197,7 @@ class Module {
     uint64_t alloc_id;
   };
   std::vector<Block> memory_;  // each variable's registry entry
+  std::shared_ptr<ManagedSegment> managed_;  // a library's managed variables
   void* segment_ = nullptr;    // the mapping that holds every defined variable
   size_t segment_bytes_ = 0;
   std::atomic<bool> registered_{false};
@@ -220,6 +245,10 @@ class Library {
   explicit Library(std::vector<std::shared_ptr<ptx::Program>> programs);
   ~Library();
   const std::vector<std::shared_ptr<ptx::Program>> programs;
+  // The managed variables of every context's module (null when none).
+  const std::shared_ptr<ManagedSegment> managed;
+  // A managed variable by name, found without a context.
+  bool find_managed(std::string_view name, void** address, size_t* size) const;
   const std::vector<LibKernel*>& kernels() const { return kernels_; }
   LibKernel* find_kernel(std::string_view name) const;
   // (unit, entry) of kernel `index`.

@@ -72,6 +72,14 @@ bool trace_enabled() {
   return on;
 }
 
+bool log_enabled() {
+  static const bool on = [] {
+    const char* s = std::getenv("CUCPU_LOG");
+    return s && *s;
+  }();
+  return on;
+}
+
 void log_line(const char* fmt, ...) {
   char buf[1024];
   va_list ap;

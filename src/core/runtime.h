@@ -83,6 +83,9 @@ inline LibState lib_state() {
 
 // CUCPU_LOG=api traces calls; CUCPU_LOG is read once at load.
 bool trace_enabled();
+// Any CUCPU_LOG value: diagnostics that are not errors (faults' details,
+// private tables not served) are printed only then.
+bool log_enabled();
 void log_line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Whether the calling thread is running a host function or callback.

@@ -23,14 +23,6 @@ namespace {
 // part at the back of the scheduler's queue.
 constexpr auto kSlice = std::chrono::milliseconds(2);
 
-bool fault_log_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("CUCPU_LOG");
-    return v && *v;
-  }();
-  return on;
-}
-
 const char* kind_name(MemKind k) {
   switch (k) {
     case MemKind::kDevice: return "device memory";
@@ -72,9 +64,8 @@ CUresult fault_result(ptx::FaultKind k) {
 
 void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fault& fault) {
   f.module->ctx->set_device_fault(fault_result(fault.kind));
-  // A failed device assertion prints its message, as on the GPU.
-  if (fault.kind == ptx::FaultKind::kAssert && !fault.message.empty()) log_line("%s", fault.message.c_str());
-  if (!fault_log_enabled()) return;
+  // A failed device assertion has printed its message (ptx/runtime.cpp).
+  if (!log_enabled()) return;
   char where[256] = "";
   if (fault.address) {
     auto a = Registry::instance().nearest(static_cast<uintptr_t>(fault.address));

