@@ -122,7 +122,10 @@ CUresult primary_reset(CUdevice dev) {
     d.primary_active = false;
     d.primary_flags = 0;
   }
-  if (c) tear_down(c);
+  if (c) {
+    tear_down(c);
+    c->reset_limits();
+  }
   return CUDA_SUCCESS;
 }
 
@@ -228,7 +231,8 @@ CUresult cuCtxGetFlags(unsigned int* flags) {
     if (!flags) return CUDA_ERROR_INVALID_VALUE;
     Context* c;
     if (CUresult r = api::current_ctx(&c)) return r;
-    *flags = c->flags.load();
+    // Every context maps pinned host memory (CU_CTX_MAP_HOST is implied).
+    *flags = c->flags.load() | CU_CTX_MAP_HOST;
     return CUDA_SUCCESS;
   }, flags);
 }
@@ -307,7 +311,7 @@ CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
     Context* c;
     if (CUresult r = api::current_ctx(&c)) return r;
     const int l = api::raw_enum(limit);
-    if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    if (l < 0 || l >= CU_LIMIT_MAX || l == CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH) return CUDA_ERROR_UNSUPPORTED_LIMIT;
     *pvalue = c->limits[l].load();
     return CUDA_SUCCESS;
   }, pvalue, limit);
@@ -318,7 +322,8 @@ CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
     Context* c;
     if (CUresult r = api::current_ctx(&c)) return r;
     const int l = api::raw_enum(limit);
-    if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    // sm_90 has no device-side synchronization depth (driver 580).
+    if (l < 0 || l >= CU_LIMIT_MAX || l == CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH) return CUDA_ERROR_UNSUPPORTED_LIMIT;
     c->limits[l].store(value);
     return CUDA_SUCCESS;
   }, limit, value);

@@ -123,7 +123,7 @@ extern "C" CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUde
 }
 
 // PCI identity: domain, bus and device as cuDeviceGetAttribute reports them,
-// in the driver's "dddd:bb:dd.f" form.
+// in the driver's "dddd:bb:dd.f" form (12 characters on driver 580).
 extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   return api::call("cuDeviceGetPCIBusId", api::kDefault, [&] {
     if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
@@ -132,7 +132,10 @@ extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
     attribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev);
     attribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev);
     attribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev);
-    std::snprintf(pciBusId, static_cast<size_t>(len), "%08X:%02X:%02X.0", domain, bus, device);
+    char id[32];
+    const int n = std::snprintf(id, sizeof id, "%04x:%02x:%02x.0", domain, bus, device);
+    if (n < 0 || n >= len) return CUDA_ERROR_INVALID_VALUE;  // no room for the whole id
+    std::memcpy(pciBusId, id, static_cast<size_t>(n) + 1);
     return CUDA_SUCCESS;
   }, pciBusId, len, dev);
 }

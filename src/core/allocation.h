@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <vector>
@@ -51,6 +52,15 @@ struct Allocation {
   // A module's variable (core/module.h): freed with its module, never by
   // cuMemFree, and left alone by remove_context (the module removes it).
   bool module_owned = false;
+  // Managed memory's hints (cuMemAdvise) and last prefetch (cuMemPrefetchAsync):
+  // remembered for cuMemRangeGetAttribute; memory is one address space here.
+  struct Location {
+    int type = 0;  // CUmemLocationType; 0 (invalid): none
+    int id = 0;
+  };
+  bool read_mostly = false;
+  Location preferred, last_prefetch;
+  uint32_t accessed_by = 0;  // bit 0: the CPU; bit 1 + d: device d
 
   bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
 };
@@ -81,6 +91,16 @@ class Registry {
   // Updates the stream association of the allocation based at `base`.
   bool set_attachment(uintptr_t base, unsigned flags, uint64_t stream_id);
   bool set_sync_memops(uintptr_t base, bool on);
+  // Applies f to the allocation based at `base` under the registry's lock
+  // (f must not call back into the registry). False when there is none.
+  template <class F>
+  bool update(uintptr_t base, F&& f) {
+    std::unique_lock lock(mu_);
+    auto it = by_base_.find(base);
+    if (it == by_base_.end()) return false;
+    f(it->second);
+    return true;
+  }
   // Marks the pool allocation based at `base` as having its stream-ordered
   // free enqueued, and returns it. Empty when there is none, or it was
   // marked already.

@@ -34,8 +34,20 @@ Context::Context(Device* dev, unsigned flags, bool primary)
     : device(dev), primary(primary),
       id(rt().next_ctx_id.fetch_add(1, std::memory_order_relaxed)), flags(flags) {
   legacy_ = rt().streams.create(this, StreamKind::kLegacy, 0u, 0);
+  reset_limits();
   std::lock_guard<std::mutex> g(g_contexts_mu);
   g_contexts.push_back(this);
+}
+
+void Context::reset_limits() {
+  // Driver 580's defaults on the H200 (measured: tests/conformance ContextDefaults).
+  for (auto& l : limits) l.store(0, std::memory_order_relaxed);
+  limits[CU_LIMIT_STACK_SIZE].store(1024, std::memory_order_relaxed);
+  limits[CU_LIMIT_PRINTF_FIFO_SIZE].store(8650752, std::memory_order_relaxed);
+  limits[CU_LIMIT_MALLOC_HEAP_SIZE].store(8 << 20, std::memory_order_relaxed);
+  limits[CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT].store(2048, std::memory_order_relaxed);
+  limits[CU_LIMIT_MAX_L2_FETCH_GRANULARITY].store(64, std::memory_order_relaxed);
+  limits[CU_LIMIT_PERSISTING_L2_CACHE_SIZE].store(11796480, std::memory_order_relaxed);
 }
 
 Context::~Context() {

@@ -82,6 +82,8 @@ class Context {
   // unusable while any do).
   std::atomic<int> blocking_captures{0};
   std::atomic<size_t> limits[0x10]{};
+  // The driver's default limits (at creation, and when a primary context is reset).
+  void reset_limits();
   // What client libraries keep per context (cudart's private table).
   ContextStorage local_storage;
 

@@ -233,3 +233,22 @@ CONF_TEST(DevicePciBusId) {
   ASSERT_CU(cuCtxSynchronize_v2(nullptr));
   ASSERT_CU(cuCtxSynchronize_v2(conf::primary()));
 }
+
+// Defaults a runtime program reads back (cudaDeviceGetLimit, cudaGetDeviceFlags).
+CONF_TEST(ContextDefaults) {
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  const CUlimit limits[] = {CU_LIMIT_STACK_SIZE, CU_LIMIT_PRINTF_FIFO_SIZE, CU_LIMIT_MALLOC_HEAP_SIZE,
+                            CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT,
+                            CU_LIMIT_MAX_L2_FETCH_GRANULARITY, CU_LIMIT_PERSISTING_L2_CACHE_SIZE};
+  for (CUlimit l : limits) {
+    size_t v = 0;
+    CUresult r = cuCtxGetLimit(&v, l);
+    char key[64];
+    std::snprintf(key, sizeof key, "ctx_limit.%d", static_cast<int>(l));
+    if (r == CUDA_SUCCESS) conf::info_value(key, static_cast<long long>(v));
+    else conf::info(key, r);
+  }
+  unsigned flags = 0;
+  ASSERT_CU(cuCtxGetFlags(&flags));
+  conf::info_value("ctx_flags.primary", flags);
+}

@@ -22,10 +22,11 @@ int main() {
   int* d;
   CHECK_CUDA(cudaMalloc(&d, 4));
   CHECK_EQ_ERR(cudaMemcpy(d, nullptr, 4, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
-  cudaStream_t s;
-  CHECK_CUDA(cudaStreamCreate(&s));
-  CHECK_CUDA(cudaStreamDestroy(s));
-  CHECK_EQ_ERR(cudaStreamQuery(s), cudaErrorInvalidResourceHandle);
+  cudaEvent_t e;
+  CHECK_CUDA(cudaEventCreate(&e));
+  float ms = 0;
+  CHECK_EQ_ERR(cudaEventElapsedTime(&ms, e, e), cudaErrorInvalidResourceHandle);  // never recorded
+  CHECK_CUDA(cudaEventDestroy(e));
   CHECK(std::string(cudaGetErrorName(cudaErrorInvalidValue)) == "cudaErrorInvalidValue");
   cudaFree(d);
   return finish("errors");

@@ -1,0 +1,190 @@
+// Managed-memory hints and prefetches: cuMemAdvise, cuMemPrefetchAsync and
+// cuMemRangeGetAttribute(s). Memory is one address space here, so hints and
+// prefetches move nothing; they are validated as the driver validates them,
+// remembered, and reported back. A prefetch is a stream op: the location it
+// records is reported once the stream reaches it.
+#include <cstring>
+
+#include "api/common.h"
+#include "core/allocation.h"
+#include "exec/ops.h"
+
+using namespace cucpu;
+using namespace cucpu::api;
+
+namespace {
+
+using Location = Allocation::Location;
+constexpr int kCpu = -1;          // CU_DEVICE_CPU
+constexpr int kNoDevice = -2;     // CU_DEVICE_INVALID
+
+// The managed allocation holding [p, p + n), or an error.
+CUresult managed_range(CUdeviceptr p, size_t n, Allocation* out) {
+  if (p == 0 || n == 0) return CUDA_ERROR_INVALID_VALUE;
+  auto a = Registry::instance().find(static_cast<uintptr_t>(p));
+  if (!a || a->kind != MemKind::kManaged || !a->contains(static_cast<uintptr_t>(p), n)) return CUDA_ERROR_INVALID_VALUE;
+  *out = *a;
+  return CUDA_SUCCESS;
+}
+
+bool device_ok(int d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
+
+// A location as advice and prefetch take it; host NUMA locations count as the host.
+CUresult read_location(const CUmemLocation& loc, Location* out) {
+  const int type = raw_enum(loc.type);
+  switch (type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      if (!device_ok(loc.id)) return CUDA_ERROR_INVALID_DEVICE;
+      *out = {type, loc.id};
+      return CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      *out = {CU_MEM_LOCATION_TYPE_HOST, 0};
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+CUmemLocation from_device(CUdevice d) {
+  CUmemLocation l{};
+  l.type = d == kCpu ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+  l.id = d == kCpu ? 0 : d;
+  return l;
+}
+uint32_t location_bit(const Location& l) {
+  return l.type == CU_MEM_LOCATION_TYPE_DEVICE ? 2u << l.id : 1u;
+}
+int as_device(const Location& l) {
+  if (l.type == 0) return kNoDevice;
+  return l.type == CU_MEM_LOCATION_TYPE_DEVICE ? l.id : kCpu;
+}
+
+CUresult advise(CUdeviceptr p, size_t n, const CUmem_advise& advice, const CUmemLocation& where) {
+  Allocation a;
+  if (CUresult r = managed_range(p, n, &a)) return r;
+  const int what = raw_enum(advice);
+  Location loc;
+  const bool needs_location = what == CU_MEM_ADVISE_SET_PREFERRED_LOCATION || what == CU_MEM_ADVISE_SET_ACCESSED_BY ||
+                              what == CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+  if (what < CU_MEM_ADVISE_SET_READ_MOSTLY || what > CU_MEM_ADVISE_UNSET_ACCESSED_BY) return CUDA_ERROR_INVALID_VALUE;
+  if (needs_location)
+    if (CUresult r = read_location(where, &loc)) return r;
+  Registry::instance().update(a.base, [&](Allocation& m) {
+    switch (what) {
+      case CU_MEM_ADVISE_SET_READ_MOSTLY: m.read_mostly = true; break;
+      case CU_MEM_ADVISE_UNSET_READ_MOSTLY: m.read_mostly = false; break;
+      case CU_MEM_ADVISE_SET_PREFERRED_LOCATION: m.preferred = loc; break;
+      case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: m.preferred = {}; break;
+      case CU_MEM_ADVISE_SET_ACCESSED_BY: m.accessed_by |= location_bit(loc); break;
+      case CU_MEM_ADVISE_UNSET_ACCESSED_BY: m.accessed_by &= ~location_bit(loc); break;
+    }
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult prefetch(NullStream ns, CUdeviceptr p, size_t n, const CUmemLocation& where, unsigned flags, CUstream h) {
+  Stream* s;
+  if (CUresult r = stream_handle(h, ns, &s)) return r;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Location loc;
+  if (CUresult r = read_location(where, &loc)) return r;
+  Allocation a;
+  if (CUresult r = managed_range(p, n, &a)) return r;
+  Route route;  // a prefetch is not captured into graphs here
+  if (CUresult r = capture_route_lazy(s, [] { return NodeParams{}; }, false, &route)) return r;
+  const uintptr_t base = a.base;
+  s->enqueue(new FunctionOp([base, loc] {
+    Registry::instance().update(base, [&](Allocation& m) { m.last_prefetch = loc; });
+  }));
+  return CUDA_SUCCESS;
+}
+CUresult prefetch_v1(NullStream ns, CUdeviceptr p, size_t n, CUdevice dst, CUstream h) {
+  return prefetch(ns, p, n, from_device(dst), 0, h);
+}
+
+CUresult range_attribute(void* data, size_t size, int attr, CUdeviceptr p, size_t n) {
+  if (!data || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  Allocation a;
+  if (CUresult r = managed_range(p, n, &a)) return r;
+  auto put = [&](int v) {
+    if (size != sizeof(int)) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(data, &v, sizeof v);
+    return CUDA_SUCCESS;
+  };
+  switch (attr) {
+    case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: return put(a.read_mostly ? 1 : 0);
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: return put(as_device(a.preferred));
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: return put(as_device(a.last_prefetch));
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: return put(a.preferred.type);
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: return put(a.preferred.id);
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: return put(a.last_prefetch.type);
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: return put(a.last_prefetch.id);
+    case CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: {
+      if (size % sizeof(int) != 0) return CUDA_ERROR_INVALID_VALUE;
+      auto* out = static_cast<int*>(data);
+      const size_t slots = size / sizeof(int);
+      size_t k = 0;
+      if ((a.accessed_by & 1u) && k < slots) out[k++] = kCpu;
+      for (int d = 0; d < 31 && k < slots; ++d)
+        if (a.accessed_by & (2u << d)) out[k++] = d;
+      while (k < slots) out[k++] = kNoDevice;
+      return CUDA_SUCCESS;
+    }
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) {
+  return api::call("cuMemAdvise", api::kDefault, [&] { return advise(devPtr, count, advice, from_device(device)); },
+                   devPtr, count, advice, device);
+}
+CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
+  return api::call("cuMemAdvise_v2", api::kDefault, [&] { return advise(devPtr, count, advice, location); }, devPtr,
+                   count, advice, location.id);
+}
+
+CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr,
+                                size_t count) {
+  return api::call("cuMemRangeGetAttribute", api::kDefault,
+                   [&] { return range_attribute(data, dataSize, raw_enum(attribute), devPtr, count); }, data,
+                   dataSize, attribute, devPtr, count);
+}
+CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes,
+                                 size_t numAttributes, CUdeviceptr devPtr, size_t count) {
+  return api::call("cuMemRangeGetAttributes", api::kDefault, [&] {
+    if (!data || !dataSizes || !attributes || numAttributes == 0) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < numAttributes; ++i)
+      if (CUresult r = range_attribute(data[i], dataSizes[i], raw_enum(attributes[i]), devPtr, count)) return r;
+    return CUDA_SUCCESS;
+  }, data, dataSizes, attributes, numAttributes, devPtr, count);
+}
+
+// No profiler is ever attached to cucpu: starting and stopping collection
+// succeed and collect nothing, as with NVIDIA's driver when no profiler runs.
+CUresult cuProfilerStart(void) {
+  return api::call("cuProfilerStart", api::kDefault, [&] {
+    Context* c;
+    return current_ctx(&c);
+  });
+}
+CUresult cuProfilerStop(void) {
+  return api::call("cuProfilerStop", api::kDefault, [&] {
+    Context* c;
+    return current_ctx(&c);
+  });
+}
+
+}  // extern "C"
+
+CUCPU_STREAM_ENTRY(cuMemPrefetchAsync, _ptsz, prefetch_v1,
+                   (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream), devPtr, count, dstDevice,
+                   hStream)
+CUCPU_STREAM_ENTRY(cuMemPrefetchAsync_v2, _ptsz, prefetch,
+                   (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream),
+                   devPtr, count, location, flags, hStream)
