@@ -1,10 +1,12 @@
 #include "api/module_load.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 
 #include "core/raw_enum.h"
+#include "core/runtime.h"
 #include "ptx/image.h"
 #include "ptx/lexer.h"
 #include "ptx/link_units.h"
@@ -126,6 +128,16 @@ CUresult programs_of_image(const void* image, size_t size, std::vector<std::shar
   }
   if (c.status == ptx::ImageStatus::kNoBinaryForGpu) {
     *error += c.log;
+    // The program usually reports only "no kernel image is available":
+    // say once, unasked, what is missing and how to rebuild.
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true, std::memory_order_relaxed)) {
+      std::string line = c.log;
+      while (!line.empty() && line.back() == '\n') line.pop_back();
+      for (char& ch : line)
+        if (ch == '\n') ch = ' ';
+      log_line("cannot run this image: %s", line.c_str());
+    }
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
   *info += c.log;
