@@ -2,10 +2,12 @@
 // pools. A block is allocated when asked for (so it can be used by work
 // enqueued after the call, in stream order) and freed when its
 // stream-ordered free runs; pools keep attributes and usage counts
-// (core/mem_pool.h). During capture both calls are refused
-// (STREAM_CAPTURE_UNSUPPORTED, the capture stays valid): cucpu's graphs
-// have no memory-allocation nodes.
+// (core/mem_pool.h). Under capture, an allocation becomes a
+// memory-allocation node whose block is mapped at once (its address is the
+// node's), and freeing a graph's block becomes a memory-free node
+// (api/graph_memory.h).
 #include "api/common.h"
+#include "api/graph_memory.h"
 #include "api/memory.h"
 #include "core/mem_pool.h"
 #include "exec/ops.h"
@@ -39,23 +41,35 @@ MemPool* current_pool(Device* d) {
 CUmemoryPool handle(MemPool* p) { return reinterpret_cast<CUmemoryPool>(p); }
 MemPool* pool_of(CUmemoryPool h) { return rt().mempools.live(h); }
 
-// A stream that may receive stream-ordered allocator work.
-CUresult ordered_stream(NullStream ns, CUstream h, Stream** s) {
-  if (CUresult r = api::stream_handle(h, ns, s)) return r;
-  Route route;
-  return api::capture_route_lazy(*s, [] { return NodeParams{}; }, false, &route, false);
-}
-
 CUresult alloc_from(NullStream ns, CUdeviceptr* dptr, size_t bytes, MemPool* pool, CUstream h) {
   if (!dptr) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
-  if (CUresult r = ordered_stream(ns, h, &s)) return r;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   if (bytes == 0) {  // as driver 580: success, and nothing to free
     *dptr = 0;
     return CUDA_SUCCESS;
   }
   if (!pool) pool = current_pool(s->ctx->device);
   if (pool->device != s->ctx->device) return CUDA_ERROR_INVALID_VALUE;
+  // Captured: the block is made before its node, so that a failure adds none.
+  std::shared_ptr<const GraphMemoryBlock> block;
+  if (s->capturing.load(std::memory_order_acquire) != nullptr) {
+    CUresult made;
+    block = api::make_graph_memory(s->ctx, bytes, pool->props, {}, &made);
+    if (!block) return made;
+  }
+  Route route;
+  if (CUresult r = api::capture_route_lazy(s, [&] {
+        NodeParams p;
+        p.kind = NodeKind::kMemAlloc;
+        p.memory = block;
+        return p;
+      }, block != nullptr, &route, false))
+    return r;
+  if (route == Route::kCaptured) {
+    *dptr = block->dptr;
+    return CUDA_SUCCESS;
+  }
   void* p;
   if (CUresult r = api::allocate(s->ctx, bytes, MemKind::kDevice, 0, &p, pool)) return r;
   *dptr = reinterpret_cast<CUdeviceptr>(p);
@@ -74,8 +88,21 @@ CUresult alloc_from_pool_async(NullStream ns, CUdeviceptr* dptr, size_t bytes, C
 
 CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
   Stream* s;
-  if (CUresult r = ordered_stream(ns, h, &s)) return r;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  std::shared_ptr<const GraphMemoryBlock> block = dptr ? api::graph_memory_at(dptr) : nullptr;
+  Route route;
+  if (CUresult r = api::capture_route_lazy(s, [&] {
+        NodeParams p;
+        p.kind = NodeKind::kMemFree;
+        p.memory = block;
+        return p;
+      }, block != nullptr, &route, false))
+    return r;
+  if (route == Route::kCaptured) return CUDA_SUCCESS;
   if (dptr == 0) return CUDA_SUCCESS;  // as driver 580: freeing NULL does nothing
+  // A graph's block is the graph's: freeing it outside a graph ends nothing
+  // here (the next launch would map it again at the same address).
+  if (block) return CUDA_SUCCESS;
   const auto base = static_cast<uintptr_t>(dptr);
   // Only pool memory, and only once.
   auto a = Registry::instance().begin_async_free(base);

@@ -22,6 +22,10 @@ namespace cucpu::api {
 
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool) {
   if (CUresult r = capture_check_unsafe_call()) return r;
+  return allocate_during_capture(c, bytes, kind, flags, out, pool);
+}
+
+CUresult allocate_during_capture(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool) {
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   size_t padded;  // a size whose rounding up overflows is too large (driver 580: OUT_OF_MEMORY)
   if (!checked_add(bytes, kAlignment - 1, &padded)) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -122,6 +126,10 @@ CUresult mem_free(uintptr_t p, bool host) {
   if (is_host != host || a->kind == MemKind::kRegistered) return CUDA_ERROR_INVALID_VALUE;
   if (a->free_pending) return CUDA_ERROR_INVALID_VALUE;  // its cuMemFreeAsync is enqueued already
   if (a->module_owned) return CUDA_ERROR_INVALID_VALUE;   // a module's variable goes with its module
+  if (a->graph_owned) {  // a graph's block goes with its graphs (api/graph_mem_nodes.cpp)
+    synchronize_all_contexts();
+    return CUDA_SUCCESS;
+  }
   // cuMemFree synchronizes: work already enqueued finishes before the
   // memory goes, in every context (another context's stream may use it, as
   // driver 580's free waits for; see docs/conformance.md).

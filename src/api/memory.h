@@ -20,6 +20,10 @@ constexpr size_t kAlignment = 256;  // cuMemAlloc's documented minimum alignment
 // depend on the device or the machine (0 for an unknown attribute).
 int static_attribute(int a);
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool = nullptr);
+// allocate() for a graph's memory node, which a capture may make: without
+// the check for calls that are unsafe while a capture runs.
+CUresult allocate_during_capture(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out,
+                                 MemPool* pool = nullptr);
 // Unregisters and frees an allocation (its pool's usage goes down).
 void release_allocation(const Allocation& a);
 // The memory behind an allocation of `kind` (rounded: a multiple of

@@ -52,6 +52,9 @@ struct Allocation {
   // A module's variable (core/module.h): freed with its module, never by
   // cuMemFree, and left alone by remove_context (the module removes it).
   bool module_owned = false;
+  // A graph allocation node's memory (core/graph.h GraphMemoryBlock): it
+  // goes with the graphs that name it; cuMemFree and context teardown leave it.
+  bool graph_owned = false;
   // Managed memory's hints (cuMemAdvise) and last prefetch (cuMemPrefetchAsync):
   // remembered for cuMemRangeGetAttribute; memory is one address space here.
   struct Location {

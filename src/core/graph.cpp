@@ -126,13 +126,15 @@ CUgraphNodeType node_type(NodeKind k) {
     case NodeKind::kChildGraph: return CU_GRAPH_NODE_TYPE_GRAPH;
     case NodeKind::kBatchMemOp: return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
     case NodeKind::kKernel: return CU_GRAPH_NODE_TYPE_KERNEL;
+    case NodeKind::kMemAlloc: return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    case NodeKind::kMemFree: return CU_GRAPH_NODE_TYPE_MEM_FREE;
     default: return CU_GRAPH_NODE_TYPE_EMPTY;
   }
 }
 
 std::string Graph::dot(unsigned flags) const {
   static const char* kNames[] = {"EMPTY", "HOST", "MEMCPY", "MEMSET", "EVENT_RECORD", "EVENT_WAIT", "GRAPH",
-                                 "BATCH_MEM_OP", "KERNEL"};
+                                 "BATCH_MEM_OP", "KERNEL", "MEM_ALLOC", "MEM_FREE"};
   std::string out = "digraph cucpu_graph_" + std::to_string(id) + " {\n  rankdir=TB;\n";
   char line[256];
   for (const Node* n : nodes_) {

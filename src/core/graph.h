@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "cuda.h"
@@ -21,7 +22,22 @@ namespace cucpu {
 class Context;
 class Graph;
 
-enum class NodeKind { kEmpty, kHost, kMemcpy, kMemset, kEventRecord, kEventWait, kChildGraph, kBatchMemOp, kKernel };
+enum class NodeKind {
+  kEmpty, kHost, kMemcpy, kMemset, kEventRecord, kEventWait, kChildGraph, kBatchMemOp, kKernel, kMemAlloc, kMemFree
+};
+
+// The memory of a graph's allocation node. It is mapped when the node is
+// created, and its address is the node's for the graph's life (as on the
+// driver). The shared_ptr's deleter (set where the block is made,
+// api/graph_mem_nodes.cpp) releases it once no node, clone or executable
+// graph names it. Between a free node and the next launch it stays mapped:
+// touching it then is undefined on the driver and harmless here.
+struct GraphMemoryBlock {
+  CUdeviceptr dptr = 0;
+  size_t bytes = 0;
+  CUmemPoolProps pool{};
+  std::vector<CUmemAccessDesc> access;
+};
 
 // A kernel node's launch: the function (kept alive by `module`), the shape
 // and the packed parameters, copied when the node is set.
@@ -52,6 +68,7 @@ struct NodeParams {
   std::vector<CUstreamBatchMemOpParams> memops;
   CUcontext memop_ctx = nullptr;
   KernelNodeData kernel;  // kernel nodes
+  std::shared_ptr<const GraphMemoryBlock> memory;  // allocation and free nodes
   // Copy and set nodes: the device memory their parameters named when they
   // were set (exec/graph_exec.h record_memory_checks). Instantiation refuses
   // a node whose memory was freed since.

@@ -75,6 +75,10 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       if (!rt().events.live(p.event)) return CUDA_ERROR_INVALID_VALUE;
       e->event = p.event;
       return CUDA_SUCCESS;
+    case NodeKind::kMemAlloc:
+    case NodeKind::kMemFree:
+      e->memory = p.memory;  // mapped already: the nodes order, they move nothing
+      return CUDA_SUCCESS;
     case NodeKind::kBatchMemOp:
       return build_mem_op_specs(p.memops.data(), static_cast<unsigned>(p.memops.size()), &e->memops);
     case NodeKind::kKernel: {

@@ -44,6 +44,7 @@ struct ExecNode {
   CUevent event = nullptr;
   std::vector<MemOpSpec> memops;  // batch-memop nodes
   KernelNodeData kernel;          // kernel nodes: function loaded, shape checked
+  std::shared_ptr<const GraphMemoryBlock> memory;  // allocation and free nodes (kept alive by the plan)
   bool parallel = false;          // a kernel node whose blocks run on several workers (a segment of its own)
   // Storage of the arrays a copy node names, kept while any plan holds the
   // node (a destroyed array's storage lives on until then).
