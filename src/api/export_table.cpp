@@ -222,14 +222,15 @@ void uuid_text(const CUuuid* id, char* out) {
 extern "C" CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
   return api::call("cuGetExportTable", api::kNoInit | api::kInHostFn, [&] {
     if (!ppExportTable || !pExportTableId) return CUDA_ERROR_INVALID_VALUE;
-    for (const Served& s : kServed) {
-      if (std::memcmp(s.uuid, pExportTableId->bytes, 16) == 0) {
-        *ppExportTable = s.table;
+    char id[33];
+    uuid_text(pExportTableId, id);
+    for (size_t i = 0; i < std::size(kServed); ++i) {
+      if (std::memcmp(kServed[i].uuid, pExportTableId->bytes, 16) == 0) {
+        if (trace_enabled()) log_line("cuGetExportTable: table %s (%s)", id, kTableNames[i]);
+        *ppExportTable = kServed[i].table;
         return CUDA_SUCCESS;
       }
     }
-    char id[33];
-    uuid_text(pExportTableId, id);
     if (log_enabled())
       log_line("cuGetExportTable: table %s is not served (answering as NVIDIA's driver does for an unknown id)", id);
     return CUDA_ERROR_INVALID_VALUE;

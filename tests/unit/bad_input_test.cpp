@@ -192,7 +192,7 @@ TEST_F(BadInput, LoadedCodeHandles) {
 TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
   int cluster;
   EXPECT_EQ(cuOccupancyMaxPotentialClusterSize(&cluster, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(cuGraphAddMemAllocNode(nullptr, nullptr, nullptr, 0, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(cuTexObjectCreate(nullptr, nullptr, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED);
 }
 
 }  // namespace
