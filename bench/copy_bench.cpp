@@ -55,6 +55,31 @@ void BM_Batch3D_256x1KiB(benchmark::State& st) {
 }
 BENCHMARK(BM_Batch3D_256x1KiB)->UseRealTime();
 
+// Enqueue cost of a small device-to-device copy (the stream runs them
+// meanwhile; every 1024 copies it is drained, outside the timing).
+void BM_MemcpyDtoDAsync256Enqueue(benchmark::State& st) {
+  init_once();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr a, b;
+  check(cuMemAlloc(&a, 256));
+  check(cuMemAlloc(&b, 256));
+  int n = 0;
+  for (auto _ : st) {
+    check(cuMemcpyDtoDAsync(b, a, 256, s));
+    if (++n % 1024 == 0) {
+      st.PauseTiming();
+      check(cuStreamSynchronize(s));
+      st.ResumeTiming();
+    }
+  }
+  check(cuStreamSynchronize(s));
+  check(cuMemFree(a));
+  check(cuMemFree(b));
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_MemcpyDtoDAsync256Enqueue);
+
 constexpr size_t kBig = size_t{256} << 20;
 
 // The machine's memcpy on 1 and 2 threads: the ceiling the copy engine is measured against.

@@ -25,10 +25,23 @@ enum Gate : unsigned {
   kInHostFn = 1u << 1,   // permitted inside a host function
 };
 
+// Reads n bytes at addr into out without faulting on a bad address (the
+// tracer reads caller memory the call itself may have refused to touch).
+bool trace_peek(const void* addr, void* out, size_t n);
+
 template <class T>
 void trace_arg(char*& p, char* end, const T& v) {
   int n;
-  if constexpr (std::is_pointer_v<T> || std::is_null_pointer_v<T>) {
+  if constexpr (std::is_same_v<T, const char*>) {
+    // A name (symbol, kernel, file): printed as text.
+    char text[65] = {};
+    size_t got = 0;
+    while (v && got < 64 && trace_peek(v + got, text + got, 1) && text[got]) ++got;
+    text[got] = 0;
+    if (v && got == 0 && !trace_peek(v, text, 1)) n = std::snprintf(p, static_cast<size_t>(end - p), "%p", static_cast<const void*>(v));
+    else if (v) n = std::snprintf(p, static_cast<size_t>(end - p), "\"%s%s\"", text, got == 64 ? "..." : "");
+    else n = std::snprintf(p, static_cast<size_t>(end - p), "(nil)");
+  } else if constexpr (std::is_pointer_v<T> || std::is_null_pointer_v<T>) {
     n = std::snprintf(p, static_cast<size_t>(end - p), "%p", reinterpret_cast<const void*>(v));
   } else if constexpr (std::is_floating_point_v<T>) {
     n = std::snprintf(p, static_cast<size_t>(end - p), "%g", static_cast<double>(v));
@@ -45,6 +58,25 @@ void trace_arg(char*& p, char* end, const T& v) {
   if (n > 0) p += n < end - p ? n : end - p - 1;
 }
 
+// Out-parameters: a handle or a number written through a pointer, printed
+// after a successful call as "-> value".
+template <class T>
+void trace_out(char*& p, char* end, const T& v) {
+  if constexpr (std::is_pointer_v<T> && !std::is_const_v<std::remove_pointer_t<T>> &&
+                (std::is_pointer_v<std::remove_pointer_t<T>> || std::is_integral_v<std::remove_pointer_t<T>>) &&
+                !std::is_same_v<std::remove_pointer_t<T>, char>) {
+    using V = std::remove_pointer_t<T>;
+    V out{};
+    if (!v || !trace_peek(v, &out, sizeof out)) return;
+    int n;
+    if constexpr (std::is_pointer_v<V>)
+      n = std::snprintf(p, static_cast<size_t>(end - p), " -> %p", reinterpret_cast<const void*>(out));
+    else
+      n = std::snprintf(p, static_cast<size_t>(end - p), " -> %lld", static_cast<long long>(out));
+    if (n > 0) p += n < end - p ? n : end - p - 1;
+  }
+}
+
 template <class... A>
 void trace_call(const char* name, CUresult r, const A&... args) {
   char buf[512];
@@ -58,9 +90,16 @@ void trace_call(const char* name, CUresult r, const A&... args) {
   };
   (one(args), ...);
   *p = 0;
+  char outs[256];
+  char* q = outs;
+  *q = 0;
+  if (r == CUDA_SUCCESS) {
+    (trace_out(q, outs + sizeof outs, args), ...);
+    *q = 0;
+  }
   const char* rn = nullptr;
   cuGetErrorName(r, &rn);
-  log_line("%s(%s) = %s", name, buf, rn ? rn : "?");
+  log_line("%s(%s) = %s%s", name, buf, rn ? rn : "?", outs);
 }
 
 CUresult state_error();  // NOT_INITIALIZED or DEINITIALIZED

@@ -40,8 +40,8 @@ CUresult copy3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
-  std::vector<CopyTask> tasks(1);
-  if (CUresult r = resolve_copy3d(*p, &tasks[0].copy, tasks[0].checks)) return r;
+  CopyTask task;
+  if (CUresult r = resolve_copy3d(*p, &task.copy, task.checks)) return r;
   Stream* s;
   if (CUresult r = target_stream(ns, h, sync, &s)) return r;
   auto node = [p] {
@@ -53,7 +53,7 @@ CUresult copy3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D* p) {
   Route how;
   if (CUresult r = route(s, sync, node, &how)) return r;
   if (how == Route::kCaptured) return CUDA_SUCCESS;
-  OpRef done = enqueue_copies(s, std::move(tasks));
+  OpRef done = enqueue_copy(s, std::move(task), sync);
   return finish(s, sync, done);
 }
 

@@ -45,7 +45,7 @@ void run_memset(const Memset2D& m) {
 CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
   if (p == 0) return CUDA_ERROR_INVALID_VALUE;
   uint64_t epoch = Registry::instance().removals();
-  auto a = Registry::instance().find(static_cast<uintptr_t>(p));
+  auto a = Registry::instance().find_span(static_cast<uintptr_t>(p));
   if (!a || !a->contains(static_cast<uintptr_t>(p), n)) return CUDA_ERROR_INVALID_VALUE;
   *check = {static_cast<uintptr_t>(p), n, a->id, epoch};
   return CUDA_SUCCESS;

@@ -49,6 +49,23 @@ class CopyPartOp final : public Op {
   std::vector<CopyPiece> pieces_;
 };
 
+// One small copy, carried inline (enqueue_copy).
+class SingleCopyOp final : public Op {
+ public:
+  explicit SingleCopyOp(CopyTask task) : task_(std::move(task)) {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;
+    if (!memory_still_valid(task_.checks, 2)) {
+      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      return;
+    }
+    run_copy(task_.copy);
+  }
+
+ private:
+  CopyTask task_;
+};
+
 }  // namespace
 
 CUresult stage_source(CopyTask& t) {
@@ -162,6 +179,18 @@ std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<C
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+OpRef enqueue_copy(Stream* s, CopyTask task, bool want_done) {
+  if (bytes_of(task.copy) >= kParallelThreshold && Scheduler::instance().worker_count() > 1) {
+    std::vector<CopyTask> one;
+    one.push_back(std::move(task));
+    return enqueue_copies(s, std::move(one));
+  }
+  Op* op = new SingleCopyOp(std::move(task));
+  OpRef done = want_done ? OpRef::share(op) : OpRef();
+  s->enqueue(op);
+  return done;
 }
 
 OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order) {

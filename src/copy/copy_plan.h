@@ -34,6 +34,12 @@ CUresult stage_source(CopyTask& t);
 // each other, in stream order as a whole; with `in_order`, one after
 // another in list order). Returns the op that completes them, with a reference.
 OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order = false);
+// One copy, without the list's allocations: an op of its own when it is
+// small (below the size split across workers), else enqueue_copies. With
+// `want_done`, returns the op that completes it, with a reference (the sync
+// forms wait for it); else an empty OpRef (taking a reference would cost
+// the enqueue a transfer of the op's cache line to and from the worker).
+OpRef enqueue_copy(Stream* s, CopyTask task, bool want_done);
 
 // Pairs of tasks (i < j) where one writes bytes the other reads or writes,
 // judged by each operand's first-to-last byte span.

@@ -84,6 +84,29 @@ std::optional<Allocation> Registry::find(uintptr_t p) const {
   return std::nullopt;
 }
 
+std::optional<Registry::Span> Registry::find_span(uintptr_t p) const {
+  struct Cache {
+    uint64_t epoch = UINT64_MAX;
+    Span spans[4];
+    unsigned next = 0;
+  };
+  static thread_local Cache cache;
+  const uint64_t epoch = removals();
+  if (cache.epoch == epoch) {
+    for (const Span& s : cache.spans)
+      if (s.id != 0 && p - s.base < (s.size ? s.size : 1)) return s;
+  } else {
+    cache = Cache{};
+    cache.epoch = epoch;
+  }
+  std::optional<Allocation> a = find(p);
+  if (!a) return std::nullopt;
+  const Span s{a->base, a->size, a->id};
+  // Kept only if nothing was removed during the lookup.
+  if (removals() == epoch) cache.spans[cache.next++ % 4] = s;
+  return s;
+}
+
 bool Registry::still_valid(uint64_t id, uintptr_t p, size_t n) const {
   std::shared_lock lock(mu_);
   auto it = by_base_.upper_bound(p);

@@ -82,6 +82,17 @@ class Registry {
   bool remove_id(uintptr_t base, uint64_t id);
   // The allocation that contains address p, if any.
   std::optional<Allocation> find(uintptr_t p) const;
+  // The identity of the allocation containing p (fields that never change
+  // while it lives). Answered without the lock from a per-thread cache of
+  // recent answers while nothing has been removed since they were cached
+  // (an allocation added meanwhile cannot overlap a cached one).
+  struct Span {
+    uintptr_t base = 0;
+    size_t size = 0;
+    uint64_t id = 0;
+    bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
+  };
+  std::optional<Span> find_span(uintptr_t p) const;
   // The allocation closest to address p (containing it, or the nearest one
   // below or above it), for fault reports.
   std::optional<Allocation> nearest(uintptr_t p) const;

@@ -16,6 +16,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -38,15 +39,25 @@ class HandlePool {
   static constexpr uint32_t kLive = 0x4c495645;  // "LIVE"
   static constexpr uint32_t kDead = 0x44454144;  // "DEAD"
 
-  explicit HandlePool(size_t capacity) : capacity_(capacity) {
+  // The first `prefault` bytes are faulted in now, so that a process's first
+  // objects (its first capture's nodes) do not each pay a page fault.
+  explicit HandlePool(size_t capacity, size_t prefault = 64 * 1024) : capacity_(capacity) {
     void* p = mmap(nullptr, capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     slots_ = static_cast<Slot*>(p);
+    populate(p, std::min(prefault, capacity * sizeof(Slot)));
 #if defined(__SANITIZE_ADDRESS__)
     // Objects in the slots own heap memory; the leak checker must see them.
     __lsan_register_root_region(p, capacity * sizeof(Slot));
 #endif
+  }
+  static void populate(void* p, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0) return;
+#endif
+    // Older kernels: touch each page (they read as zero; writing zero keeps them so).
+    for (size_t at = 0; at < bytes; at += 4096) static_cast<volatile char*>(p)[at] = 0;
   }
   HandlePool(const HandlePool&) = delete;
   HandlePool& operator=(const HandlePool&) = delete;

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "core/array.h"
 #include "core/mem_pool.h"
@@ -31,9 +33,46 @@ size_t physical_memory() {
   return pages > 0 && size > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(size) : (size_t{16} << 30);
 }
 
-bool read_trace_flag() {
-  const char* s = std::getenv("CUCPU_LOG");
-  return s && std::strstr(s, "api") != nullptr;
+// CUCPU_LOG: comma-separated tokens. "api" traces every call, "api:FILE"
+// traces into FILE (appended); any value turns on the diagnostics log.
+struct LogConfig {
+  bool any = false;
+  bool trace = false;
+  std::FILE* out = stderr;
+};
+
+const LogConfig& log_config() {
+  static const LogConfig cfg = [] {
+    LogConfig c;
+    const char* s = std::getenv("CUCPU_LOG");
+    if (!s || !*s) return c;
+    c.any = true;
+    std::string unknown;
+    for (const char* t = s; *t;) {
+      const char* end = std::strchr(t, ',');
+      std::string tok(t, end ? static_cast<size_t>(end - t) : std::strlen(t));
+      if (tok == "api") {
+        c.trace = true;
+      } else if (tok.rfind("api:", 0) == 0 && tok.size() > 4) {
+        c.trace = true;
+        if (std::FILE* f = std::fopen(tok.c_str() + 4, "a")) {
+          std::setvbuf(f, nullptr, _IOLBF, 0);
+          c.out = f;  // never closed: calls may be traced until the process ends
+        } else {
+          std::fprintf(stderr, "[cucpu] CUCPU_LOG: cannot open '%s' for the trace: tracing to stderr\n", tok.c_str() + 4);
+        }
+      } else if (tok != "1" && !tok.empty()) {
+        unknown += (unknown.empty() ? "" : ", ") + tok;
+      }
+      if (!end) break;
+      t = end + 1;
+    }
+    if (!unknown.empty())
+      std::fprintf(stderr, "[cucpu] CUCPU_LOG: unknown value '%s' (known: 1, api, api:FILE); logging diagnostics\n",
+                   unknown.c_str());
+    return c;
+  }();
+  return cfg;
 }
 
 // Flips the library to "torn down" when static destructors run, so calls
@@ -46,7 +85,7 @@ thread_local bool t_in_host_fn = false;
 }  // namespace
 
 Runtime::Runtime()
-    : contexts(1 << 16), streams(1 << 20), events(1 << 20), arrays(1 << 18), graphs(1 << 18), nodes(1 << 22),
+    : contexts(1 << 16), streams(1 << 20), events(1 << 20), arrays(1 << 18), graphs(1 << 18), nodes(1 << 22, 256 * 1024),
       execs(1 << 18), mempools(1 << 16) {
   int n = configured_devices();
   size_t mem = physical_memory();
@@ -68,15 +107,12 @@ Runtime& rt() {
 }
 
 bool trace_enabled() {
-  static const bool on = read_trace_flag();
+  static const bool on = log_config().trace;
   return on;
 }
 
 bool log_enabled() {
-  static const bool on = [] {
-    const char* s = std::getenv("CUCPU_LOG");
-    return s && *s;
-  }();
+  static const bool on = log_config().any;
   return on;
 }
 
@@ -86,7 +122,14 @@ void log_line(const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "[cucpu] %s\n", buf);
+  if (!log_config().any) {
+    std::fprintf(stderr, "[cucpu] %s\n", buf);
+    return;
+  }
+  // With CUCPU_LOG: seconds since the library started, and the thread.
+  static const auto start = std::chrono::steady_clock::now();
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(log_config().out, "[cucpu %.6f %ld] %s\n", t, static_cast<long>(gettid()), buf);
 }
 
 bool in_host_function() { return t_in_host_fn; }
