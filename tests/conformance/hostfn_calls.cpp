@@ -85,3 +85,102 @@ CONF_TEST(HostFnSeesItsOwnStream) {
   ASSERT_CU(cuEventDestroy(o.before));
   ASSERT_CU(cuStreamDestroy(s));
 }
+
+// Stream-ordered calls a host function makes on another stream: the worker
+// running it has no current context, and the driver takes the context from
+// the stream. The work must also get done.
+namespace {
+const char* kFillPtx =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry fill(.param .u64 p, .param .u32 v)\n{\n.reg .b64 %rd<2>;\n.reg .b32 %r<2>;\n"
+    "ld.param.u64 %rd1, [p];\nld.param.u32 %r1, [v];\nst.global.u32 [%rd1], %r1;\nret;\n}\n";
+
+struct AsyncProbe {
+  CUstream other;
+  CUevent ev;
+  CUfunction fill;
+  CUdeviceptr a, b, managed;
+  unsigned host[4];
+  CUresult r[24];
+  int ran = 0;
+};
+void CUDA_CB count_run(void* p) { ++static_cast<AsyncProbe*>(p)->ran; }
+void CUDA_CB count_callback(CUstream, CUresult, void* p) { ++static_cast<AsyncProbe*>(p)->ran; }
+void CUDA_CB async_calls(void* p) {
+  auto* x = static_cast<AsyncProbe*>(p);
+  int i = 0;
+  x->r[i++] = cuMemsetD32Async(x->a, 7, 4, x->other);
+  x->r[i++] = cuMemcpyDtoDAsync(x->b, x->a, 16, x->other);
+  x->r[i++] = cuMemcpyDtoHAsync(x->host, x->b, 16, x->other);
+  x->r[i++] = cuMemcpyHtoDAsync(x->a + 16, x->host, 16, x->other);
+  x->r[i++] = cuMemsetD8Async(x->a + 32, 1, 16, x->other);
+  x->r[i++] = cuMemcpyAsync(x->a + 48, x->b, 16, x->other);
+  x->r[i++] = cuLaunchHostFunc(x->other, count_run, x);
+  x->r[i++] = cuStreamAddCallback(x->other, count_callback, x, 0);
+  unsigned v = 9;
+  void* args[] = {&x->b, &v};
+  x->r[i++] = cuLaunchKernel(x->fill, 1, 1, 1, 1, 1, 1, 0, x->other, args, nullptr);
+  x->r[i++] = cuEventRecord(x->ev, x->other);
+  x->r[i++] = cuStreamWaitEvent(x->other, x->ev, 0);
+  x->r[i++] = cuStreamWriteValue32(x->other, x->a + 60, 5, 0);
+  CUdeviceptr tmp = 0;
+  x->r[i++] = cuMemAllocAsync(&tmp, 256, x->other);
+  x->r[i++] = tmp ? cuMemFreeAsync(tmp, x->other) : CUDA_ERROR_INVALID_VALUE;
+  CUmemLocation loc{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  x->r[i++] = cuMemPrefetchAsync(x->managed, 64, loc, 0, x->other);
+  CUstreamCaptureStatus st;
+  x->r[i++] = cuStreamIsCapturing(x->other, &st);
+  CUstreamCaptureStatus st2;
+  cuuint64_t id = 0;
+  x->r[i++] = cuStreamGetCaptureInfo(x->other, &st2, &id, nullptr, nullptr, nullptr, nullptr);
+  CUcontext c;
+  x->r[i++] = cuStreamGetCtx(x->other, &c);
+  unsigned flags;
+  x->r[i++] = cuStreamGetFlags(x->other, &flags);
+  int prio;
+  x->r[i++] = cuStreamGetPriority(x->other, &prio);
+  CUdevice dev;
+  x->r[i++] = cuStreamGetDevice(x->other, &dev);
+}
+}  // namespace
+
+CONF_TEST(HostFnEnqueuesOnAnotherStream) {
+  conf::primary();
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  AsyncProbe p{};
+  CUmodule m;
+  ASSERT_CU(cuModuleLoadData(&m, kFillPtx));
+  ASSERT_CU(cuModuleGetFunction(&p.fill, m, "fill"));
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamCreate(&p.other, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuEventCreate(&p.ev, 0));
+  ASSERT_CU(cuMemAlloc(&p.a, 64));
+  ASSERT_CU(cuMemAlloc(&p.b, 64));
+  ASSERT_CU(cuMemAllocManaged(&p.managed, 64, CU_MEM_ATTACH_GLOBAL));
+  ASSERT_CU(cuLaunchHostFunc(s, async_calls, &p));
+  ASSERT_CU(cuStreamSynchronize(s));
+  ASSERT_CU(cuStreamSynchronize(p.other));
+  const char* names[] = {"MemsetD32Async", "MemcpyDtoDAsync", "MemcpyDtoHAsync", "MemcpyHtoDAsync", "MemsetD8Async",
+                         "MemcpyAsync", "LaunchHostFunc", "StreamAddCallback", "LaunchKernel", "EventRecord",
+                         "StreamWaitEvent", "StreamWriteValue32", "MemAllocAsync", "MemFreeAsync",
+                         "MemPrefetchAsync", "StreamIsCapturing", "StreamGetCaptureInfo", "StreamGetCtx",
+                         "StreamGetFlags", "StreamGetPriority", "StreamGetDevice"};
+  for (int i = 0; i < 21; ++i) {
+    char key[64];
+    std::snprintf(key, sizeof key, "hostfn_other_%s", names[i]);
+    conf::info(key, p.r[i]);
+  }
+  unsigned b0 = 0;
+  ASSERT_CU(cuMemcpyDtoH(&b0, p.b, 4));
+  conf::info_value("hostfn_other_host_copy", p.r[2] == CUDA_SUCCESS ? p.host[0] : 0);
+  conf::info_value("hostfn_other_kernel_wrote", b0);
+  conf::info_value("hostfn_other_host_work_ran", p.ran);
+  ASSERT_CU(cuMemFree(p.a));
+  ASSERT_CU(cuMemFree(p.b));
+  ASSERT_CU(cuMemFree(p.managed));
+  ASSERT_CU(cuEventDestroy(p.ev));
+  ASSERT_CU(cuStreamDestroy(p.other));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuModuleUnload(m));
+}
