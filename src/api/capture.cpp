@@ -85,16 +85,16 @@ CUCPU_STREAM_ENTRY(cuStreamBeginCaptureToGraph, _ptsz, begin_to_graph,
                     const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode),
                    hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
 CUCPU_STREAM_ENTRY(cuStreamEndCapture, _ptsz, end, (CUstream hStream, CUgraph* phGraph), hStream, phGraph)
-CUCPU_STREAM_ENTRY(cuStreamIsCapturing, _ptsz, is_capturing, (CUstream hStream, CUstreamCaptureStatus* captureStatus),
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamIsCapturing, _ptsz, is_capturing, (CUstream hStream, CUstreamCaptureStatus* captureStatus),
                    hStream, captureStatus)
-CUCPU_STREAM_ENTRY(cuStreamGetCaptureInfo, _ptsz, info_v1,
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetCaptureInfo, _ptsz, info_v1,
                    (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out), hStream,
                    captureStatus_out, id_out)
-CUCPU_STREAM_ENTRY(cuStreamGetCaptureInfo_v2, _ptsz, info_v2,
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetCaptureInfo_v2, _ptsz, info_v2,
                    (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
                     CUgraph* graph_out, const CUgraphNode** dependencies_out, size_t* numDependencies_out),
                    hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out)
-CUCPU_STREAM_ENTRY(cuStreamGetCaptureInfo_v3, _ptsz, info_v3,
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetCaptureInfo_v3, _ptsz, info_v3,
                    (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
                     CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
                     size_t* numDependencies_out),

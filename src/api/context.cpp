@@ -267,6 +267,7 @@ CUresult cuCtxSynchronize(void) {
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
     if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
     if (CUresult r = capture_check_unsafe_call()) return r;
+    if (CUresult r = capture_check_context_sync(c)) return r;
     return c->synchronize();
   });
 }
@@ -277,6 +278,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx) {
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
     if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
     if (CUresult r = capture_check_unsafe_call()) return r;
+    if (CUresult r = capture_check_context_sync(c)) return r;
     return c->synchronize();
   }, ctx);
 }

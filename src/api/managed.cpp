@@ -182,9 +182,9 @@ CUresult cuProfilerStop(void) {
 
 }  // extern "C"
 
-CUCPU_STREAM_ENTRY(cuMemPrefetchAsync, _ptsz, prefetch_v1,
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemPrefetchAsync, _ptsz, prefetch_v1,
                    (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream), devPtr, count, dstDevice,
                    hStream)
-CUCPU_STREAM_ENTRY(cuMemPrefetchAsync_v2, _ptsz, prefetch,
+CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemPrefetchAsync_v2, _ptsz, prefetch,
                    (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream),
                    devPtr, count, location, flags, hStream)

@@ -13,10 +13,10 @@ namespace {
 
 // The stream an entry point works on: `h`, or for synchronous forms the
 // default stream (legacy, or per-thread for _ptds).
+// A synchronous copy or set is not an unsafe call during capture (driver
+// 580 accepts cuMemcpyHtoD while another stream captures in global mode),
+// but must not touch a capturing legacy or per-thread stream.
 CUresult target_stream(NullStream ns, CUstream h, bool sync, Stream** s) {
-  if (sync) {
-    if (CUresult r = capture_check_unsafe_call()) return r;
-  }
   if (CUresult r = api::stream_handle(sync ? nullptr : h, ns, s)) return r;
   return sync ? capture_forbid_on_stream(*s) : CUDA_SUCCESS;
 }
@@ -82,15 +82,14 @@ CUresult copy1d(NullStream ns, CUstream h, bool sync, CUmemorytype dt, uintptr_t
 
 CUresult memset2d(NullStream ns, CUstream h, bool sync, CUdeviceptr dst, size_t pitch, uint32_t value,
                   unsigned elem, size_t width, size_t height) {
-  Context* c;
-  if (CUresult r = api::current_ctx(&c)) return r;
+  // The context is the stream's (a host function's worker has none current).
+  Stream* s;
+  if (CUresult r = target_stream(ns, h, sync, &s)) return r;
   if (width == 0 || height == 0) return CUDA_SUCCESS;
   Memset2D m;  // the element count and span are overflow-checked there
   MemCheck check;
   if (CUresult r = resolve_memset2d(dst, pitch, elem, value, width, height, &m, &check)) return r;
   pitch = m.pitch;
-  Stream* s;
-  if (CUresult r = target_stream(ns, h, sync, &s)) return r;
   auto node = [&] {
     NodeParams n;
     n.kind = NodeKind::kMemset;
@@ -205,15 +204,15 @@ CUCPU_STREAM_ENTRY(cuMemcpy2D_v2, _ptds, copy2d_sync, (const CUDA_MEMCPY2D* pCop
 CUCPU_STREAM_ENTRY(cuMemcpy2DUnaligned_v2, _ptds, copy2d_sync, (const CUDA_MEMCPY2D* pCopy), pCopy)
 CUCPU_STREAM_ENTRY(cuMemcpy3D_v2, _ptds, copy3d_sync, (const CUDA_MEMCPY3D* pCopy), pCopy)
 CUCPU_STREAM_ENTRY(cuMemcpyPeer, _ptds, peer_sync, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount), dstDevice, dstContext, srcDevice, srcContext, ByteCount)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpyAsync, _ptsz, memcpy_async, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream), dst, src, ByteCount, hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpyHtoDAsync_v2, _ptsz, htod_async, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream), dstDevice, srcHost, ByteCount, hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpyDtoHAsync_v2, _ptsz, dtoh_async, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), dstHost, srcDevice, ByteCount, hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpyDtoDAsync_v2, _ptsz, dtod_async, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), dstDevice, srcDevice, ByteCount, hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpy2DAsync_v2, _ptsz, copy2d_async, (const CUDA_MEMCPY2D* pCopy, CUstream hStream), pCopy, hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpy3DAsync_v2, _ptsz, copy3d_async, (const CUDA_MEMCPY3D* pCopy, CUstream hStream), pCopy, hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpyPeerAsync, _ptsz, peer_async, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyAsync, _ptsz, memcpy_async, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream), dst, src, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyHtoDAsync_v2, _ptsz, htod_async, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream), dstDevice, srcHost, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyDtoHAsync_v2, _ptsz, dtoh_async, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), dstHost, srcDevice, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyDtoDAsync_v2, _ptsz, dtod_async, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), dstDevice, srcDevice, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpy2DAsync_v2, _ptsz, copy2d_async, (const CUDA_MEMCPY2D* pCopy, CUstream hStream), pCopy, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpy3DAsync_v2, _ptsz, copy3d_async, (const CUDA_MEMCPY3D* pCopy, CUstream hStream), pCopy, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyPeerAsync, _ptsz, peer_async, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
 CUCPU_STREAM_ENTRY(cuMemcpy3DPeer, _ptds, peer3d_sync, (const CUDA_MEMCPY3D_PEER* pCopy), pCopy)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemcpy3DPeerAsync, _ptsz, peer3d_async, (const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream),
+CUCPU_STREAM_ENTRY(cuMemcpy3DPeerAsync, _ptsz, peer3d_async, (const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream),
                              pCopy, hStream)
 CUCPU_STREAM_ENTRY(cuMemsetD8_v2, _ptds, d8, (CUdeviceptr dstDevice, unsigned char uc, size_t N), dstDevice, uc, N)
 CUCPU_STREAM_ENTRY(cuMemsetD16_v2, _ptds, d16, (CUdeviceptr dstDevice, unsigned short us, size_t N), dstDevice, us, N)

@@ -1,5 +1,7 @@
 #include "api/module_load.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -198,6 +200,9 @@ std::vector<char> make_link_image(const std::vector<std::string>& texts) {
 }
 
 CUresult read_file(const char* path, std::vector<char>* out) {
+  struct stat st;
+  // Driver 580 answers a directory with OUT_OF_MEMORY (it sizes the read by it).
+  if (::stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return CUDA_ERROR_OUT_OF_MEMORY;
   std::FILE* f = std::fopen(path, "rb");
   if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
   char buf[65536];

@@ -40,6 +40,7 @@ CUresult query(NullStream ns, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   if (CUresult r = capture_forbid_on_stream(s)) return r;
+  if (CUresult r = capture_check_unsafe_call()) return r;  // driver 580: an unsafe call, on any stream
   if (!s->idle()) return CUDA_ERROR_NOT_READY;
   return s->ctx->sticky_error();
 }
@@ -48,6 +49,7 @@ CUresult synchronize(NullStream ns, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   if (CUresult r = capture_forbid_on_stream(s)) return r;
+  if (CUresult r = capture_check_unsafe_call()) return r;
   s->wait_idle();
   return s->ctx->sticky_error();
 }

@@ -248,13 +248,14 @@ void capture_forget_event(Event* e) {
 }
 
 CUresult captured_event_use(Event* e, bool sync) {
-  if (g_active.load(std::memory_order_acquire) == 0 || !e->cap_set.load(std::memory_order_acquire))
-    return CUDA_SUCCESS;
+  if (!e->cap_set.load(std::memory_order_acquire)) return CUDA_SUCCESS;
   std::lock_guard<std::mutex> g(capture_mu());
   CaptureSequence* seq = e->cap.seq;
   bool live = seq && std::any_of(g_sequences.begin(), g_sequences.end(),
                                  [&](CaptureSequence* q) { return q == seq && q->id == e->cap.seq_id; });
-  if (!live) return CUDA_SUCCESS;
+  // Last recorded in a capture that has ended: it was never recorded in a
+  // stream (driver 580: INVALID_VALUE until it is recorded again outside one).
+  if (!live) return CUDA_ERROR_INVALID_VALUE;
   if (sync && seq->invalidated) return CUDA_ERROR_INVALID_VALUE;
   seq->invalidated = true;
   return CUDA_ERROR_CAPTURED_EVENT;
@@ -271,6 +272,8 @@ CUresult capture_event_node(Stream* s, NodeKind kind, Event* e, Route* route) {
 CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route) {
   *route = Route::kEnqueue;
   if (!s->capturing.load(std::memory_order_acquire) && !legacy_blocked(s)) {
+    // An external record is a graph's event-record node: only in a capture.
+    if (flags & CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;
     capture_forget_event(e);
     return CUDA_SUCCESS;
   }
@@ -292,6 +295,7 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
   *route = Route::kEnqueue;
   const bool stream_captures = s->capturing.load(std::memory_order_acquire) != nullptr;
   const bool event_captured = g_active.load(std::memory_order_acquire) > 0 && e->cap_set.load(std::memory_order_acquire);
+  if (!stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;  // only in a capture
   if (!stream_captures && !event_captured && !legacy_blocked(s)) return CUDA_SUCCESS;
   if (stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) return capture_event_node(s, NodeKind::kEventWait, e, route);
   if (legacy_blocked(s)) return capture_route(s, NodeParams{}, true, route);
@@ -354,6 +358,18 @@ CUresult capture_check_unsafe_call() {
       q->invalidated = true;
       prohibited = true;
     }
+  }
+  return prohibited ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult capture_check_context_sync(Context* c) {
+  if (g_active.load(std::memory_order_acquire) == 0) return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> g(capture_mu());
+  bool prohibited = false;
+  for (CaptureSequence* q : g_sequences) {
+    if (q->ctx != c) continue;
+    q->invalidated = true;
+    prohibited = true;
   }
   return prohibited ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }

@@ -84,7 +84,8 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route);
 void capture_forget_event(Event* e);
 // cuEventQuery (sync false) / cuEventSynchronize (sync true) on an event
 // last recorded in a live capture: CUDA_ERROR_CAPTURED_EVENT, invalidating
-// the capture (driver 580); a sync once it is invalidated: INVALID_VALUE.
+// the capture (driver 580); a sync once it is invalidated, or either call
+// once that capture has ended: INVALID_VALUE.
 CUresult captured_event_use(Event* e, bool sync);
 // Operations that may not run while the stream captures (query, sync).
 CUresult capture_forbid_on_stream(Stream* s);
@@ -92,6 +93,9 @@ CUresult capture_forbid_on_stream(Stream* s);
 // sync) under the calling thread's capture mode; invalidates what they
 // conflict with and returns STREAM_CAPTURE_UNSUPPORTED.
 CUresult capture_check_unsafe_call();
+// cuCtxSynchronize would wait for a capturing stream of `c`: refused in any
+// capture mode and from any thread, invalidating those captures (driver 580).
+CUresult capture_check_context_sync(Context* c);
 CUresult exchange_capture_mode(CUstreamCaptureMode* mode);
 // A capturing stream being destroyed leaves (and invalidates) its sequence.
 void capture_stream_destroyed(Stream* s);

@@ -53,8 +53,13 @@ void capture_and_launch(CUcontext ctx, int t, std::atomic<int>* failures) {
     CUgraphExec e;
     if (cuGraphInstantiate(&e, g, 0) != CUDA_SUCCESS) failures->fetch_add(1);
     for (int l = 0; l < 10; ++l) cuGraphLaunch(e, (l & 1) ? a : b);
+    // Synchronizing is an unsafe call while another thread's GLOBAL capture
+    // runs (driver 580 refuses it and invalidates that capture): RELAXED here.
+    CUstreamCaptureMode sync_mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    cuThreadExchangeStreamCaptureMode(&sync_mode);
     cuStreamSynchronize(a);
     cuStreamSynchronize(b);
+    cuThreadExchangeStreamCaptureMode(&sync_mode);
     if (out[0] != static_cast<unsigned char>(round) || out[255] != static_cast<unsigned char>(round))
       failures->fetch_add(1);
     cuGraphExecDestroy(e);
