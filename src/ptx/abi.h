@@ -81,6 +81,7 @@ struct CutSite {
   bool is_signed = false;  // redux.min/max on .s32
   bool wide = false;       // match on .b64
   int line = 0;            // PTX line, for diagnostics
+  bool pred_unused = false;  // kShfl: no thread reads the predicate result (out1 need not be written)
   uint8_t konst_mask = 0;  // bit i: operand slot i (0..3) is konst[i], not stored by the threads
   uint64_t konst[4] = {};
   // kLdmatrix: mode = matrices (1, 2, 4), wide = .trans.

@@ -9,6 +9,7 @@
 #include "ptx/block_runner.h"
 
 #include "ptx/warp_matrix.h"
+#include "ptx/warp_shuffle.h"
 
 #include <setjmp.h>
 #include <signal.h>
@@ -227,24 +228,16 @@ struct CutBlock {
       const uint64_t* v = in_row(0) + lo;
       for (uint32_t l = 0; l < 32; ++l) y[l] = v[src[l]] & 0xffffffffu;
     }
-    for (uint32_t l = 0; l < 32; ++l) p[l] = pred[l];
+    if (!cs.pred_unused)
+      for (uint32_t l = 0; l < 32; ++l) p[l] = pred[l];
     return true;
   }
 
   // Each lane's source lane (itself where the shuffle is out of range) and predicate.
   static void shfl_sources(uint8_t mode, uint32_t b, uint32_t c, uint8_t src[32], uint64_t pred[32]) {
-    const uint32_t bval = b & 31, cval = c & 31, seg = (c >> 8) & 31;
     for (uint32_t l = 0; l < 32; ++l) {
-      const uint32_t max_lane = (l & seg) | (cval & ~seg), min_lane = l & seg;
-      int32_t j;
       bool p;
-      switch (mode) {
-        case kShflUp: j = static_cast<int32_t>(l) - static_cast<int32_t>(bval); p = j >= static_cast<int32_t>(max_lane); break;
-        case kShflDown: j = static_cast<int32_t>(l + bval); p = j <= static_cast<int32_t>(max_lane); break;
-        case kShflBfly: j = static_cast<int32_t>(l ^ bval); p = j <= static_cast<int32_t>(max_lane); break;
-        default: j = static_cast<int32_t>(min_lane | (bval & ~seg)); p = j <= static_cast<int32_t>(max_lane); break;
-      }
-      src[l] = static_cast<uint8_t>(p ? j : static_cast<int32_t>(l));
+      src[l] = static_cast<uint8_t>(shfl_source(mode, l, b, c, &p));
       pred[l] = p;
     }
   }
@@ -259,19 +252,8 @@ struct CutBlock {
     switch (cs.kind) {
       case CutKind::kShfl:
         lanes([&](uint32_t l, uint32_t t) {
-          const uint32_t bval = static_cast<uint32_t>(op(cs, t, 1)) & 31, c = static_cast<uint32_t>(op(cs, t, 2));
-          const uint32_t cval = c & 31, seg = (c >> 8) & 31;
-          const uint32_t max_lane = (l & seg) | (cval & ~seg), min_lane = l & seg;
-          int32_t j;
           bool p;
-          switch (cs.mode) {
-            case kShflUp: j = static_cast<int32_t>(l) - static_cast<int32_t>(bval); p = j >= static_cast<int32_t>(max_lane); break;
-            case kShflDown: j = static_cast<int32_t>(l + bval); p = j <= static_cast<int32_t>(max_lane); break;
-            case kShflBfly: j = static_cast<int32_t>(l ^ bval); p = j <= static_cast<int32_t>(max_lane); break;
-            default: j = static_cast<int32_t>(min_lane | (bval & ~seg)); p = j <= static_cast<int32_t>(max_lane); break;
-          }
-          if (!p) j = static_cast<int32_t>(l);
-          const uint32_t src = static_cast<uint32_t>(j);
+          const uint32_t src = shfl_source(cs.mode, l, static_cast<uint32_t>(op(cs, t, 1)), static_cast<uint32_t>(op(cs, t, 2)), &p);
           const uint64_t v = (src < 32 && (group >> src & 1)) ? op(cs, lo + src, 0) : op(cs, t, 0);
           out(t, 0) = v & 0xffffffffu;
           out(t, 1) = p;

@@ -135,6 +135,7 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
     c.is_signed = r.get<uint8_t>() != 0;
     c.wide = r.get<uint8_t>() != 0;
     c.line = r.get<int32_t>();
+    c.pred_unused = r.get<uint8_t>() != 0;
     c.konst_mask = r.get<uint8_t>();
     for (uint64_t& k : c.konst) k = r.get<uint64_t>();
     if (static_cast<uint8_t>(c.kind) > static_cast<uint8_t>(CutKind::kMma)) return false;
@@ -173,6 +174,7 @@ void disk_cache_store(const std::string& key, const KernelLayout& l, const std::
     put<uint8_t>(out, c.is_signed);
     put<uint8_t>(out, c.wide);
     put<int32_t>(out, c.line);
+    put<uint8_t>(out, c.pred_unused);
     put<uint8_t>(out, c.konst_mask);
     for (uint64_t k : c.konst) put<uint64_t>(out, k);
   }

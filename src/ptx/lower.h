@@ -51,6 +51,14 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
 // a variable).
 void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& layout, bool specialize);
 
+// A whole-warp collective compiled code resolves itself (lower_warps.cpp).
+bool warp_resolvable(const CutSite& cs);
+// The range function of a kernel with warp_resolvable sites: runs whole
+// warps through regions and those collectives; `steps[r]` resumes at r;
+// other spans go to `fallback` (a range function).
+llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Function*>& steps, const KernelLayout& layout,
+                                  llvm::Function* fallback);
+
 // Registers a thread may recompute at a resume point rather than save in
 // its frame: each is written by exactly one unguarded, pure instruction
 // whose sources are immediates, symbols, launch-invariant special
@@ -155,6 +163,7 @@ class FnLowering {
   std::vector<std::vector<int>> live_across;        // by instruction index: registers saved at a cut
   std::vector<uint32_t> reg_unit;                   // frame row of a saved register (0: none)
   std::vector<bool> is_cut;                         // by instruction index
+  std::vector<int> reg_mentions;                    // by register: the instructions that name it (guards included)
   std::map<uint32_t, llvm::MDNode*> row_scopes;     // by a frame row's first unit
   std::map<uint32_t, llvm::MDNode*> row_noalias;    // the other rows' scopes
   Remat remat;

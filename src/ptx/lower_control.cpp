@@ -1,5 +1,7 @@
 // Function bodies: registers, frames, labels, branches, calls, returns, and
 // the liveness that decides what a cut saves.
+#include <algorithm>
+
 #include <llvm/IR/MDBuilder.h>
 
 #include "ptx/lower.h"
@@ -180,6 +182,15 @@ void FnLowering::lower_body() {
     };
     for (const ParamDecl& p : f.rets) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
     for (const ParamDecl& p : f.params) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
+  }
+  reg_mentions.assign(f.regs.size(), 0);
+  for (const Instr& in : f.body) {
+    std::vector<int> named;
+    if (in.guard >= 0) named.push_back(in.guard);
+    for (const Operand& o : in.args) collect_regs(o, named);
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    for (int r : named) reg_mentions[static_cast<size_t>(r)]++;
   }
   // Cuts and the frame: each saved register gets a row (abi.h).
   is_cut.assign(f.body.size(), false);

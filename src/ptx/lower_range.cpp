@@ -159,15 +159,20 @@ void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& la
     make_loop(mod, step, layout.range_name, cuts, -1, llvm::Function::ExternalLinkage);
     return;
   }
-  std::vector<llvm::Function*> loops;
-  for (size_t r = 0; r <= nsites; ++r)
-    loops.push_back(make_loop(mod, resuming_at(step, static_cast<uint32_t>(r)), layout.range_name + ".r" + std::to_string(r),
-                              true, static_cast<int>(r), llvm::Function::InternalLinkage));
+  bool machine = false;
+  for (const CutSite& cs : layout.sites) machine |= warp_resolvable(cs);
+  std::vector<llvm::Function*> loops, steps;
+  for (size_t r = 0; r <= nsites; ++r) {
+    steps.push_back(resuming_at(step, static_cast<uint32_t>(r)));
+    loops.push_back(make_loop(mod, steps.back(), layout.range_name + ".r" + std::to_string(r), true, static_cast<int>(r),
+                              llvm::Function::InternalLinkage));
+  }
   step->eraseFromParent();
-  // The dispatcher.
+  // The dispatcher (the warp machine's fallback when there is one).
   llvm::LLVMContext& ctx = mod.getContext();
-  llvm::Function* run = llvm::Function::Create(loops[0]->getFunctionType(), llvm::Function::ExternalLinkage,
-                                               layout.range_name, mod);
+  llvm::Function* run = llvm::Function::Create(loops[0]->getFunctionType(),
+                                               machine ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage,
+                                               layout.range_name + (machine ? ".loops" : ""), mod);
   for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);
   llvm::IRBuilder<> b(ctx);
   auto* entry_bb = llvm::BasicBlock::Create(ctx, "entry", run);
@@ -184,6 +189,7 @@ void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& la
     c->setTailCall();
     b.CreateRet(c);
   }
+  if (machine) make_warp_machine(mod, steps, layout, run);
 }
 
 }  // namespace cucpu::ptx

@@ -138,9 +138,11 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     ops[1] = read(A[2], Ty::kB32);
     ops[2] = read(A[3], Ty::kB32);
     ops[3] = A.size() >= 5 ? read(A[4], Ty::kB32) : full_mask();
+    // A predicate half no other instruction names is never read.
+    site.pred_unused = A[0].pair < 0 || reg_mentions[static_cast<size_t>(A[0].pair)] <= 1;
     emit_cut(site, index, ops);
     write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
-    write_pair(A[0], exchange_out(1, b.getInt1Ty()));
+    if (!site.pred_unused) write_pair(A[0], exchange_out(1, b.getInt1Ty()));
     return true;
   }
   if (op == "vote") {
