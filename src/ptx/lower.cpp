@@ -81,9 +81,11 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   auto* step_ty = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32, ptr, llvm::Type::getInt64Ty(ctx)}, false);
   llvm::Function* step = llvm::Function::Create(step_ty, llvm::Function::InternalLinkage, layout->step_name, *mod);
   step->addFnAttr(llvm::Attribute::AlwaysInline);
-  step->addParamAttr(0, llvm::Attribute::NoAlias);
-  step->addParamAttr(1, llvm::Attribute::NoAlias);
-  step->addParamAttr(7, llvm::Attribute::NoAlias);
+  // No noalias on the step's pointers: the range functions it is inlined
+  // into say it of theirs, and an inlined noalias scope would keep loads
+  // (the shared base...) from being hoisted out of their loops.
+  step->addDereferenceableParamAttr(1, sizeof(BlockEnv));
+  step->addParamAttr(1, llvm::Attribute::getWithAlignment(ctx, llvm::Align(alignof(BlockEnv))));
   for (size_t k = 1; k < order.size(); ++k) {
     const Function& f = m.funcs[static_cast<size_t>(order[k])];
     if (f.is_entry) throw LowerError{f.line, 1, "a kernel calls the entry '" + f.name + "'"};

@@ -165,7 +165,8 @@ class FnLowering {
   std::vector<bool> is_cut;                         // by instruction index
   std::vector<int> reg_mentions;                    // by register: the instructions that name it (guards included)
   std::map<uint32_t, llvm::MDNode*> row_scopes;     // by a frame row's first unit
-  std::map<uint32_t, llvm::MDNode*> row_noalias;    // the other rows' scopes
+  std::map<uint32_t, llvm::MDNode*> row_noalias;    // the other rows' scopes, and kernel_scope
+  llvm::MDNode* kernel_scope = nullptr;             // the kernel's own memory accesses
   Remat remat;
   llvm::BasicBlock* entry_block = nullptr;
   llvm::AllocaInst* misaligned = nullptr;          // first misaligned plain access (0: none)

@@ -252,6 +252,7 @@ void FnLowering::lower_body() {
     auto add_row = [&](uint32_t unit) {
       if (!row_scopes.count(unit)) row_scopes[unit] = mdb.createAnonymousAliasScope(domain);
     };
+    kernel_scope = mdb.createAnonymousAliasScope(domain, "kernel");
     for (uint32_t u = 0; u < kFrameHeaderUnits; u += 2) add_row(u);
     for (uint32_t u : reg_unit)
       if (u) add_row(u);
@@ -319,6 +320,18 @@ void FnLowering::lower_body() {
       b.SetInsertPoint(&bb);
       b.CreateUnreachable();
     }
+  // The kernel's own loads and stores (any space, the local area included)
+  // never touch the frame rows: they get the scope the rows' accesses are
+  // declared not to alias.
+  if (has_cuts) {
+    llvm::MDNode* scope = llvm::MDNode::get(ctx, {kernel_scope});
+    for (llvm::BasicBlock& bb : *fn)
+      for (llvm::Instruction& i : bb)
+        if ((llvm::isa<llvm::LoadInst>(i) || llvm::isa<llvm::StoreInst>(i) || llvm::isa<llvm::AtomicRMWInst>(i) ||
+             llvm::isa<llvm::AtomicCmpXchgInst>(i)) &&
+            !i.getMetadata(llvm::LLVMContext::MD_alias_scope))
+          i.setMetadata(llvm::LLVMContext::MD_alias_scope, scope);
+  }
 }
 
 void FnLowering::lower_instr(const Instr& in, size_t i) {

@@ -36,6 +36,8 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   auto* run_ty = llvm::FunctionType::get(i32, {ptr, i64, ptr, i32, i32, i32, ptr}, false);
   llvm::Function* run = llvm::Function::Create(run_ty, linkage, name, mod);
   for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);  // frames, env, codes: the runner's own
+  run->addDereferenceableParamAttr(2, sizeof(BlockEnv));
+  run->addParamAttr(2, llvm::Attribute::getWithAlignment(ctx, llvm::Align(alignof(BlockEnv))));
   if (linkage == llvm::GlobalValue::InternalLinkage) run->addFnAttr(llvm::Attribute::NoInline);
   llvm::IRBuilder<> b(ctx);
   auto* entry_bb = llvm::BasicBlock::Create(ctx, "entry", run);
@@ -174,6 +176,8 @@ void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& la
                                                machine ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage,
                                                layout.range_name + (machine ? ".loops" : ""), mod);
   for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);
+  run->addDereferenceableParamAttr(2, sizeof(BlockEnv));
+  run->addParamAttr(2, llvm::Attribute::getWithAlignment(ctx, llvm::Align(alignof(BlockEnv))));
   llvm::IRBuilder<> b(ctx);
   auto* entry_bb = llvm::BasicBlock::Create(ctx, "entry", run);
   std::vector<llvm::BasicBlock*> cases;

@@ -18,7 +18,7 @@ llvm::Instruction* FnLowering::frame_access(llvm::Instruction* access, uint32_t 
   if (auto* st = llvm::dyn_cast<llvm::StoreInst>(access)) st->setAlignment(llvm::Align(elem_bytes > 8 ? 8 : elem_bytes));
   llvm::MDNode*& others = row_noalias[unit];
   if (!others) {
-    std::vector<llvm::Metadata*> list;
+    std::vector<llvm::Metadata*> list = {kernel_scope};
     for (auto& [u, scope] : row_scopes)
       if (u != unit) list.push_back(scope);
     others = llvm::MDNode::get(ctx, list);

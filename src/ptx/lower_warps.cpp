@@ -90,6 +90,8 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   llvm::Function* run = llvm::Function::Create(fallback->getFunctionType(), llvm::Function::ExternalLinkage,
                                                layout.range_name, mod);
   for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);
+  run->addDereferenceableParamAttr(2, sizeof(BlockEnv));
+  run->addParamAttr(2, llvm::Attribute::getWithAlignment(ctx, llvm::Align(alignof(BlockEnv))));
   Value* frames = run->getArg(0);
   Value* pitch = run->getArg(1);
   Value* envp = run->getArg(2);
