@@ -24,7 +24,7 @@ using llvm::Value;
 namespace {
 
 // Above this many cut sites, one loop takes the resume point at run time
-// (the compile time of a copy of the step per site would grow too large).
+// (each resume point's loop is a function of its own).
 constexpr size_t kMaxSpecialized = 48;
 
 llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::string& name, bool cuts, int resume_const,
