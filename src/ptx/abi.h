@@ -1,22 +1,23 @@
 // The contract between compiled kernel code and the block runner.
 //
-// Every entry compiles to a *step function*
-//   uint32_t step(uint8_t* frame, BlockEnv* env, uint32_t tid, uint32_t resume)
-// that runs one thread from `resume` (0: the start) until it exits
-// (returns 0) or reaches a cut: a barrier or a warp collective (returns the
-// cut's site id, >= 1). Before returning at a cut, the thread stores the
-// registers live across it into its frame and the cut's operands into the
-// frame's exchange area; the runner resolves the cut (a barrier releases, a
-// shuffle exchanges values) and writes the results into the exchange area;
-// stepping again with `resume` = site id reloads the registers and results
-// and goes on. A kernel with no cuts runs each thread to the end in one step.
+// Every entry compiles to a *step function* that runs one thread from a
+// resume point (0: the start) until it exits (returns 0) or reaches a cut:
+// a barrier or a warp collective (returns the cut's site id, >= 1). Before
+// returning at a cut, the thread stores the registers live across it (less
+// those it can recompute) into its frame and the cut's operands (less those
+// known at compile time: CutSite::konst) into the frame's exchange area; the
+// runner resolves the cut (a barrier releases, a shuffle exchanges values)
+// and writes the results into the exchange area; stepping again with that
+// site id as the resume point reloads the registers and results and goes
+// on. A kernel with no cuts runs each thread to the end in one step. The
+// step is internal to the compiled code.
 //
 // A *range function*
-//   uint32_t run(uint8_t* frames, uint64_t stride, BlockEnv* env, uint32_t first,
+//   uint32_t run(uint8_t* frames, uint64_t pitch, BlockEnv* env, uint32_t first,
 //                uint32_t last, uint32_t resume, uint32_t* codes)
-// steps threads [first, last) from one resume point, thread t with frame
-// frames + t*stride, stores each step's result in codes[t], and returns
-// the result they share (or kMixedCodes).
+// steps threads [first, last) from one resume point, with the block's
+// frames (below; null without cuts), stores each step's result in
+// codes[t], and returns the result they share (or kMixedCodes).
 #pragma once
 
 #include <cstdint>
@@ -45,12 +46,17 @@ struct BlockEnv {
   uint64_t grid_workspace;      // %envreg1 (high half) and %envreg2 (low): a cooperative launch's grid barrier
 };
 
-// The frame of a thread of a kernel with cuts: the exchange area, then the
-// registers saved across cuts, then the thread's local memory.
-constexpr uint32_t kExchangeIn = 0;    // 8 x u64 operands
-constexpr uint32_t kExchangeOut = 64;  // 4 x u64 results
-constexpr uint32_t kFrameHeader = 96;
+// The frames of a block of a kernel with cuts, structure of arrays (so
+// that loops over threads vectorize): rows of 4-byte units, `pitch` bytes
+// between consecutive units (frame_pitch: 4 bytes per thread, rounded up to
+// 64). Thread t's element of the row that starts at unit u and holds e-byte
+// elements is at frames + u * pitch + t * e (such a row takes e / 4 units).
+// Units 0..15: the exchange area's 8 operands (8-byte elements), 16..23 its
+// 4 results; then the saved registers; then the local area, thread t's
+// .local memory at frames + frame_units * pitch + t * local_stride.
+constexpr uint32_t kExchangeInUnit = 0, kExchangeOutUnit = 16, kFrameHeaderUnits = 24;
 constexpr int kExchangeInSlots = 8, kExchangeOutSlots = 4;
+constexpr uint64_t frame_pitch(uint32_t threads) { return (uint64_t{threads} + 15) / 16 * 64; }
 
 enum class CutKind : uint8_t {
   kBarrier,      // bar.sync / barrier.sync: in0 barrier id, in1 thread count (0: all)
@@ -75,6 +81,9 @@ struct CutSite {
   bool is_signed = false;  // redux.min/max on .s32
   bool wide = false;       // match on .b64
   int line = 0;            // PTX line, for diagnostics
+  bool pred_unused = false;  // kShfl: no thread reads the predicate result (out1 need not be written)
+  uint8_t konst_mask = 0;  // bit i: operand slot i (0..3) is konst[i], not stored by the threads
+  uint64_t konst[4] = {};
   // kLdmatrix: mode = matrices (1, 2, 4), wide = .trans.
   // kMma: mode = a MmaShape; is_signed = bf16 inputs (else f16); wide = f32 accumulators (else f16).
 };
@@ -85,7 +94,6 @@ enum : uint8_t { kMatchAny, kMatchAll };
 enum : uint8_t { kMmaM16N8K16, kMmaM16N8K8, kWmmaM16N16K16 };
 enum : uint8_t { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor, kRedPopc };
 
-using StepFn = uint32_t (*)(uint8_t* frame, BlockEnv* env, uint32_t tid, uint32_t resume);
 // Returns the code every stepped thread returned when they all returned the
 // same (0: all exited; a site id: all at that cut), else kMixedCodes.
 constexpr uint32_t kMixedCodes = 0xffffffffu;

@@ -9,6 +9,7 @@
 #include "ptx/block_runner.h"
 
 #include "ptx/warp_matrix.h"
+#include "ptx/warp_shuffle.h"
 
 #include <setjmp.h>
 #include <signal.h>
@@ -109,7 +110,7 @@ struct CutBlock {
   const CompiledCode& code;
   BlockEnv& env;
   uint32_t T;
-  uint64_t stride;
+  uint64_t pitch;
   uint8_t* frames;
   uint32_t* codes;
   uint32_t* resume;
@@ -117,8 +118,14 @@ struct CutBlock {
   uint32_t live;
   uint32_t arrivals[16] = {};
 
-  uint64_t* in(uint32_t t) { return reinterpret_cast<uint64_t*>(frames + t * stride + kExchangeIn); }
-  uint64_t* out(uint32_t t) { return reinterpret_cast<uint64_t*>(frames + t * stride + kExchangeOut); }
+  // Operand slot k of thread t at site cs (known ones are in the site), and
+  // result slot k (abi.h: 8-byte rows of pitch * 2 bytes).
+  uint64_t* in_row(int k) { return reinterpret_cast<uint64_t*>(frames + (kExchangeInUnit + 2 * k) * pitch); }
+  uint64_t* out_row(int k) { return reinterpret_cast<uint64_t*>(frames + (kExchangeOutUnit + 2 * k) * pitch); }
+  uint64_t op(const CutSite& cs, uint32_t t, int k) {
+    return (cs.konst_mask >> k & 1) ? cs.konst[k] : in_row(k)[t];
+  }
+  uint64_t& out(uint32_t t, int k) { return out_row(k)[t]; }
   const CutSite& site(uint32_t t) { return (*code.sites)[resume[t] - 1]; }
 
   void classify(uint32_t t) {
@@ -131,7 +138,7 @@ struct CutBlock {
     resume[t] = c;
     const CutKind k = (*code.sites)[c - 1].kind;
     if (k == CutKind::kBarrierArrive) {
-      arrivals[in(t)[0] & 15]++;
+      arrivals[op(site(t), t, 0) & 15]++;
       state[t] = kRunnable;
     } else if (k == CutKind::kBarrier || k == CutKind::kBarrierRed) {
       state[t] = kAtBarrier;
@@ -150,7 +157,7 @@ struct CutBlock {
         }
         uint32_t u = t + 1;
         while (u < hi && state[u] == kRunnable && resume[u] == resume[t]) ++u;
-        code.range(frames, stride, &env, t, u, resume[t], codes);
+        code.range(frames, pitch, &env, t, u, resume[t], codes);
         for (uint32_t i = t; i < u; ++i) classify(i);
         ran = true;
         t = u;
@@ -186,7 +193,7 @@ struct CutBlock {
         for (uint32_t u = lo; u < hi; ++u)
           if (state[u] == kAtWarpCut && resume[u] == s) mask |= 1u << (u - lo);
         const CutKind k = (*code.sites)[s - 1].kind;
-        const uint32_t member = k == CutKind::kActiveMask ? mask : static_cast<uint32_t>(in(t)[3]);
+        const uint32_t member = k == CutKind::kActiveMask ? mask : static_cast<uint32_t>(op((*code.sites)[s - 1], t, 3));
         // Complete: every lane the collective names has arrived or exited.
         const bool complete = (member & valid & ~mask & ~exited) == 0;
         if (!best_site || (complete && !best_complete) || (complete == best_complete && s < best_site)) {
@@ -203,34 +210,36 @@ struct CutBlock {
   }
 
   // A whole warp shuffling with one b and c (the usual case: constants):
-  // the warp's values gathered once, then permuted. False when the lanes'
-  // b or c differ (the general code handles that).
-  bool shfl_full_warp(uint32_t lo, uint8_t mode) {
-    uint64_t v[32];
-    const uint64_t* x0 = in(lo);
-    const uint64_t b0 = x0[1], c0 = x0[2];
-    for (uint32_t l = 0; l < 32; ++l) {
-      const uint64_t* x = in(lo + l);
-      if (x[1] != b0 || x[2] != c0) return false;
-      v[l] = x[0];
+  // the source lanes computed once, then the warp's values permuted. False
+  // when the lanes' b or c differ (the general code handles that).
+  bool shfl_full_warp(uint32_t lo, const CutSite& cs) {
+    const uint64_t b0 = op(cs, lo, 1), c0 = op(cs, lo, 2);
+    if (!(cs.konst_mask & 2) || !(cs.konst_mask & 4))
+      for (uint32_t l = 1; l < 32; ++l)
+        if (op(cs, lo + l, 1) != b0 || op(cs, lo + l, 2) != c0) return false;
+    uint8_t src[32];
+    uint64_t pred[32];
+    shfl_sources(cs.mode, static_cast<uint32_t>(b0), static_cast<uint32_t>(c0), src, pred);
+    uint64_t* y = out_row(0) + lo;
+    uint64_t* p = out_row(1) + lo;
+    if (cs.konst_mask & 1) {
+      for (uint32_t l = 0; l < 32; ++l) y[l] = cs.konst[0] & 0xffffffffu;
+    } else {
+      const uint64_t* v = in_row(0) + lo;
+      for (uint32_t l = 0; l < 32; ++l) y[l] = v[src[l]] & 0xffffffffu;
     }
-    const uint32_t bval = static_cast<uint32_t>(b0) & 31, c = static_cast<uint32_t>(c0);
-    const uint32_t cval = c & 31, seg = (c >> 8) & 31;
-    for (uint32_t l = 0; l < 32; ++l) {
-      const uint32_t max_lane = (l & seg) | (cval & ~seg), min_lane = l & seg;
-      int32_t j;
-      bool p;
-      switch (mode) {
-        case kShflUp: j = static_cast<int32_t>(l) - static_cast<int32_t>(bval); p = j >= static_cast<int32_t>(max_lane); break;
-        case kShflDown: j = static_cast<int32_t>(l + bval); p = j <= static_cast<int32_t>(max_lane); break;
-        case kShflBfly: j = static_cast<int32_t>(l ^ bval); p = j <= static_cast<int32_t>(max_lane); break;
-        default: j = static_cast<int32_t>(min_lane | (bval & ~seg)); p = j <= static_cast<int32_t>(max_lane); break;
-      }
-      uint64_t* y = out(lo + l);
-      y[0] = v[p ? j : l] & 0xffffffffu;
-      y[1] = p;
-    }
+    if (!cs.pred_unused)
+      for (uint32_t l = 0; l < 32; ++l) p[l] = pred[l];
     return true;
+  }
+
+  // Each lane's source lane (itself where the shuffle is out of range) and predicate.
+  static void shfl_sources(uint8_t mode, uint32_t b, uint32_t c, uint8_t src[32], uint64_t pred[32]) {
+    for (uint32_t l = 0; l < 32; ++l) {
+      bool p;
+      src[l] = static_cast<uint8_t>(shfl_source(mode, l, b, c, &p));
+      pred[l] = p;
+    }
   }
 
   void resolve(uint32_t lo, uint32_t s, uint32_t group) {
@@ -239,36 +248,24 @@ struct CutBlock {
       for (uint32_t l = 0; l < 32; ++l)
         if (group >> l & 1) fn(l, lo + l);
     };
-    if (cs.kind == CutKind::kShfl && group == 0xffffffffu && shfl_full_warp(lo, cs.mode)) return;
+    if (cs.kind == CutKind::kShfl && group == 0xffffffffu && shfl_full_warp(lo, cs)) return;
     switch (cs.kind) {
       case CutKind::kShfl:
         lanes([&](uint32_t l, uint32_t t) {
-          const uint64_t* x = in(t);
-          const uint32_t bval = static_cast<uint32_t>(x[1]) & 31, c = static_cast<uint32_t>(x[2]);
-          const uint32_t cval = c & 31, seg = (c >> 8) & 31;
-          const uint32_t max_lane = (l & seg) | (cval & ~seg), min_lane = l & seg;
-          int32_t j;
           bool p;
-          switch (cs.mode) {
-            case kShflUp: j = static_cast<int32_t>(l) - static_cast<int32_t>(bval); p = j >= static_cast<int32_t>(max_lane); break;
-            case kShflDown: j = static_cast<int32_t>(l + bval); p = j <= static_cast<int32_t>(max_lane); break;
-            case kShflBfly: j = static_cast<int32_t>(l ^ bval); p = j <= static_cast<int32_t>(max_lane); break;
-            default: j = static_cast<int32_t>(min_lane | (bval & ~seg)); p = j <= static_cast<int32_t>(max_lane); break;
-          }
-          if (!p) j = static_cast<int32_t>(l);
-          const uint32_t src = static_cast<uint32_t>(j);
-          const uint64_t v = (src < 32 && (group >> src & 1)) ? in(lo + src)[0] : x[0];
-          out(t)[0] = v & 0xffffffffu;
-          out(t)[1] = p;
+          const uint32_t src = shfl_source(cs.mode, l, static_cast<uint32_t>(op(cs, t, 1)), static_cast<uint32_t>(op(cs, t, 2)), &p);
+          const uint64_t v = (src < 32 && (group >> src & 1)) ? op(cs, lo + src, 0) : op(cs, t, 0);
+          out(t, 0) = v & 0xffffffffu;
+          out(t, 1) = p;
         });
         break;
       case CutKind::kVote: {
         uint32_t ballot = 0;
         lanes([&](uint32_t l, uint32_t t) {
-          if (in(t)[0]) ballot |= 1u << l;
+          if (op(cs, t, 0)) ballot |= 1u << l;
         });
         lanes([&](uint32_t, uint32_t t) {
-          const uint32_t m = static_cast<uint32_t>(in(t)[3]) & group;
+          const uint32_t m = static_cast<uint32_t>(op(cs, t, 3)) & group;
           uint64_t r;
           switch (cs.mode) {
             case kVoteAll: r = (ballot & m) == m; break;
@@ -276,37 +273,37 @@ struct CutBlock {
             case kVoteUni: r = (ballot & m) == m || (ballot & m) == 0; break;
             default: r = ballot & m; break;
           }
-          out(t)[0] = r;
+          out(t, 0) = r;
         });
         break;
       }
       case CutKind::kMatch:
         lanes([&](uint32_t, uint32_t t) {
-          const uint32_t m = static_cast<uint32_t>(in(t)[3]) & group;
-          const uint64_t mine = cs.wide ? in(t)[0] : (in(t)[0] & 0xffffffffu);
+          const uint32_t m = static_cast<uint32_t>(op(cs, t, 3)) & group;
+          const uint64_t mine = cs.wide ? op(cs, t, 0) : (op(cs, t, 0) & 0xffffffffu);
           uint32_t same = 0;
           for (uint32_t u = 0; u < 32; ++u)
             if (m >> u & 1) {
-              const uint64_t v = cs.wide ? in(lo + u)[0] : (in(lo + u)[0] & 0xffffffffu);
+              const uint64_t v = cs.wide ? op(cs, lo + u, 0) : (op(cs, lo + u, 0) & 0xffffffffu);
               if (v == mine) same |= 1u << u;
             }
           if (cs.mode == kMatchAny) {
-            out(t)[0] = same;
+            out(t, 0) = same;
           } else {
             const bool all = same == m;
-            out(t)[0] = all ? m : 0;
-            out(t)[1] = all;
+            out(t, 0) = all ? m : 0;
+            out(t, 1) = all;
           }
         });
         break;
       case CutKind::kRedux:
         lanes([&](uint32_t, uint32_t t) {
-          const uint32_t m = static_cast<uint32_t>(in(t)[3]) & group;
+          const uint32_t m = static_cast<uint32_t>(op(cs, t, 3)) & group;
           uint32_t acc = 0;
           bool first = true;
           for (uint32_t u = 0; u < 32; ++u) {
             if (!(m >> u & 1)) continue;
-            const uint32_t v = static_cast<uint32_t>(in(lo + u)[0]);
+            const uint32_t v = static_cast<uint32_t>(op(cs, lo + u, 0));
             if (first) {
               acc = v;
               first = false;
@@ -321,30 +318,36 @@ struct CutBlock {
               default: acc ^= v; break;
             }
           }
-          out(t)[0] = acc;
+          out(t, 0) = acc;
         });
         break;
       case CutKind::kActiveMask:
-        lanes([&](uint32_t, uint32_t t) { out(t)[0] = group; });
+        lanes([&](uint32_t, uint32_t t) { out(t, 0) = group; });
         break;
       case CutKind::kElect:
         lanes([&](uint32_t l, uint32_t t) {
-          const uint32_t m = static_cast<uint32_t>(in(t)[3]) & group;
+          const uint32_t m = static_cast<uint32_t>(op(cs, t, 3)) & group;
           const uint32_t leader = m ? static_cast<uint32_t>(__builtin_ctz(m)) : l;
-          out(t)[0] = leader;
-          out(t)[1] = leader == l;
+          out(t, 0) = leader;
+          out(t, 1) = leader == l;
         });
         break;
       case CutKind::kLdmatrix:
       case CutKind::kMma: {
+        // Gathered into each lane's own slots, and the results scattered back.
+        uint64_t in_slots[32][kExchangeInSlots], out_slots[32][kExchangeOutSlots] = {};
         uint64_t* ins[32] = {};
         uint64_t* outs[32] = {};
         lanes([&](uint32_t l, uint32_t t) {
-          ins[l] = in(t);
-          outs[l] = out(t);
+          for (int k = 0; k < kExchangeInSlots; ++k) in_slots[l][k] = k < 4 ? op(cs, t, k) : in_row(k)[t];
+          ins[l] = in_slots[l];
+          outs[l] = out_slots[l];
         });
         if (cs.kind == CutKind::kLdmatrix) resolve_ldmatrix(cs, ins, outs);
         else resolve_mma(cs, ins, outs);
+        lanes([&](uint32_t l, uint32_t t) {
+          for (int k = 0; k < kExchangeOutSlots; ++k) out(t, k) = out_slots[l][k];
+        });
         break;
       }
       default:  // kWarpSync
@@ -357,7 +360,7 @@ struct CutBlock {
     uint32_t waiting[16] = {}, expected[16] = {};
     for (uint32_t t = 0; t < T; ++t) {
       if (state[t] != kAtBarrier) continue;
-      const uint32_t id = static_cast<uint32_t>(in(t)[0]) & 15, n = static_cast<uint32_t>(in(t)[1]);
+      const uint32_t id = static_cast<uint32_t>(op(site(t), t, 0)) & 15, n = static_cast<uint32_t>(op(site(t), t, 1));
       waiting[id]++;
       if (n) expected[id] = n;
     }
@@ -371,16 +374,16 @@ struct CutBlock {
       uint32_t popc = 0;
       bool all = true, any = false;
       for (uint32_t t = 0; t < T; ++t)
-        if (state[t] == kAtBarrier && (static_cast<uint32_t>(in(t)[0]) & 15) == id && site(t).kind == CutKind::kBarrierRed) {
-          const bool p = in(t)[2] != 0;
+        if (state[t] == kAtBarrier && (static_cast<uint32_t>(op(site(t), t, 0)) & 15) == id && site(t).kind == CutKind::kBarrierRed) {
+          const bool p = op(site(t), t, 2) != 0;
           popc += p;
           all &= p;
           any |= p;
         }
       for (uint32_t t = 0; t < T; ++t) {
-        if (state[t] != kAtBarrier || (static_cast<uint32_t>(in(t)[0]) & 15) != id) continue;
+        if (state[t] != kAtBarrier || (static_cast<uint32_t>(op(site(t), t, 0)) & 15) != id) continue;
         if (site(t).kind == CutKind::kBarrierRed)
-          out(t)[0] = site(t).mode == kRedPopc ? popc : site(t).mode == kRedAnd ? all : any;
+          out(t, 0) = site(t).mode == kRedPopc ? popc : site(t).mode == kRedAnd ? all : any;
         state[t] = kRunnable;
       }
     }
@@ -428,7 +431,7 @@ struct CutBlock {
     for (;;) {
       uint32_t c = kUnset;
       for (auto [first, last] : spans) {
-        const uint32_t cc = code.range(frames, stride, &env, first, last, r, codes);
+        const uint32_t cc = code.range(frames, pitch, &env, first, last, r, codes);
         c = (c == kUnset || c == cc) ? cc : kMixedCodes;
       }
       if (c == kMixedCodes) {
@@ -443,7 +446,7 @@ struct CutBlock {
       if (c == 0 || spans.empty()) return;
       const CutSite& cs = (*code.sites)[c - 1];
       if (cs.kind == CutKind::kBarrier) {
-        const uint32_t need = static_cast<uint32_t>(in(spans[0].first)[1]);
+        const uint32_t need = static_cast<uint32_t>(op(cs, spans[0].first, 1));
         if (need != 0 && need != T) return diverge();  // a count other than the whole block
         r = c;
         continue;
@@ -505,7 +508,11 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
     s.resume.resize(T);
     s.state.resize(T);
   }
-  if (code.frame_bytes && s.frames.size() < uint64_t{T} * code.frame_bytes) s.frames.resize(uint64_t{T} * code.frame_bytes);
+  // The frames (abi.h), 64-byte aligned.
+  const uint64_t pitch = frame_pitch(T);
+  const uint64_t frame_size = code.frame_units * pitch + uint64_t{T} * code.local_stride + 64;
+  if (code.frame_bytes && s.frames.size() < frame_size) s.frames.resize(frame_size);
+  uint8_t* frames = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(s.frames.data()) + 63) & ~uintptr_t{63});
   if (s.shared.size() < shared_bytes + 16) s.shared.resize(shared_bytes + 16);
 
   BlockEnv env;
@@ -549,7 +556,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
     if (!code.frame_bytes) {
       code.range(nullptr, 0, &env, 0, T, 0, s.codes.data());
     } else {
-      CutBlock cb{code, env, T, code.frame_bytes, s.frames.data(), s.codes.data(), s.resume.data(), s.state.data(), T};
+      CutBlock cb{code, env, T, pitch, frames, s.codes.data(), s.resume.data(), s.state.data(), T};
       cb.run();
     }
   }

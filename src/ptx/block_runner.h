@@ -12,10 +12,11 @@ namespace cucpu::ptx {
 
 // What the runner needs of a compiled kernel.
 struct CompiledCode {
-  StepFn step = nullptr;
   RangeFn range = nullptr;
   const std::vector<CutSite>* sites = nullptr;
   uint32_t frame_bytes = 0;     // 0: no cuts (each thread runs in one step)
+  uint32_t frame_units = 0;     // the frames' rows (abi.h)
+  uint32_t local_stride = 0;    // .local bytes per thread in the frames' local area
   uint32_t static_shared = 0;
   const char* name = "";
 };

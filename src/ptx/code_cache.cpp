@@ -25,7 +25,7 @@ namespace cucpu::ptx {
 namespace {
 
 constexpr char kMagic[8] = {'c', 'u', 'c', 'p', 'u', 'k', 'n', 'l'};
-constexpr uint32_t kFormat = 5;
+constexpr uint32_t kFormat = 6;
 std::atomic<uint64_t> g_hits{0};
 
 uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
@@ -119,6 +119,8 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
   if (r.get<uint32_t>() != kFormat) return false;
   KernelLayout l;
   l.frame_bytes = r.get<uint32_t>();
+  l.frame_units = r.get<uint32_t>();
+  l.local_stride = r.get<uint32_t>();
   l.local_bytes = r.get<uint32_t>();
   l.static_shared = r.get<uint32_t>();
   l.num_regs = r.get<int32_t>();
@@ -133,6 +135,9 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
     c.is_signed = r.get<uint8_t>() != 0;
     c.wide = r.get<uint8_t>() != 0;
     c.line = r.get<int32_t>();
+    c.pred_unused = r.get<uint8_t>() != 0;
+    c.konst_mask = r.get<uint8_t>();
+    for (uint64_t& k : c.konst) k = r.get<uint64_t>();
     if (static_cast<uint8_t>(c.kind) > static_cast<uint8_t>(CutKind::kMma)) return false;
     l.sites.push_back(c);
   }
@@ -155,6 +160,8 @@ void disk_cache_store(const std::string& key, const KernelLayout& l, const std::
   std::string out(kMagic, sizeof kMagic);
   put<uint32_t>(out, kFormat);
   put<uint32_t>(out, l.frame_bytes);
+  put<uint32_t>(out, l.frame_units);
+  put<uint32_t>(out, l.local_stride);
   put<uint32_t>(out, l.local_bytes);
   put<uint32_t>(out, l.static_shared);
   put<int32_t>(out, l.num_regs);
@@ -167,6 +174,9 @@ void disk_cache_store(const std::string& key, const KernelLayout& l, const std::
     put<uint8_t>(out, c.is_signed);
     put<uint8_t>(out, c.wide);
     put<int32_t>(out, c.line);
+    put<uint8_t>(out, c.pred_unused);
+    put<uint8_t>(out, c.konst_mask);
+    for (uint64_t k : c.konst) put<uint64_t>(out, k);
   }
   put_str(out, object);
   const std::string final_name = dir + "/" + key + ".kernel";

@@ -78,12 +78,14 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   layout->step_name = prefix + "_step";
   layout->range_name = prefix + "_run";
-  auto* step_ty = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32, ptr}, false);
+  auto* step_ty = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32, ptr, llvm::Type::getInt64Ty(ctx)}, false);
   llvm::Function* step = llvm::Function::Create(step_ty, llvm::Function::InternalLinkage, layout->step_name, *mod);
   step->addFnAttr(llvm::Attribute::AlwaysInline);
-  step->addParamAttr(0, llvm::Attribute::NoAlias);
-  step->addParamAttr(1, llvm::Attribute::NoAlias);
-  step->addParamAttr(7, llvm::Attribute::NoAlias);
+  // No noalias on the step's pointers: the range functions it is inlined
+  // into say it of theirs, and an inlined noalias scope would keep loads
+  // (the shared base...) from being hoisted out of their loops.
+  step->addDereferenceableParamAttr(1, sizeof(BlockEnv));
+  step->addParamAttr(1, llvm::Attribute::getWithAlignment(ctx, llvm::Align(alignof(BlockEnv))));
   for (size_t k = 1; k < order.size(); ++k) {
     const Function& f = m.funcs[static_cast<size_t>(order[k])];
     if (f.is_entry) throw LowerError{f.line, 1, "a kernel calls the entry '" + f.name + "'"};
@@ -111,98 +113,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   kl.big_grid = big_grid;
   kl.lower_body();
 
-  // The range function: steps threads [first, last) from one resume
-  // point, a row (threads of one y, z) at a time, so that x is an induction
-  // variable of the inner loop (two divisions per row, none per thread).
-  const bool cuts = layout->frame_bytes != 0;
-  auto* run_ty = llvm::FunctionType::get(i32, {ptr, llvm::Type::getInt64Ty(ctx), ptr, i32, i32, i32, ptr}, false);
-  auto make_range = [&](const std::string& name) {
-    llvm::Function* run = llvm::Function::Create(run_ty, llvm::Function::ExternalLinkage, name, *mod);
-    for (unsigned a : {0u, 2u, 6u}) run->addParamAttr(a, llvm::Attribute::NoAlias);  // frames, env, codes: the runner's own
-    llvm::IRBuilder<> b(ctx);
-    auto* entry_bb = llvm::BasicBlock::Create(ctx, "entry", run);
-    auto* row = llvm::BasicBlock::Create(ctx, "row", run);
-    auto* loop = llvm::BasicBlock::Create(ctx, "loop", run);
-    auto* row_done = llvm::BasicBlock::Create(ctx, "row_done", run);
-    auto* done = llvm::BasicBlock::Create(ctx, "done", run);
-    b.SetInsertPoint(entry_bb);
-    Value* frames = run->getArg(0);
-    Value* stride = run->getArg(1);
-    Value* envp = run->getArg(2);
-    Value* first = run->getArg(3);
-    Value* last = run->getArg(4);
-    Value* resume = run->getArg(5);
-    Value* codes = run->getArg(6);
-    auto* env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
-    llvm::AllocaInst* misaligned = b.CreateAlloca(b.getInt64Ty(), nullptr, "misaligned");
-    b.CreateStore(b.getInt64(0), misaligned);
-    auto ntid = [&](unsigned k) {
-      return b.CreateLoad(i32, b.CreateInBoundsGEP(env_ty, envp, {b.getInt32(0), b.getInt32(0), b.getInt32(k)}));
-    };
-    Value* nx = ntid(0);
-    Value* ny = ntid(1);
-    b.CreateCondBr(b.CreateICmpULT(first, last), row, done);
-    b.SetInsertPoint(row);
-    // shared: the code every thread so far returned (kUnset before the first, kMixedCodes once two differ).
-    constexpr uint32_t kUnset = 0xfffffffeu;
-    llvm::PHINode* t0 = b.CreatePHI(i32, 2);
-    t0->addIncoming(first, entry_bb);
-    llvm::PHINode* shared_row = b.CreatePHI(i32, 2);
-    shared_row->addIncoming(b.getInt32(kUnset), entry_bb);
-    Value* x0 = b.CreateURem(t0, nx);
-    Value* xy = b.CreateUDiv(t0, nx);
-    Value* y = b.CreateURem(xy, ny);
-    Value* z = b.CreateUDiv(xy, ny);
-    Value* row_end = b.CreateAdd(b.CreateSub(t0, x0), nx);
-    row_end = b.CreateSelect(b.CreateICmpULT(row_end, last), row_end, last);
-    Value* count = b.CreateSub(row_end, t0);
-    // The thread a wild access is blamed on: the row's first (compiled code
-    // stores the exact thread itself before it reports a fault).
-    b.CreateStore(t0, b.CreateStructGEP(env_ty, envp, 10));
-    b.CreateBr(loop);
-    b.SetInsertPoint(loop);
-    llvm::PHINode* i = b.CreatePHI(i32, 2);
-    i->addIncoming(b.getInt32(0), row);
-    llvm::PHINode* shared = b.CreatePHI(i32, 2);
-    shared->addIncoming(shared_row, row);
-    Value* t = b.CreateAdd(t0, i, "t", true, true);
-    Value* x = b.CreateAdd(x0, i, "x", true, true);
-    Value* fr = cuts ? b.CreateGEP(b.getInt8Ty(), frames, b.CreateMul(b.CreateZExt(t, b.getInt64Ty()), stride)) : frames;
-    Value* code = b.CreateCall(step, {fr, envp, t, x, y, z, resume, misaligned});
-    if (cuts) b.CreateStore(code, b.CreateGEP(i32, codes, b.CreateZExt(t, b.getInt64Ty())));
-    // Without cuts every thread returns 0: nothing to track (and the loop stays simple).
-    Value* merged = !cuts ? static_cast<Value*>(b.getInt32(0))
-                          : b.CreateSelect(b.CreateICmpEQ(shared, b.getInt32(kUnset)), code,
-                                           b.CreateSelect(b.CreateICmpEQ(shared, code), shared, b.getInt32(kMixedCodes)));
-    shared->addIncoming(merged, loop);
-    Value* next = b.CreateAdd(i, b.getInt32(1), "", true, true);
-    i->addIncoming(next, loop);
-    b.CreateCondBr(b.CreateICmpULT(next, count), loop, row_done);
-    b.SetInsertPoint(row_done);
-    t0->addIncoming(row_end, row_done);
-    shared_row->addIncoming(merged, row_done);
-    b.CreateCondBr(b.CreateICmpULT(row_end, last), row, done);
-    b.SetInsertPoint(done);
-    llvm::PHINode* result = b.CreatePHI(i32, 2);
-    result->addIncoming(b.getInt32(0), entry_bb);
-    result->addIncoming(merged, row_done);
-    Value* bad = b.CreateLoad(b.getInt64Ty(), misaligned);
-    auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", run);
-    auto* ret_bb = llvm::BasicBlock::Create(ctx, "ret", run);
-    b.CreateCondBr(b.CreateICmpNE(bad, b.getInt64(0)), fault_bb, ret_bb);
-    b.SetInsertPoint(fault_bb);
-    {
-      auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, i32, b.getInt64Ty()}, false);
-      llvm::Function* rt = mod->getFunction("cucpu_rt_fault");
-      if (!rt) rt = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "cucpu_rt_fault", *mod);
-      rt->setDoesNotReturn();
-      b.CreateCall(rt, {envp, b.getInt32(static_cast<uint32_t>(FaultKind::kMisalignedAddress)), bad});
-      b.CreateUnreachable();
-    }
-    b.SetInsertPoint(ret_bb);
-    b.CreateRet(result);
-  };
-  make_range(layout->range_name);
+  make_ranges(*mod, step, *layout, kl.specialize);
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod, &os)) throw LowerError{kf.line, 1, "internal error: invalid IR for '" + kf.name + "': " + os.str().substr(0, 400)};
@@ -301,7 +212,12 @@ Value* FnLowering::env_field(int index, llvm::Type* ty) {
   return ld;
 }
 
-Value* FnLowering::shared_base() { return env_field(4, llvm::PointerType::get(ctx, 0)); }
+Value* FnLowering::shared_base() {
+  // The runner aligns the arena to 16 bytes.
+  auto* ld = llvm::cast<llvm::LoadInst>(env_field(4, llvm::PointerType::get(ctx, 0)));
+  ld->setMetadata(llvm::LLVMContext::MD_align, llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(b.getInt64(16))}));
+  return ld;
+}
 
 // Converts `v` to `to`: same-width reinterpretation, integer resizing
 // (sign-extending when `sign`), predicates to and from integers.
@@ -333,7 +249,16 @@ Value* FnLowering::read(const Operand& o, Ty as) {
   switch (o.kind) {
     case Operand::Kind::kReg: {
       llvm::AllocaInst* a = regs[static_cast<size_t>(o.reg)];
-      Value* v = b.CreateLoad(a->getAllocatedType(), a);
+      Value* v;
+      if (const int k = has_cuts ? remat.konst[static_cast<size_t>(o.reg)] : -1; k >= 0) {
+        // Its only write is a mov of an immediate: the value that mov stores
+        // (so that the operands of a cut are seen to be known).
+        const Instr& mv = f.body[static_cast<size_t>(k)];
+        const Ty mt = type_suffix(mv);
+        v = convert_bits(b, read(mv.args[1], mt), a->getAllocatedType(), is_signed(mt));
+      } else {
+        v = b.CreateLoad(a->getAllocatedType(), a);
+      }
       v = convert_bits(b, v, t, is_signed(as));
       if (o.neg) {
         if (!t->isIntegerTy(1)) fail("'!' applies to predicates only");
@@ -518,9 +443,22 @@ void FnLowering::emit_fault(uint32_t kind, Value* address) {
   b.CreateUnreachable();
 }
 
+// What decides whether `ptr` is aligned to `bytes`: an offset from an
+// aligned base (shared memory: the optimizer then sees the usual offsets
+// are aligned), else the address itself.
+Value* FnLowering::alignment_operand(Value* ptr, uint32_t bytes) {
+  if (auto* g = llvm::dyn_cast<llvm::GetElementPtrInst>(ptr); g && g->getNumIndices() == 1 &&
+                                                             g->getSourceElementType()->isIntegerTy(8))
+    if (auto* base = llvm::dyn_cast<llvm::LoadInst>(g->getPointerOperand()))
+      if (llvm::MDNode* md = base->getMetadata(llvm::LLVMContext::MD_align))
+        if (llvm::mdconst::extract<llvm::ConstantInt>(md->getOperand(0))->getZExtValue() >= bytes)
+          return b.CreateZExtOrTrunc(g->getOperand(1), b.getInt64Ty());
+  return b.CreatePtrToInt(ptr, b.getInt64Ty());
+}
+
 void FnLowering::check_alignment(Value* ptr, uint32_t bytes) {
   if (bytes <= 1) return;
-  Value* a = b.CreatePtrToInt(ptr, b.getInt64Ty());
+  Value* a = alignment_operand(ptr, bytes);
   Value* bad = b.CreateICmpNE(b.CreateAnd(a, b.getInt64(bytes - 1)), b.getInt64(0));
   auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", fn);
   auto* ok_bb = llvm::BasicBlock::Create(ctx, "aligned", fn);
@@ -540,7 +478,7 @@ void FnLowering::note_alignment(Value* ptr, uint32_t bytes) {
   }
   // Plain loads and stores go on (x86 does not fault on them); the first
   // misaligned address is kept and reported when the thread next stops.
-  Value* a = b.CreatePtrToInt(ptr, b.getInt64Ty());
+  Value* a = alignment_operand(ptr, bytes);
   Value* bad = b.CreateICmpNE(b.CreateAnd(a, b.getInt64(bytes - 1)), b.getInt64(0));
   Value* cur = b.CreateLoad(b.getInt64Ty(), misaligned);
   b.CreateStore(b.CreateSelect(b.CreateAnd(bad, b.CreateICmpEQ(cur, b.getInt64(0))), a, cur), misaligned);
@@ -549,7 +487,7 @@ void FnLowering::note_alignment(Value* ptr, uint32_t bytes) {
 void FnLowering::report_misalignment() {
   if (!misaligned) return;
   Value* cur = b.CreateLoad(b.getInt64Ty(), misaligned);
-  if (is_kernel && !has_cuts) {
+  if (is_kernel) {
     // Kept for the range function, which reports it after its loop (the
     // loop then has no exit a vectorizer must keep): the highest address.
     Value* slot = fn->getArg(7);

@@ -30,6 +30,8 @@ struct LowerError {
 struct KernelLayout {
   std::vector<CutSite> sites;   // index = site id - 1
   uint32_t frame_bytes = 0;     // per thread (0 when the kernel has no cuts)
+  uint32_t frame_units = 0;     // the frame's rows, in 4-byte units (abi.h)
+  uint32_t local_stride = 0;    // .local bytes per thread in the frame's local area
   uint32_t local_bytes = 0;     // .local bytes per thread
   uint32_t static_shared = 0;   // static shared bytes (the dynamic part starts here, 16-aligned)
   int num_regs = 0;
@@ -42,6 +44,32 @@ struct KernelLayout {
 // does not overflow).
 std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std::string& prefix,
                                            llvm::LLVMContext& ctx, KernelLayout* layout, bool big_grid);
+
+// Adds the range function (and the loops it dispatches to) of a lowered
+// kernel whose step is `step` (lower_range.cpp).
+// `specialize`: one loop per resume point (else one loop, the resume point
+// a variable).
+void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& layout, bool specialize);
+
+// A whole-warp collective compiled code resolves itself (lower_warps.cpp).
+bool warp_resolvable(const CutSite& cs);
+// The range function of a kernel with warp_resolvable sites: runs whole
+// warps through regions and those collectives; `steps[r]` resumes at r;
+// other spans go to `fallback` (a range function).
+llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Function*>& steps, const KernelLayout& layout,
+                                  llvm::Function* fallback);
+
+// Registers a thread may recompute at a resume point rather than save in
+// its frame: each is written by exactly one unguarded, pure instruction
+// whose sources are immediates, symbols, launch-invariant special
+// registers, kernel parameters, or such registers (lower_remat.cpp).
+struct Remat {
+  std::vector<int> def;  // by register: its defining instruction, or -1 when it is not rematerializable
+  std::vector<int> konst;  // by register: the mov of an immediate that is its only write, or -1
+  // The instructions to run again, in order, so that `regs` hold their values.
+  std::vector<int> closure(const Function& f, const std::vector<int>& regs) const;
+};
+Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& entry_params);
 
 // Lowers the device functions `funcs` (and what they call) on their own,
 // with external names prefix + "_f_" + name, for calls through pointers.
@@ -68,6 +96,7 @@ class FnLowering {
   llvm::Value* shared_base();
   llvm::Value* env_field(int index, llvm::Type* ty);
   llvm::Value* special(const Operand& o);
+  llvm::Value* alignment_operand(llvm::Value* ptr, uint32_t bytes);
   void check_alignment(llvm::Value* ptr, uint32_t bytes);   // faults at once (atomics)
   void note_alignment(llvm::Value* ptr, uint32_t bytes);    // remembered, reported by report_misalignment
   void report_misalignment();                               // at thread stops: exits, cuts, returns
@@ -90,12 +119,18 @@ class FnLowering {
   bool lower_call(const Instr& in);
   bool lower_half(const Instr& in);
   bool lower_matrix(const Instr& in, size_t index);  // ldmatrix, mma, wmma
+  void lower_instr(const Instr& in, size_t index);   // any instruction but bra, without its guard
 
   // Emits a cut: stores operands (in0..in3, null for none), saves the live
   // registers, returns the site id, and continues after the resume point,
   // where the results are read back with exchange_out().
   void emit_cut(const CutSite& site, size_t index, llvm::Value* const in[kExchangeInSlots]);
   llvm::Value* exchange_out(int slot, llvm::Type* ty);
+  // The address of this thread's element of the frame row at `unit` (abi.h).
+  llvm::Value* frame_row(uint32_t unit, uint32_t elem_bytes);
+  // A load or store of the frame row at `unit`: its alignment, and alias
+  // scopes that tell the optimizer rows do not overlap.
+  llvm::Instruction* frame_access(llvm::Instruction* access, uint32_t unit, uint32_t elem_bytes);
 
   const Module& m;
   const Function& f;
@@ -109,9 +144,11 @@ class FnLowering {
   bool is_kernel;
   bool big_grid = false;
   bool has_cuts = false;
+  bool specialize = false;   // kernels with cuts: a range loop per resume point
   const Instr* cur = nullptr;
 
-  llvm::Value* frame = nullptr;   // i8* (kernels)
+  llvm::Value* frame = nullptr;   // i8*: the block's frames (kernels)
+  llvm::Value* pitch = nullptr;   // i64: bytes between frame rows of 4-byte units
   llvm::Value* env = nullptr;     // BlockEnv*
   llvm::Value* tid = nullptr;     // i32: the thread's linear index in its block
   llvm::Value* tid_xyz[3] = {};   // its x, y, z (kernels: arguments; functions: derived from tid)
@@ -124,7 +161,13 @@ class FnLowering {
   std::vector<llvm::BasicBlock*> label_blocks;      // by instruction index (null: no label)
   llvm::SwitchInst* resume_switch = nullptr;
   std::vector<std::vector<int>> live_across;        // by instruction index: registers saved at a cut
-  std::vector<uint32_t> reg_slot;                   // frame offset of a saved register (0: none)
+  std::vector<uint32_t> reg_unit;                   // frame row of a saved register (0: none)
+  std::vector<bool> is_cut;                         // by instruction index
+  std::vector<int> reg_mentions;                    // by register: the instructions that name it (guards included)
+  std::map<uint32_t, llvm::MDNode*> row_scopes;     // by a frame row's first unit
+  std::map<uint32_t, llvm::MDNode*> row_noalias;    // the other rows' scopes, and kernel_scope
+  llvm::MDNode* kernel_scope = nullptr;             // the kernel's own memory accesses
+  Remat remat;
   llvm::BasicBlock* entry_block = nullptr;
   llvm::AllocaInst* misaligned = nullptr;          // first misaligned plain access (0: none)
 };
@@ -132,7 +175,13 @@ class FnLowering {
 // Registers live after each instruction that is a cut (by index), for the
 // frame layout. Conservative: a register may be saved that is not needed.
 std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut);
+// The instructions each may run next.
+std::vector<std::vector<int>> successors(const Function& f);
+// The sum over the kernel's regions (the code from its start, or from after
+// a cut, to the next cuts) of their sizes in instructions.
+size_t region_sizes(const Function& f, const std::vector<bool>& is_cut);
 bool is_cut_instruction(const Instr& in);
+bool writes_first_operand(const std::string& op);
 // Lays out an entry's parameters in the launch buffer; returns its size.
 uint32_t layout_params(const Function& f, std::vector<ParamDesc>* out);
 

@@ -1,5 +1,7 @@
 // Function bodies: registers, frames, labels, branches, calls, returns, and
 // the liveness that decides what a cut saves.
+#include <algorithm>
+
 #include <llvm/IR/MDBuilder.h>
 
 #include "ptx/lower.h"
@@ -20,8 +22,6 @@ uint32_t layout_params(const Function& f, std::vector<ParamDesc>* out) {
   return static_cast<uint32_t>(off);
 }
 
-namespace {
-
 // Opcodes whose first operand is a destination the instruction always writes.
 bool writes_first_operand(const std::string& op) {
   static const char* const kOps[] = {
@@ -36,6 +36,8 @@ bool writes_first_operand(const std::string& op) {
   return false;
 }
 
+namespace {
+
 void collect_regs(const Operand& o, std::vector<int>& out) {
   if (o.reg >= 0) out.push_back(o.reg);
   if (o.pair >= 0) out.push_back(o.pair);
@@ -48,9 +50,52 @@ bool ends_flow(const Instr& in) {
 
 }  // namespace
 
+std::vector<std::vector<int>> successors(const Function& f) {
+  const size_t n = f.body.size();
+  std::vector<std::vector<int>> succ(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Instr& in = f.body[i];
+    if (!ends_flow(in) && i + 1 < n) succ[i].push_back(static_cast<int>(i + 1));
+    if (in.op == "bra" && !in.args.empty() && in.args[0].kind == Operand::Kind::kSym) {
+      auto it = f.labels.find(in.args[0].sym);
+      if (it != f.labels.end() && static_cast<size_t>(it->second) < n) succ[i].push_back(it->second);
+    }
+    if (in.op == "brx") {  // every label may be a target
+      for (auto& [name, idx] : f.labels)
+        if (static_cast<size_t>(idx) < n) succ[i].push_back(idx);
+    }
+  }
+  return succ;
+}
+
+size_t region_sizes(const Function& f, const std::vector<bool>& is_cut) {
+  const std::vector<std::vector<int>> succ = successors(f);
+  const size_t n = f.body.size();
+  size_t total = 0;
+  std::vector<int> stack;
+  std::vector<size_t> seen(n, 0);
+  size_t mark = 0;
+  for (size_t start = 0; start <= n; ++start) {
+    if (start > 0 && !is_cut[start - 1]) continue;  // regions start at 0 and after each cut
+    ++mark;
+    if (start < n) stack.push_back(static_cast<int>(start));
+    while (!stack.empty()) {
+      const size_t i = static_cast<size_t>(stack.back());
+      stack.pop_back();
+      if (seen[i] == mark) continue;
+      seen[i] = mark;
+      ++total;
+      if (is_cut[i]) continue;  // the region ends here
+      for (int s : succ[i]) stack.push_back(s);
+    }
+  }
+  return total;
+}
+
 std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut) {
   const size_t n = f.body.size(), nr = f.regs.size(), words = (nr + 63) / 64;
-  std::vector<std::vector<int>> uses(n), defs(n), succ(n);
+  std::vector<std::vector<int>> uses(n), defs(n);
+  const std::vector<std::vector<int>> succ = successors(f);
   for (size_t i = 0; i < n; ++i) {
     const Instr& in = f.body[i];
     if (in.guard >= 0) uses[i].push_back(in.guard);
@@ -62,15 +107,6 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
         continue;
       }
       collect_regs(o, uses[i]);
-    }
-    if (!ends_flow(in) && i + 1 < n) succ[i].push_back(static_cast<int>(i + 1));
-    if (in.op == "bra" && !in.args.empty() && in.args[0].kind == Operand::Kind::kSym) {
-      auto it = f.labels.find(in.args[0].sym);
-      if (it != f.labels.end() && static_cast<size_t>(it->second) < n) succ[i].push_back(it->second);
-    }
-    if (in.op == "brx") {  // every label may be a target
-      for (auto& [name, idx] : f.labels)
-        if (static_cast<size_t>(idx) < n) succ[i].push_back(idx);
     }
   }
   std::vector<uint64_t> live_in(n * words, 0);
@@ -111,7 +147,6 @@ void FnLowering::lower_body() {
   b.SetInsertPoint(entry_block);
   size_t arg = 0;
   if (is_kernel) {
-    frame = fn->getArg(0);
     env = fn->getArg(1);
     tid = fn->getArg(2);
     for (unsigned k = 0; k < 3; ++k) tid_xyz[k] = fn->getArg(3 + k);
@@ -148,44 +183,86 @@ void FnLowering::lower_body() {
     for (const ParamDecl& p : f.rets) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
     for (const ParamDecl& p : f.params) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
   }
-  // Cuts and the frame.
-  std::vector<bool> cut(f.body.size(), false);
+  reg_mentions.assign(f.regs.size(), 0);
+  for (const Instr& in : f.body) {
+    std::vector<int> named;
+    if (in.guard >= 0) named.push_back(in.guard);
+    for (const Operand& o : in.args) collect_regs(o, named);
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    for (int r : named) reg_mentions[static_cast<size_t>(r)]++;
+  }
+  // Cuts and the frame: each saved register gets a row (abi.h).
+  is_cut.assign(f.body.size(), false);
   if (is_kernel)
     for (size_t i = 0; i < f.body.size(); ++i)
-      if (is_cut_instruction(f.body[i])) cut[i] = has_cuts = true;
-  uint32_t frame_off = kFrameHeader;
-  reg_slot.assign(f.regs.size(), 0);
+      if (is_cut_instruction(f.body[i])) is_cut[i] = has_cuts = true;
+  uint32_t units = kFrameHeaderUnits;
+  reg_unit.assign(f.regs.size(), 0);
   if (has_cuts) {
-    live_across = cut_liveness(f, cut);
+    frame = fn->getArg(0);
+    pitch = fn->getArg(8);
+    remat = remat_analysis(f, entry_params);
+    live_across = cut_liveness(f, is_cut);
+    // A loop per resume point when the regions overlap little (the code
+    // compiled then stays within 1.5 times the kernel's).
+    specialize = region_sizes(f, is_cut) <= f.body.size() * 3 / 2 + 16;
     for (auto& set : live_across)
       for (int r : set)
-        if (!reg_slot[static_cast<size_t>(r)]) {
-          const uint32_t sz = type_bits(f.regs[static_cast<size_t>(r)].ty) * f.regs[static_cast<size_t>(r)].vec > 64 ? 16 : 8;
-          frame_off = (frame_off + sz - 1) / sz * sz;
-          reg_slot[static_cast<size_t>(r)] = frame_off;
-          frame_off += sz;
+        if (!reg_unit[static_cast<size_t>(r)] && remat.def[static_cast<size_t>(r)] < 0) {
+          const int bits = type_bits(f.regs[static_cast<size_t>(r)].ty) * f.regs[static_cast<size_t>(r)].vec;
+          const uint32_t elem = bits > 64 ? 16 : bits > 32 ? 8 : 4;
+          units = (units + elem / 4 - 1) / (elem / 4) * (elem / 4);
+          reg_unit[static_cast<size_t>(r)] = units;
+          units += elem / 4;
         }
   } else {
     live_across.assign(f.body.size(), {});
   }
   uint64_t local_total = 0;
+  uint64_t local_off = 0;  // in the frame's local area
+  std::vector<std::pair<std::string, uint64_t>> in_frame;  // .local variables placed there
+  uint64_t local_align = 16;                                // at most 64: the local area's alignment
   for (const VarDecl& v : f.vars) {
     if (v.space == Space::kShared) continue;
     const uint64_t a = v.align ? v.align : 1;
     if (v.size > (uint64_t{1} << 24)) fail("function-scope variable '" + v.name + "' is too large");
     if (v.space == Space::kLocal) local_total = (local_total + a - 1) / a * a + v.size;
     if (v.space == Space::kLocal && has_cuts) {
-      frame_off = static_cast<uint32_t>((frame_off + a - 1) / a * a);
-      local_vars[v.name] = b.CreateConstGEP1_64(b.getInt8Ty(), frame, frame_off);
-      frame_off += static_cast<uint32_t>(v.size);
+      local_align = std::max<uint64_t>(local_align, std::min<uint64_t>(a, 64));
+      local_off = (local_off + a - 1) / a * a;
+      in_frame.push_back({v.name, local_off});
+      local_off += v.size;
     } else {
       auto* al = b.CreateAlloca(llvm::ArrayType::get(b.getInt8Ty(), v.size ? v.size : 1), nullptr, v.name);
       al->setAlignment(llvm::Align(a < 16 ? 16 : a));
       local_vars[v.name] = al;
     }
   }
+  if (has_cuts) {
+    // The local area: thread t's part at frames + units * pitch + t * stride.
+    const uint64_t stride = (local_off + local_align - 1) / local_align * local_align;
+    if (units > (1u << 20) || stride > (1u << 24)) fail("too many registers live across cuts");
+    Value* base = b.CreateGEP(b.getInt8Ty(), frame, b.CreateMul(pitch, b.getInt64(units)));
+    Value* mine = b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(b.CreateZExt(tid, b.getInt64Ty()), b.getInt64(stride)));
+    for (auto& [name, off] : in_frame) local_vars[name] = b.CreateConstGEP1_64(b.getInt8Ty(), mine, off);
+    // One alias scope per frame row (the exchange slots, the saved registers).
+    llvm::MDBuilder mdb(ctx);
+    llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("cucpu.frame");
+    auto add_row = [&](uint32_t unit) {
+      if (!row_scopes.count(unit)) row_scopes[unit] = mdb.createAnonymousAliasScope(domain);
+    };
+    kernel_scope = mdb.createAnonymousAliasScope(domain, "kernel");
+    for (uint32_t u = 0; u < kFrameHeaderUnits; u += 2) add_row(u);
+    for (uint32_t u : reg_unit)
+      if (u) add_row(u);
+    if (is_kernel) {
+      layout.frame_units = units;
+      layout.local_stride = static_cast<uint32_t>(stride);
+    }
+  }
   if (is_kernel) {
-    layout.frame_bytes = has_cuts ? (frame_off + 15) / 16 * 16 : 0;
+    layout.frame_bytes = has_cuts ? units * 4 + layout.local_stride : 0;
     layout.local_bytes = static_cast<uint32_t>(local_total);
     layout.num_regs = static_cast<int>(f.regs.size() < 255 ? f.regs.size() : 255);
   }
@@ -219,10 +296,7 @@ void FnLowering::lower_body() {
       b.CreateCondBr(c, then, cont);
       b.SetInsertPoint(then);
     }
-    const bool done = lower_matrix(in, i) || (cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) || lower_float(in) ||
-                      lower_half(in) || lower_convert(in) || lower_memory(in) || lower_atomic(in) ||
-                      lower_call(in) || lower_misc(in);
-    if (!done) unsupported();
+    lower_instr(in, i);
     if (cont) {
       if (!b.GetInsertBlock()->getTerminator()) b.CreateBr(cont);
       b.SetInsertPoint(cont);
@@ -246,6 +320,28 @@ void FnLowering::lower_body() {
       b.SetInsertPoint(&bb);
       b.CreateUnreachable();
     }
+  // The kernel's own loads and stores (any space, the local area included)
+  // never touch the frame rows: they get the scope the rows' accesses are
+  // declared not to alias.
+  if (has_cuts) {
+    llvm::MDNode* scope = llvm::MDNode::get(ctx, {kernel_scope});
+    for (llvm::BasicBlock& bb : *fn)
+      for (llvm::Instruction& i : bb)
+        if ((llvm::isa<llvm::LoadInst>(i) || llvm::isa<llvm::StoreInst>(i) || llvm::isa<llvm::AtomicRMWInst>(i) ||
+             llvm::isa<llvm::AtomicCmpXchgInst>(i)) &&
+            !i.getMetadata(llvm::LLVMContext::MD_alias_scope))
+          i.setMetadata(llvm::LLVMContext::MD_alias_scope, scope);
+  }
+}
+
+void FnLowering::lower_instr(const Instr& in, size_t i) {
+  const Instr* saved = cur;
+  cur = &in;
+  const bool done = lower_matrix(in, i) || (is_cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) ||
+                    lower_float(in) || lower_half(in) || lower_convert(in) || lower_memory(in) || lower_atomic(in) ||
+                    lower_call(in) || lower_misc(in);
+  if (!done) unsupported();
+  cur = saved;
 }
 
 bool FnLowering::lower_control(const Instr& in, size_t index) {

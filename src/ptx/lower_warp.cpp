@@ -8,36 +8,79 @@ namespace cucpu::ptx {
 
 using llvm::Value;
 
-void FnLowering::emit_cut(const CutSite& site, size_t index, Value* const in[kExchangeInSlots]) {
+Value* FnLowering::frame_row(uint32_t unit, uint32_t elem_bytes) {
+  Value* row = b.CreateGEP(b.getInt8Ty(), frame, b.CreateMul(pitch, b.getInt64(unit)));
+  return b.CreateGEP(b.getInt8Ty(), row, b.CreateMul(b.CreateZExt(tid, b.getInt64Ty()), b.getInt64(elem_bytes)));
+}
+
+llvm::Instruction* FnLowering::frame_access(llvm::Instruction* access, uint32_t unit, uint32_t elem_bytes) {
+  if (auto* ld = llvm::dyn_cast<llvm::LoadInst>(access)) ld->setAlignment(llvm::Align(elem_bytes > 8 ? 8 : elem_bytes));
+  if (auto* st = llvm::dyn_cast<llvm::StoreInst>(access)) st->setAlignment(llvm::Align(elem_bytes > 8 ? 8 : elem_bytes));
+  llvm::MDNode*& others = row_noalias[unit];
+  if (!others) {
+    std::vector<llvm::Metadata*> list = {kernel_scope};
+    for (auto& [u, scope] : row_scopes)
+      if (u != unit) list.push_back(scope);
+    others = llvm::MDNode::get(ctx, list);
+  }
+  access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx, {row_scopes.at(unit)}));
+  access->setMetadata(llvm::LLVMContext::MD_noalias, others);
+  return access;
+}
+
+void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[kExchangeInSlots]) {
   report_misalignment();
-  layout.sites.push_back(site);
-  const uint32_t id = static_cast<uint32_t>(layout.sites.size());
+  CutSite site = site_in;
   llvm::Type* i64 = b.getInt64Ty();
+  std::vector<std::pair<int, Value*>> stores;
   for (int i = 0; i < kExchangeInSlots; ++i)
     if (in[i]) {
       Value* v = in[i];
       if (v->getType()->isFloatingPointTy()) v = b.CreateBitCast(v, b.getIntNTy(v->getType()->getPrimitiveSizeInBits()));
       v = b.CreateZExtOrTrunc(v, i64);
-      b.CreateStore(v, b.CreateConstGEP1_64(b.getInt8Ty(), frame, kExchangeIn + 8 * static_cast<uint64_t>(i)));
+      if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(v); k && i < 4) {
+        site.konst_mask |= static_cast<uint8_t>(1u << i);
+        site.konst[i] = k->getZExtValue();
+        continue;
+      }
+      stores.push_back({i, v});
     }
-  const std::vector<int>& live = live_across[index];
-  for (int r : live) {
-    llvm::AllocaInst* a = regs[static_cast<size_t>(r)];
-    b.CreateStore(b.CreateLoad(a->getAllocatedType(), a), b.CreateConstGEP1_64(b.getInt8Ty(), frame, reg_slot[static_cast<size_t>(r)]));
+  layout.sites.push_back(site);
+  const uint32_t id = static_cast<uint32_t>(layout.sites.size());
+  for (auto& [i, v] : stores) {
+    const uint32_t unit = kExchangeInUnit + 2 * static_cast<uint32_t>(i);
+    frame_access(b.CreateStore(v, frame_row(unit, 8)), unit, 8);
   }
+  // The registers live across the cut: saved, or recomputed on resuming.
+  std::vector<int> saved, recomputed;
+  for (int r : live_across[index]) (reg_unit[static_cast<size_t>(r)] ? saved : recomputed).push_back(r);
+  auto save = [&](int r, bool store) {
+    llvm::AllocaInst* a = regs[static_cast<size_t>(r)];
+    llvm::Type* ty = a->getAllocatedType();
+    const uint32_t unit = reg_unit[static_cast<size_t>(r)];
+    const unsigned bits = static_cast<unsigned>(ty->getPrimitiveSizeInBits());
+    const uint32_t elem = bits > 64 ? 16 : bits > 32 ? 8 : 4;  // wider registers: vectors of 128 bits
+    Value* p = frame_row(unit, elem);
+    if (store) {
+      frame_access(b.CreateStore(b.CreateLoad(ty, a), p), unit, elem);
+    } else {
+      auto* ld = b.CreateLoad(ty, p);
+      frame_access(ld, unit, elem);
+      b.CreateStore(ld, a);
+    }
+  };
+  for (int r : saved) save(r, true);
   b.CreateRet(b.getInt32(id));
   auto* resume = llvm::BasicBlock::Create(ctx, "resume" + std::to_string(id), fn);
   resume_switch->addCase(b.getInt32(id), resume);
   b.SetInsertPoint(resume);
-  for (int r : live) {
-    llvm::AllocaInst* a = regs[static_cast<size_t>(r)];
-    b.CreateStore(b.CreateLoad(a->getAllocatedType(), b.CreateConstGEP1_64(b.getInt8Ty(), frame, reg_slot[static_cast<size_t>(r)])), a);
-  }
+  for (int r : saved) save(r, false);
+  for (int i : remat.closure(f, recomputed)) lower_instr(f.body[static_cast<size_t>(i)], static_cast<size_t>(i));
 }
 
 Value* FnLowering::exchange_out(int slot, llvm::Type* ty) {
-  Value* p = b.CreateConstGEP1_64(b.getInt8Ty(), frame, kExchangeOut + 8 * static_cast<uint64_t>(slot));
-  Value* v = b.CreateLoad(b.getInt64Ty(), p);
+  const uint32_t unit = kExchangeOutUnit + 2 * static_cast<uint32_t>(slot);
+  Value* v = frame_access(b.CreateLoad(b.getInt64Ty(), frame_row(unit, 8)), unit, 8);
   if (ty->isIntegerTy(1)) return b.CreateICmpNE(v, b.getInt64(0));
   if (ty->isFloatingPointTy()) return b.CreateBitCast(b.CreateTrunc(v, b.getIntNTy(ty->getPrimitiveSizeInBits())), ty);
   return b.CreateZExtOrTrunc(v, ty);
@@ -95,9 +138,11 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     ops[1] = read(A[2], Ty::kB32);
     ops[2] = read(A[3], Ty::kB32);
     ops[3] = A.size() >= 5 ? read(A[4], Ty::kB32) : full_mask();
+    // A predicate half no other instruction names is never read.
+    site.pred_unused = A[0].pair < 0 || reg_mentions[static_cast<size_t>(A[0].pair)] <= 1;
     emit_cut(site, index, ops);
     write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
-    write_pair(A[0], exchange_out(1, b.getInt1Ty()));
+    if (!site.pred_unused) write_pair(A[0], exchange_out(1, b.getInt1Ty()));
     return true;
   }
   if (op == "vote") {

@@ -279,6 +279,8 @@ void fill_code(const Linked& l, KernelLayout* layout, CompiledCode* code, const 
   code->range = reinterpret_cast<RangeFn>(l.range);
   code->sites = &layout->sites;
   code->frame_bytes = layout->frame_bytes;
+  code->frame_units = layout->frame_units;
+  code->local_stride = layout->local_stride;
   code->static_shared = layout->static_shared;
   code->name = name;
 }
