@@ -127,8 +127,21 @@ CUresult htod_async(NullStream ns, CUdeviceptr d, const void* s, size_t n, CUstr
 CUresult dtoh_async(NullStream ns, void* d, CUdeviceptr s, size_t n, CUstream h) {
   return copy1d(ns, h, false, CU_MEMORYTYPE_HOST, reinterpret_cast<uintptr_t>(d), CU_MEMORYTYPE_DEVICE, s, n);
 }
+// The common small case, without a CUDA_MEMCPY3D: both ranges checked, one op.
 CUresult dtod_async(NullStream ns, CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h) {
-  return copy1d(ns, h, false, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_DEVICE, s, n);
+  if (n == 0) return CUDA_SUCCESS;
+  Context* c;  // the checks in copy3d's order: context, ranges, stream
+  if (CUresult r = api::current_ctx(&c)) return r;
+  MemCheck checks[2];
+  if (CUresult r = check_device_range(s, n, &checks[0])) return r;
+  if (CUresult r = check_device_range(d, n, &checks[1])) return r;
+  Stream* st;
+  if (CUresult r = target_stream(ns, h, false, &st)) return r;
+  if (st->capturing.load(std::memory_order_acquire) != nullptr ||
+      (st->kind == StreamKind::kLegacy && st->ctx->blocking_captures.load(std::memory_order_acquire) != 0))
+    return copy1d(ns, h, false, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_DEVICE, s, n);  // becomes a node
+  enqueue_linear_copy(st, reinterpret_cast<unsigned char*>(d), reinterpret_cast<const unsigned char*>(s), n, checks);
+  return CUDA_SUCCESS;
 }
 CUresult copy2d_sync(NullStream ns, const CUDA_MEMCPY2D* p) { return copy2d(ns, nullptr, true, p); }
 CUresult copy3d_sync(NullStream ns, const CUDA_MEMCPY3D* p) { return copy3d(ns, nullptr, true, p); }

@@ -1,5 +1,7 @@
 #include "copy/copy_plan.h"
 
+#include <cstring>
+
 #include <algorithm>
 
 #include "core/checked_math.h"
@@ -64,6 +66,28 @@ class SingleCopyOp final : public Op {
 
  private:
   CopyTask task_;
+};
+
+// One small contiguous copy (enqueue_linear_copy): fits with its checks in
+// two cache lines beside the op's header.
+class LinearCopyOp final : public Op {
+ public:
+  LinearCopyOp(unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2])
+      : dst_(dst), src_(src), n_(n), checks_{checks[0], checks[1]} {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;
+    if (!memory_still_valid(checks_, 2)) {
+      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      return;
+    }
+    std::memmove(dst_, src_, n_);  // a copy within one allocation may overlap (undefined on the driver)
+  }
+
+ private:
+  unsigned char* dst_;
+  const unsigned char* src_;
+  size_t n_;
+  MemCheck checks_[2];
 };
 
 }  // namespace
@@ -191,6 +215,21 @@ OpRef enqueue_copy(Stream* s, CopyTask task, bool want_done) {
   OpRef done = want_done ? OpRef::share(op) : OpRef();
   s->enqueue(op);
   return done;
+}
+
+void enqueue_linear_copy(Stream* s, unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2]) {
+  if (n >= kParallelThreshold && Scheduler::instance().worker_count() > 1) {
+    CopyTask t;
+    t.copy.src = src;
+    t.copy.dst = dst;
+    t.copy.src_pitch = t.copy.dst_pitch = t.copy.src_slice = t.copy.dst_slice = n;
+    t.copy.width = n;
+    t.checks[0] = checks[0];
+    t.checks[1] = checks[1];
+    enqueue_copy(s, std::move(t), false);
+    return;
+  }
+  s->enqueue(new LinearCopyOp(dst, src, n, checks));
 }
 
 OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order) {

@@ -40,6 +40,10 @@ OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order = fal
 // forms wait for it); else an empty OpRef (taking a reference would cost
 // the enqueue a transfer of the op's cache line to and from the worker).
 OpRef enqueue_copy(Stream* s, CopyTask task, bool want_done);
+// An asynchronous device-to-device copy of n contiguous bytes whose ranges
+// were checked (`checks`: src, dst): the smallest op (no walk, no
+// reference), or enqueue_copy when it is large enough to split.
+void enqueue_linear_copy(Stream* s, unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2]);
 
 // Pairs of tasks (i < j) where one writes bytes the other reads or writes,
 // judged by each operand's first-to-last byte span.
