@@ -166,7 +166,7 @@ CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** bas
     // allocation. Registered ranges are the caller's own memory, which may
     // go on past the registration.
     uint64_t epoch = Registry::instance().removals();
-    auto a = Registry::instance().find(first);
+    auto a = Registry::instance().find_span(first);
     if (a && (s.type == CU_MEMORYTYPE_UNIFIED || a->kind != MemKind::kRegistered)) {
       if (!a->contains(first, span)) return CUDA_ERROR_INVALID_VALUE;
       *check = {first, span, a->id, epoch};

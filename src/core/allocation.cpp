@@ -101,7 +101,7 @@ std::optional<Registry::Span> Registry::find_span(uintptr_t p) const {
   }
   std::optional<Allocation> a = find(p);
   if (!a) return std::nullopt;
-  const Span s{a->base, a->size, a->id};
+  const Span s{a->base, a->size, a->id, a->kind};
   // Kept only if nothing was removed during the lookup.
   if (removals() == epoch) cache.spans[cache.next++ % 4] = s;
   return s;

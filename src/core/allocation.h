@@ -90,6 +90,7 @@ class Registry {
     uintptr_t base = 0;
     size_t size = 0;
     uint64_t id = 0;
+    MemKind kind = MemKind::kDevice;
     bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
   };
   std::optional<Span> find_span(uintptr_t p) const;
