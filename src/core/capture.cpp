@@ -9,10 +9,12 @@
 #include "core/stream.h"
 
 namespace cucpu {
+
+std::atomic<int> g_capture_sequences{0};
+
 namespace {
 
 std::atomic<uint64_t> g_next_capture_id{1};
-std::atomic<int> g_active{0};             // sequences alive, for a lock-free fast path
 std::vector<CaptureSequence*> g_sequences;  // guarded by capture_mu()
 thread_local int t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;  // raw: see exchange_capture_mode
 
@@ -38,7 +40,7 @@ void leave(Stream* s) {
 Graph* terminate(CaptureSequence* seq, bool keep_graph) {
   for (Stream* s : seq->streams) leave(s);
   g_sequences.erase(std::find(g_sequences.begin(), g_sequences.end(), seq));
-  g_active.fetch_sub(1);
+  g_capture_sequences.fetch_sub(1);
   Graph* g = seq->graph;
   if (!keep_graph && seq->owns_graph) {
     destroy_graph(g);
@@ -121,7 +123,7 @@ CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, 
   seq->origin = s;
   seq->ctx = s->ctx;
   g_sequences.push_back(seq);
-  g_active.fetch_add(1);
+  g_capture_sequences.fetch_add(1);
   std::vector<Node*> d;
   for (size_t i = 0; i < n; ++i) d.push_back(rt().nodes.live(deps[i]));
   join(s, seq, std::move(d), edges ? std::vector<CUgraphEdgeData>(edges, edges + n) : std::vector<CUgraphEdgeData>());
@@ -294,7 +296,7 @@ CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route) {
 CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
   *route = Route::kEnqueue;
   const bool stream_captures = s->capturing.load(std::memory_order_acquire) != nullptr;
-  const bool event_captured = g_active.load(std::memory_order_acquire) > 0 && e->cap_set.load(std::memory_order_acquire);
+  const bool event_captured = g_capture_sequences.load(std::memory_order_acquire) > 0 && e->cap_set.load(std::memory_order_acquire);
   if (!stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;  // only in a capture
   if (!stream_captures && !event_captured && !legacy_blocked(s)) return CUDA_SUCCESS;
   if (stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) return capture_event_node(s, NodeKind::kEventWait, e, route);
@@ -344,8 +346,8 @@ CUresult capture_forbid_on_stream(Stream* s) {
   return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 
-CUresult capture_check_unsafe_call() {
-  if (g_active.load(std::memory_order_acquire) == 0 || t_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+CUresult capture_check_unsafe_call_slow() {
+  if (t_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
     return CUDA_SUCCESS;
   std::lock_guard<std::mutex> g(capture_mu());
   const auto me = std::this_thread::get_id();
@@ -363,7 +365,7 @@ CUresult capture_check_unsafe_call() {
 }
 
 CUresult capture_check_context_sync(Context* c) {
-  if (g_active.load(std::memory_order_acquire) == 0) return CUDA_SUCCESS;
+  if (g_capture_sequences.load(std::memory_order_acquire) == 0) return CUDA_SUCCESS;
   std::lock_guard<std::mutex> g(capture_mu());
   bool prohibited = false;
   for (CaptureSequence* q : g_sequences) {
@@ -375,7 +377,7 @@ CUresult capture_check_context_sync(Context* c) {
 }
 
 bool capture_uses_graph(const Graph* g) {
-  if (g_active.load(std::memory_order_acquire) == 0) return false;
+  if (g_capture_sequences.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard<std::mutex> lock(capture_mu());
   for (CaptureSequence* q : g_sequences)
     if (graph_within(q->graph, g)) return true;
@@ -383,7 +385,7 @@ bool capture_uses_graph(const Graph* g) {
 }
 
 bool capture_holds_node(const Node* n) {
-  if (g_active.load(std::memory_order_acquire) == 0) return false;
+  if (g_capture_sequences.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard<std::mutex> lock(capture_mu());
   for (CaptureSequence* q : g_sequences) {
     if (n->params.kind == NodeKind::kChildGraph && graph_within(q->graph, n->params.child)) return true;

@@ -89,10 +89,19 @@ void capture_forget_event(Event* e);
 CUresult captured_event_use(Event* e, bool sync);
 // Operations that may not run while the stream captures (query, sync).
 CUresult capture_forbid_on_stream(Stream* s);
-// "Potentially unsafe" calls (allocation, synchronous copies, context
-// sync) under the calling thread's capture mode; invalidates what they
-// conflict with and returns STREAM_CAPTURE_UNSUPPORTED.
-CUresult capture_check_unsafe_call();
+// Live capture sequences in the process (a relaxed hint for fast paths: a
+// call that sees 0 runs as if no capture existed, as it would have a
+// moment earlier).
+extern std::atomic<int> g_capture_sequences;
+// "Potentially unsafe" calls (allocation, queries and synchronizes of
+// streams and events, context sync) under the calling thread's capture
+// mode; invalidates what they conflict with and returns
+// STREAM_CAPTURE_UNSUPPORTED. Inline: most calls happen with no capture.
+CUresult capture_check_unsafe_call_slow();
+inline CUresult capture_check_unsafe_call() {
+  if (g_capture_sequences.load(std::memory_order_acquire) == 0) return CUDA_SUCCESS;
+  return capture_check_unsafe_call_slow();
+}
 // cuCtxSynchronize would wait for a capturing stream of `c`: refused in any
 // capture mode and from any thread, invalidating those captures (driver 580).
 CUresult capture_check_context_sync(Context* c);
