@@ -179,17 +179,25 @@ std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<C
     if (!checked_pitched_span(lo, c.width, c.height, c.depth, pitch, slice, &hi)) hi = UINTPTR_MAX;
     return std::make_pair(lo, hi);
   };
-  std::vector<Span> spans;
-  spans.reserve(2 * tasks.size());
+  // Sources and destinations are each usually in address order already (a
+  // batch walks its buffers): each list is sorted only when it is not, and
+  // the two are merged.
+  std::vector<Span> reads, writes;
+  reads.reserve(tasks.size());
+  writes.reserve(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) {
     const Copy3D& c = tasks[i].copy;
     if (bytes_of(c) == 0) continue;
     auto [slo, shi] = span(c.src, c.src_pitch, c.src_slice, c);
     auto [dlo, dhi] = span(c.dst, c.dst_pitch, c.dst_slice, c);
-    spans.push_back({slo, shi, i, false});
-    spans.push_back({dlo, dhi, i, true});
+    reads.push_back({slo, shi, i, false});
+    writes.push_back({dlo, dhi, i, true});
   }
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
+  auto by_start = [](const Span& a, const Span& b) { return a.lo < b.lo; };
+  if (!std::is_sorted(reads.begin(), reads.end(), by_start)) std::sort(reads.begin(), reads.end(), by_start);
+  if (!std::is_sorted(writes.begin(), writes.end(), by_start)) std::sort(writes.begin(), writes.end(), by_start);
+  std::vector<Span> spans(reads.size() + writes.size());
+  std::merge(reads.begin(), reads.end(), writes.begin(), writes.end(), spans.begin(), by_start);
   std::vector<std::pair<size_t, size_t>> out;
   // Sweep: every span still open when another starts overlaps it.
   std::vector<const Span*> open;
