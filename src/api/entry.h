@@ -19,6 +19,8 @@
 
 namespace cucpu::api {
 
+#include "api/enum_names.inc"
+
 enum Gate : unsigned {
   kDefault = 0,          // needs cuInit; refused inside host functions
   kNoInit = 1u << 0,     // works before cuInit (cuInit, version, error strings)
@@ -49,7 +51,11 @@ void trace_arg(char*& p, char* end, const T& v) {
     // A caller may pass any bit pattern; read it without loading the enum.
     std::underlying_type_t<T> raw;
     std::memcpy(&raw, &v, sizeof raw);
-    n = std::snprintf(p, static_cast<size_t>(end - p), "%lld", static_cast<long long>(raw));
+    const char* name = nullptr;
+    if constexpr (requires { enum_name(static_cast<const T*>(nullptr), 0LL); })
+      name = enum_name(static_cast<const T*>(nullptr), static_cast<long long>(raw));
+    if (name) n = std::snprintf(p, static_cast<size_t>(end - p), "%s", name);
+    else n = std::snprintf(p, static_cast<size_t>(end - p), "%lld", static_cast<long long>(raw));
   } else if constexpr (std::is_integral_v<T>) {
     n = std::snprintf(p, static_cast<size_t>(end - p), "%lld", static_cast<long long>(v));
   } else {
