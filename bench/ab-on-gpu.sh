@@ -1,34 +1,57 @@
 #!/usr/bin/env bash
-# One device call: builds cucpu from each source tree given and from the
-# working tree ("now"), then runs one benchmark binary against NVIDIA's
-# driver and each build, in alternating rounds, and prints the medians side
-# by side. Trees are unpacked revisions, carried along (git-ignored), e.g.
-#   git archive 4f37d29 | tar -x -C .ab/start      (locally)
-#   bench/ab-on-gpu.sh .ab/start                   (device; carry .ab and .bench-deps)
-# Env: BENCH_FILTER (regex), REPS (repetitions, default 5), ROUNDS (default 2).
+# One device call: runs one benchmark binary against NVIDIA's driver and
+# against several cucpu builds, in alternating rounds, and prints the medians
+# side by side; then the cold benchmarks (bench/cold_bench.cpp), each in
+# fresh processes. A build is named by
+#   NAME=FILE   a prebuilt libcuda.so.1 or its .gz (the GPU machine has no
+#               LLVM 19: build with -DCUCPU_STATIC_LLVM=ON here, strip, gzip, carry)
+#   DIR         an unpacked source tree, built there (git archive REV | tar -x -C DIR)
+# e.g. (device; carry .ab and .bench-deps):
+#   bench/ab-on-gpu.sh start=.ab/libs/start.so.gz now=.ab/libs/now.so.gz
+# Env: BENCH_FILTER (regex), REPS (default 5), ROUNDS (default 2), COLD_RUNS (default 5).
 set -uo pipefail
 out="${OUT:-$PWD/out}"
 mkdir -p "$out"
 deps="${BENCH_DEPS:-$PWD/.bench-deps}"
+cuda="${CUDA_HOME:-/usr/local/cuda}"
 bench/build-against-nvidia.sh /tmp/ab_bench || exit 1
+g++ -O2 -std=c++17 -I"$cuda/include" -I"$deps/include" -Ibench bench/cold_bench.cpp -o /tmp/cold_bench \
+  -L"$cuda/lib64/stubs" -L"$deps/lib" -lbenchmark -lcuda -lpthread || exit 1
+names=(nvidia)
+for arg in "$@"; do
+  if [[ "$arg" == *=* ]]; then
+    name=${arg%%=*} file=${arg#*=}
+    mkdir -p "/tmp/ab-$name/lib"
+    case "$file" in
+      *.gz) gzip -dc "$file" > "/tmp/ab-$name/lib/libcuda.so.1" ;;
+      *) cp "$file" "/tmp/ab-$name/lib/libcuda.so.1" ;;
+    esac
+  else
+    name=$(basename "$(realpath "$arg")")
+    cmake -S "$arg" -B "/tmp/ab-$name" -DCMAKE_BUILD_TYPE=Release -DCUCPU_BUILD_TESTS=OFF -DCUCPU_BUILD_BENCH=OFF >/dev/null &&
+      cmake --build "/tmp/ab-$name" -j"$(nproc)" --target cuda >/dev/null || exit 1
+  fi
+  names+=("$name")
+done
+libs_of() { if [ "$1" = nvidia ]; then echo "$deps/lib"; else echo "/tmp/ab-$1/lib:$deps/lib"; fi; }
 args="--benchmark_repetitions=${REPS:-5} --benchmark_report_aggregates_only=true --benchmark_min_time=0.2"
 args="$args --benchmark_format=json --benchmark_filter=${BENCH_FILTER:-.}"
-names=(nvidia)
-for tree in "$@" .; do
-  name=$(basename "$(realpath "$tree")"); [ "$tree" = . ] && name=now
-  names+=("$name")
-  # The working tree's library may come built (CUCPU_LIB_DIR: the GPU machine has no LLVM 19).
-  if [ "$name" = now ] && [ -n "${CUCPU_LIB_DIR:-}" ]; then
-    mkdir -p /tmp/ab-now && ln -sfn "$CUCPU_LIB_DIR" /tmp/ab-now/lib
-    continue
-  fi
-  cmake -S "$tree" -B "/tmp/ab-$name" -DCMAKE_BUILD_TYPE=Release -DCUCPU_BUILD_TESTS=OFF -DCUCPU_BUILD_BENCH=OFF >/dev/null &&
-    cmake --build "/tmp/ab-$name" -j"$(nproc)" --target cuda >/dev/null || exit 1
-done
 for round in $(seq "${ROUNDS:-2}"); do
   for name in "${names[@]}"; do
-    libs="$deps/lib"; [ "$name" != nvidia ] && libs="/tmp/ab-$name/lib:$libs"
-    LD_LIBRARY_PATH="$libs" /tmp/ab_bench $args > "$out/$name-$round.json"
+    LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/ab_bench $args > "$out/$name-$round.json"
   done
 done
 python3 bench/ab_table.py "$out" "${ROUNDS:-2}" "${names[@]}" | tee "$out/ab-table.md"
+echo
+echo "| cold, per node (median of ${COLD_RUNS:-5} processes) | ${names[*]} |"
+for b in ColdCapture100HostNodes ColdInstantiate100HostNodes; do
+  row="| $b |"
+  for name in "${names[@]}"; do
+    vals=$(for i in $(seq "${COLD_RUNS:-5}"); do
+      LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/cold_bench --benchmark_filter="$b" --benchmark_format=json 2>/dev/null |
+        python3 -c 'import json,sys; print(round(json.load(sys.stdin)["benchmarks"][0]["ns_per_node"] * 1e9, 1))'
+    done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    row="$row $vals ns |"
+  done
+  echo "$row"
+done | tee "$out/cold-table.md"
