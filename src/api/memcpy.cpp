@@ -194,6 +194,57 @@ CUresult peer3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D_PEER* 
 CUresult peer3d_sync(NullStream ns, const CUDA_MEMCPY3D_PEER* p) { return peer3d(ns, nullptr, true, p); }
 CUresult peer3d_async(NullStream ns, const CUDA_MEMCPY3D_PEER* p, CUstream h) { return peer3d(ns, h, false, p); }
 
+// 1D copies to and from CUDA arrays: n bytes of the array's first row,
+// from a byte offset (the driver's 1D arrays).
+struct Side1D {
+  CUmemorytype type;
+  CUarray array = nullptr;
+  const void* host = nullptr;
+  CUdeviceptr device = 0;
+  size_t offset = 0;
+};
+CUresult array_copy(NullStream ns, CUstream h, bool sync, const Side1D& dst, const Side1D& src, size_t n) {
+  CUDA_MEMCPY3D q{};
+  q.dstMemoryType = dst.type;
+  q.dstArray = dst.array;
+  q.dstHost = const_cast<void*>(dst.host);
+  q.dstDevice = dst.device;
+  q.dstXInBytes = dst.offset;
+  q.srcMemoryType = src.type;
+  q.srcArray = src.array;
+  q.srcHost = src.host;
+  q.srcDevice = src.device;
+  q.srcXInBytes = src.offset;
+  q.WidthInBytes = n;
+  q.Height = 1;
+  q.Depth = 1;
+  return copy3d(ns, h, sync, &q);
+}
+Side1D arr(CUarray a, size_t offset) { return {CU_MEMORYTYPE_ARRAY, a, nullptr, 0, offset}; }
+Side1D host(const void* p) { return {CU_MEMORYTYPE_HOST, nullptr, p, 0, 0}; }
+Side1D dev(CUdeviceptr p) { return {CU_MEMORYTYPE_DEVICE, nullptr, nullptr, p, 0}; }
+CUresult htoa(NullStream ns, CUarray d, size_t off, const void* s, size_t n) {
+  return array_copy(ns, nullptr, true, arr(d, off), host(s), n);
+}
+CUresult atoh(NullStream ns, void* d, CUarray s, size_t off, size_t n) {
+  return array_copy(ns, nullptr, true, host(d), arr(s, off), n);
+}
+CUresult dtoa(NullStream ns, CUarray d, size_t off, CUdeviceptr s, size_t n) {
+  return array_copy(ns, nullptr, true, arr(d, off), dev(s), n);
+}
+CUresult atod(NullStream ns, CUdeviceptr d, CUarray s, size_t off, size_t n) {
+  return array_copy(ns, nullptr, true, dev(d), arr(s, off), n);
+}
+CUresult atoa(NullStream ns, CUarray d, size_t doff, CUarray s, size_t soff, size_t n) {
+  return array_copy(ns, nullptr, true, arr(d, doff), arr(s, soff), n);
+}
+CUresult htoa_async(NullStream ns, CUarray d, size_t off, const void* s, size_t n, CUstream h) {
+  return array_copy(ns, h, false, arr(d, off), host(s), n);
+}
+CUresult atoh_async(NullStream ns, void* d, CUarray s, size_t off, size_t n, CUstream h) {
+  return array_copy(ns, h, false, host(d), arr(s, off), n);
+}
+
 CUresult d8(NullStream ns, CUdeviceptr d, unsigned char v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 1, n, 1); }
 CUresult d16(NullStream ns, CUdeviceptr d, unsigned short v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 2, n, 1); }
 CUresult d32(NullStream ns, CUdeviceptr d, unsigned int v, size_t n) { return memset2d(ns, nullptr, true, d, 0, v, 4, n, 1); }
@@ -239,3 +290,10 @@ CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemsetD32Async, _ptsz, d32a, (CUdeviceptr dstDevi
 CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemsetD2D8Async, _ptsz, d2d8a, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream), dstDevice, dstPitch, uc, Width, Height, hStream)
 CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemsetD2D16Async, _ptsz, d2d16a, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream), dstDevice, dstPitch, us, Width, Height, hStream)
 CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemsetD2D32Async, _ptsz, d2d32a, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream), dstDevice, dstPitch, ui, Width, Height, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyHtoA_v2, _ptds, htoa, (CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount), dstArray, dstOffset, srcHost, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyAtoH_v2, _ptds, atoh, (void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount), dstHost, srcArray, srcOffset, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyDtoA_v2, _ptds, dtoa, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount), dstArray, dstOffset, srcDevice, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyAtoD_v2, _ptds, atod, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount), dstDevice, srcArray, srcOffset, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyAtoA_v2, _ptds, atoa, (CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount), dstArray, dstOffset, srcArray, srcOffset, ByteCount)
+CUCPU_STREAM_ENTRY(cuMemcpyHtoAAsync_v2, _ptsz, htoa_async, (CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount, CUstream hStream), dstArray, dstOffset, srcHost, ByteCount, hStream)
+CUCPU_STREAM_ENTRY(cuMemcpyAtoHAsync_v2, _ptsz, atoh_async, (void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream), dstHost, srcArray, srcOffset, ByteCount, hStream)

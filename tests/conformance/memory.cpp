@@ -252,3 +252,40 @@ CONF_TEST(StreamOrderedAllocation) {
   conf::info("mempool_set_used_high_nonzero", cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &value));
   ASSERT_CU(cuStreamDestroy(s));
 }
+
+// The 1D array copies: host, device and array to and from a 1D CUDA array.
+CONF_TEST(ArrayLinearCopies) {
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  CUDA_ARRAY_DESCRIPTOR d{};
+  d.Width = 256;
+  d.Height = 0;
+  d.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+  d.NumChannels = 1;
+  CUarray a, b;
+  ASSERT_CU(cuArrayCreate(&a, &d));
+  ASSERT_CU(cuArrayCreate(&b, &d));
+  unsigned char in[256], out[256] = {};
+  for (int i = 0; i < 256; ++i) in[i] = static_cast<unsigned char>(i * 3);
+  ASSERT_CU(cuMemcpyHtoA(a, 0, in, 256));
+  ASSERT_CU(cuMemcpyAtoA(b, 16, a, 0, 200));
+  CUdeviceptr dev;
+  ASSERT_CU(cuMemAlloc(&dev, 256));
+  ASSERT_CU(cuMemcpyAtoD(dev, b, 16, 200));
+  ASSERT_CU(cuMemcpyDtoH(out, dev, 200));
+  EXPECT_TRUE(out[0] == in[0] && out[199] == in[199]);
+  ASSERT_CU(cuMemcpyDtoA(a, 100, dev, 50));
+  ASSERT_CU(cuMemcpyAtoH(out, a, 100, 50));
+  EXPECT_TRUE(out[49] == in[49]);
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuMemcpyHtoAAsync(a, 8, in + 200, 8, s));
+  ASSERT_CU(cuMemcpyAtoHAsync(out, a, 8, 8, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  EXPECT_TRUE(out[0] == in[200] && out[7] == in[207]);
+  conf::info("array_copy.past_end", cuMemcpyHtoA(a, 250, in, 16));
+  conf::info("array_copy.null_array", cuMemcpyHtoA(nullptr, 0, in, 16));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuMemFree(dev));
+  ASSERT_CU(cuArrayDestroy(a));
+  ASSERT_CU(cuArrayDestroy(b));
+}
