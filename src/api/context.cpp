@@ -352,6 +352,29 @@ CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   }, config);
 }
 
+// The bank size is fixed at four bytes on sm_90: a requested size is
+// accepted and has no effect, as on the GPU, and the reported size stays.
+CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) {
+  return api::call("cuCtxSetSharedMemConfig", api::kDefault, [&] {
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    const int cfg = api::raw_enum(config);
+    if (cfg < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE || cfg > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+      return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+  }, config);
+}
+
+CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
+  return api::call("cuCtxGetSharedMemConfig", api::kDefault, [&] {
+    if (!pConfig) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    *pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+    return CUDA_SUCCESS;
+  }, pConfig);
+}
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   return api::call("cuDevicePrimaryCtxRetain", api::kDefault, [&] {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;

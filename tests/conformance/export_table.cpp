@@ -251,4 +251,10 @@ CONF_TEST(ContextDefaults) {
   unsigned flags = 0;
   ASSERT_CU(cuCtxGetFlags(&flags));
   conf::info_value("ctx_flags.primary", flags);
+  CUsharedconfig bank;
+  conf::info("ctx_shared_config.set_eight", cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE));
+  conf::info("ctx_shared_config.get", cuCtxGetSharedMemConfig(&bank));
+  conf::info_value("ctx_shared_config.value", bank);
+  conf::info("ctx_shared_config.set_bad", cuCtxSetSharedMemConfig(static_cast<CUsharedconfig>(7)));
+  ASSERT_CU(cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE));
 }
