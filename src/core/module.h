@@ -113,6 +113,16 @@ class Function {
   void set_settings(const FuncSettings& s);
   std::atomic<int> max_dyn_shared{-1};
 
+  // The pre-4.0 launch API's per-function state (cuFuncSetBlockShape,
+  // cuFuncSetSharedSize, cuParamSet*), read by cuLaunch and cuLaunchGrid*.
+  struct LegacyLaunch {
+    unsigned block[3] = {1, 1, 1};
+    unsigned shared = 0;
+    std::vector<unsigned char> params;  // cuParamSetSize bytes
+  };
+  std::mutex legacy_mu;
+  LegacyLaunch legacy;  // guarded by legacy_mu
+
  private:
   std::atomic<const ptx::Kernel*> kernel_{nullptr};
   std::shared_ptr<const ptx::Kernel> owned_;  // guarded by load_mu_

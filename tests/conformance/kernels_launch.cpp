@@ -296,3 +296,47 @@ CONF_TEST(KernelCooperativeGridSync) {
     EXPECT_TRUE(r[i] == i * 3 + 1);
   }
 }
+
+// The pre-4.0 launch API: block shape, shared size and packed parameters
+// set on the function, then cuLaunchGrid / cuLaunchGridAsync / cuLaunch.
+CONF_TEST(KernelLegacyLaunchApi) {
+  const char* ptx =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry fill(.param .u64 p, .param .u32 v)\n{\n.reg .b64 %rd<4>;\n.reg .b32 %r<6>;\n"
+      "ld.param.u64 %rd1, [p];\nld.param.u32 %r1, [v];\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\n"
+      "mov.u32 %r4, %tid.x;\nmad.lo.s32 %r5, %r2, %r3, %r4;\nmul.wide.s32 %rd2, %r5, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
+      "st.global.u32 [%rd3], %r1;\nret;\n}\n";
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  CUmodule m;
+  CUfunction f;
+  ASSERT_CU(cuModuleLoadData(&m, ptx));
+  ASSERT_CU(cuModuleGetFunction(&f, m, "fill"));
+  CUdeviceptr buf;
+  ASSERT_CU(cuMemAlloc(&buf, 64 * sizeof(unsigned)));
+  ASSERT_CU(cuMemsetD32(buf, 0, 64));
+  ASSERT_CU(cuFuncSetBlockShape(f, 16, 1, 1));
+  ASSERT_CU(cuFuncSetSharedSize(f, 0));
+  ASSERT_CU(cuParamSetSize(f, 12));
+  ASSERT_CU(cuParamSetv(f, 0, &buf, sizeof buf));
+  ASSERT_CU(cuParamSeti(f, 8, 7));
+  ASSERT_CU(cuLaunchGrid(f, 2, 1));
+  ASSERT_CU(cuCtxSynchronize());
+  unsigned out[64];
+  ASSERT_CU(cuMemcpyDtoH(out, buf, sizeof out));
+  EXPECT_TRUE(out[0] == 7 && out[31] == 7 && out[32] == 0);
+  ASSERT_CU(cuParamSeti(f, 8, 9));
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuLaunchGridAsync(f, 4, 1, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  ASSERT_CU(cuParamSeti(f, 8, 11));
+  ASSERT_CU(cuLaunch(f));
+  ASSERT_CU(cuCtxSynchronize());
+  ASSERT_CU(cuMemcpyDtoH(out, buf, sizeof out));
+  EXPECT_TRUE(out[0] == 11 && out[15] == 11 && out[16] == 9 && out[63] == 9);
+  conf::info("legacy.param_past_end", cuParamSeti(f, 12, 1));
+  conf::info("legacy.bad_block_shape", cuFuncSetBlockShape(f, 0, 1, 1));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuMemFree(buf));
+  ASSERT_CU(cuModuleUnload(m));
+}

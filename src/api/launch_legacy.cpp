@@ -1,0 +1,113 @@
+// The pre-4.0 launch API: a function's block shape, dynamic shared size and
+// packed parameters are set by separate calls, then cuLaunch / cuLaunchGrid
+// / cuLaunchGridAsync launch it (through cuLaunchKernel, with the parameters
+// as a CU_LAUNCH_PARAM_BUFFER). Module functions only: a library kernel has
+// no such state.
+#include <cstring>
+
+#include "api/common.h"
+#include "core/module.h"
+
+using namespace cucpu;
+
+namespace {
+
+template <class F>
+CUresult with_legacy(CUfunction h, F&& f) {
+  Function* fn = function_pool().live(h);
+  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
+  std::lock_guard<std::mutex> g(fn->legacy_mu);
+  return f(fn->legacy);
+}
+
+CUresult set_bytes(CUfunction h, int offset, const void* p, size_t n) {
+  if (offset < 0 || (!p && n)) return CUDA_ERROR_INVALID_VALUE;
+  return with_legacy(h, [&](Function::LegacyLaunch& l) {
+    const auto at = static_cast<size_t>(offset);
+    if (at > l.params.size() || n > l.params.size() - at) return CUDA_ERROR_INVALID_VALUE;
+    if (n) std::memcpy(l.params.data() + at, p, n);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult launch(CUfunction h, unsigned gx, unsigned gy, CUstream s) {
+  Function::LegacyLaunch copy;
+  if (CUresult r = with_legacy(h, [&](Function::LegacyLaunch& l) {
+        copy = l;
+        return CUDA_SUCCESS;
+      }))
+    return r;
+  size_t size = copy.params.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, copy.params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  return cuLaunchKernel(h, gx, gy, 1, copy.block[0], copy.block[1], copy.block[2], copy.shared, s, nullptr,
+                        size ? extra : nullptr);
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
+  return api::call("cuFuncSetBlockShape", api::kDefault, [&] {
+    if (x <= 0 || y <= 0 || z <= 0) return CUDA_ERROR_INVALID_VALUE;
+    return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
+      l.block[0] = static_cast<unsigned>(x), l.block[1] = static_cast<unsigned>(y), l.block[2] = static_cast<unsigned>(z);
+      return CUDA_SUCCESS;
+    });
+  }, hfunc, x, y, z);
+}
+
+CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
+  return api::call("cuFuncSetSharedSize", api::kDefault, [&] {
+    return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
+      l.shared = bytes;
+      return CUDA_SUCCESS;
+    });
+  }, hfunc, bytes);
+}
+
+CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
+  return api::call("cuParamSetSize", api::kDefault, [&] {
+    if (numbytes > 32764) return CUDA_ERROR_INVALID_VALUE;  // the parameter space of a launch
+    return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
+      l.params.resize(numbytes);
+      return CUDA_SUCCESS;
+    });
+  }, hfunc, numbytes);
+}
+
+CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) {
+  return api::call("cuParamSeti", api::kDefault, [&] { return set_bytes(hfunc, offset, &value, sizeof value); },
+                   hfunc, offset, value);
+}
+
+CUresult cuParamSetf(CUfunction hfunc, int offset, float value) {
+  return api::call("cuParamSetf", api::kDefault, [&] { return set_bytes(hfunc, offset, &value, sizeof value); },
+                   hfunc, offset, value);
+}
+
+CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) {
+  return api::call("cuParamSetv", api::kDefault, [&] { return set_bytes(hfunc, offset, ptr, numbytes); }, hfunc,
+                   offset, ptr, numbytes);
+}
+
+CUresult cuLaunch(CUfunction f) {
+  return api::call("cuLaunch", api::kDefault, [&] { return launch(f, 1, 1, nullptr); }, f);
+}
+
+CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
+  return api::call("cuLaunchGrid", api::kDefault, [&] {
+    if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, static_cast<unsigned>(grid_width), static_cast<unsigned>(grid_height), nullptr);
+  }, f, grid_width, grid_height);
+}
+
+CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
+  return api::call("cuLaunchGridAsync", api::kDefault, [&] {
+    if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, static_cast<unsigned>(grid_width), static_cast<unsigned>(grid_height), hStream);
+  }, f, grid_width, grid_height, hStream);
+}
+
+}  // extern "C"
