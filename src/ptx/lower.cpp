@@ -182,7 +182,11 @@ void FnLowering::fail(const std::string& why) const {
 void FnLowering::unsupported() const {
   std::string name = cur->op;
   for (auto& x : cur->mods) name += "." + x;
-  fail("unsupported instruction '" + name + "'");
+  const std::string& op = cur->op;
+  const bool texture = op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "sust" || op == "sured" ||
+                       op == "suq" || op == "istypep";
+  fail("unsupported instruction '" + name + "'" +
+       (texture ? " (texture and surface instructions are not supported by cucpu yet)" : ""));
 }
 
 llvm::Type* FnLowering::llty(Ty t) const {

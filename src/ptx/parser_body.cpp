@@ -193,6 +193,12 @@ Operand Parser::operand(int depth) {
       // Offsets wrap as address arithmetic does (no signed overflow).
       o.imm = static_cast<int64_t>(static_cast<uint64_t>(o.imm) + (minus ? ~v + 1 : v));
     }
+    // Texture and surface operands: [object, {coordinates}] or
+    // [texture, sampler, {coordinates}]; the rest follow in elems.
+    while (is_punct(',')) {
+      advance();
+      o.elems.push_back(operand(depth + 1));
+    }
     expect(']');
     return o;
   }
