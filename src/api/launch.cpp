@@ -46,8 +46,15 @@ NodeParams kernel_node(Function* f, const Launch& a, const ParamSource& src) {
   if (lib_kernel_pool().live(a.f)) k.kern = reinterpret_cast<CUkernel>(a.f);
   k.params.assign((f->entry().param_bytes + 7) / 8, 0);
   pack_params(f->entry(), src, k.params.data());
+  if (a.cooperative) {  // cuLaunchCooperativeKernel: the node keeps it cooperative
+    CUlaunchAttribute coop{};
+    coop.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    coop.value.cooperative = 1;
+    k.attrs.push_back(coop);
+  }
   for (unsigned i = 0; i < a.num_attrs; ++i) {
     int id = raw_enum(a.attrs[i].id);
+    if (id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a.cooperative) continue;  // already there
     if (id == CU_LAUNCH_ATTRIBUTE_IGNORE || id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
         id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
       continue;

@@ -10,6 +10,7 @@
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "exec/kernel_op.h"
+#include "exec/scheduler.h"
 #include "exec/ops.h"
 
 namespace cucpu {
@@ -91,6 +92,16 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       e->kernel = k;
       e->kernel.args.clear();
       e->parallel = launch_in_parallel(shape);
+      for (const CUlaunchAttribute& a : k.attrs)
+        if (raw_enum(a.id) == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a.value.cooperative) e->cooperative = true;
+      if (e->cooperative) {
+        // Every block must be resident at once, as for cuLaunchCooperativeKernel.
+        const int per_sm = blocks_per_sm(kernel->info(), k.fn->settings(),
+                                         static_cast<int>(shape.threads_per_block()), shape.shared);
+        if (shape.blocks() > uint64_t(per_sm) * Scheduler::instance().worker_count())
+          return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+        e->parallel = true;  // a segment of its own
+      }
       return CUDA_SUCCESS;
     }
     default:
@@ -301,6 +312,11 @@ CUresult GraphExec::launch(Stream* s) {
     first[k] = static_cast<uint32_t>(ops.size());
     const ExecNode& node = plan->nodes[plan->segments[k].front()];
     bool event = node.kind == NodeKind::kEventRecord || node.kind == NodeKind::kEventWait;
+    if (node.kind == NodeKind::kKernel && node.cooperative) {
+      exit[k] = static_cast<uint32_t>(ops.size());
+      ops.push_back(make_cooperative_op(node.kernel.fn, kernel_config(node)));
+      continue;
+    }
     if (node.kind == NodeKind::kKernel && node.parallel) {
       KernelGroup kg = make_kernel_group(node.kernel.fn, kernel_config(node), plan);
       for (Op* p : kg.parts) {

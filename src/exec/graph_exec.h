@@ -46,6 +46,7 @@ struct ExecNode {
   KernelNodeData kernel;          // kernel nodes: function loaded, shape checked
   std::shared_ptr<const GraphMemoryBlock> memory;  // allocation and free nodes (kept alive by the plan)
   bool parallel = false;          // a kernel node whose blocks run on several workers (a segment of its own)
+  bool cooperative = false;       // a kernel node with the cooperative attribute: all blocks at once (also parallel)
   // Storage of the arrays a copy node names, kept while any plan holds the
   // node (a destroyed array's storage lives on until then).
   std::shared_ptr<unsigned char[]> keep[2];

@@ -397,6 +397,13 @@ static_assert(sizeof(CooperativeKernelOp) <= OpPool::kBlockSize);
 
 }  // namespace
 
+Op* make_cooperative_op(Function* f, const ptx::LaunchConfig& cfg) {
+  auto* op = new CooperativeKernelOp(f, cfg);
+  const size_t n = f->entry().param_bytes;
+  std::memcpy(op->own_params(n), cfg.params, n);
+  return op;
+}
+
 void enqueue_cooperative_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src) {
   auto* op = new CooperativeKernelOp(f, config_of(*f, shape));
   pack_params(f->entry(), src, op->own_params(f->entry().param_bytes));

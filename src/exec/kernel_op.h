@@ -77,6 +77,11 @@ void enqueue_kernel(Stream* s, Function* f, const LaunchShape& shape, const Para
 // A cooperative launch (grid-wide barriers): every block on a thread of its own.
 void enqueue_cooperative_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src);
 
+// A cooperative run of `cfg` (graph kernel nodes with the cooperative
+// attribute), its parameters copied from cfg.params; the op carries its
+// build reference.
+Op* make_cooperative_op(Function* f, const ptx::LaunchConfig& cfg);
+
 // Runs every block of `cfg` on the calling thread (graph segments). False
 // after a fault (reported).
 bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg);

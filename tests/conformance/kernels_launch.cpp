@@ -297,6 +297,41 @@ CONF_TEST(KernelCooperativeGridSync) {
   }
 }
 
+// A cooperative launch captured into a graph stays cooperative: the
+// replayed grid still synchronizes as a whole, twice.
+CONF_TEST(KernelCooperativeLaunchCaptured) {
+  kt::Module m("ptx/cooperative.sm90.ptx");
+  CUfunction f = m.fn("grid_exchange");
+  const unsigned blocks = 4, threads = 64, n = blocks * threads;
+  kt::Buf<uint32_t> ranks(n), neighbours(n);
+  void* args[] = {&ranks.p, &neighbours.p};
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  ASSERT_CU(cuLaunchCooperativeKernel(f, blocks, 1, 1, threads, 1, 1, 0, s, args));
+  CUgraph g;
+  ASSERT_CU(cuStreamEndCapture(s, &g));
+  CUgraphNode node;
+  size_t count = 1;
+  ASSERT_CU(cuGraphGetNodes(g, &node, &count));
+  CUkernelNodeAttrValue v{};
+  ASSERT_CU(cuGraphKernelNodeGetAttribute(node, CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE, &v));
+  conf::info_value("captured_cooperative_attribute", v.cooperative);
+  CUgraphExec e;
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  const std::vector<uint32_t> r = ranks.get(), nb = neighbours.get();
+  for (unsigned i = 0; i < n; ++i) {
+    EXPECT_TRUE(nb[i] == ((i + 1) % n) * 3 + 1);
+    EXPECT_TRUE(r[i] == i * 3 + 1);
+  }
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuGraphDestroy(g));
+  ASSERT_CU(cuStreamDestroy(s));
+}
+
 // The pre-4.0 launch API: block shape, shared size and packed parameters
 // set on the function, then cuLaunchGrid / cuLaunchGridAsync / cuLaunch.
 CONF_TEST(KernelLegacyLaunchApi) {
