@@ -145,3 +145,24 @@ CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUg
 }
 
 }  // extern "C"
+
+extern "C" CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
+  return api::call("cuGraphNodeSetEnabled", api::kDefault, [&] {
+    GraphExec* e = rt().execs.live(hGraphExec);
+    Node* n = node_of(hNode);
+    if (!e || !n) return CUDA_ERROR_INVALID_VALUE;
+    return e->set_enabled(n, isEnabled != 0);
+  }, hGraphExec, hNode, isEnabled);
+}
+
+extern "C" CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) {
+  return api::call("cuGraphNodeGetEnabled", api::kDefault, [&] {
+    GraphExec* e = rt().execs.live(hGraphExec);
+    Node* n = node_of(hNode);
+    if (!e || !n || !isEnabled) return CUDA_ERROR_INVALID_VALUE;
+    bool on = false;
+    if (CUresult r = e->get_enabled(n, &on)) return r;
+    *isEnabled = on ? 1 : 0;
+    return CUDA_SUCCESS;
+  }, hGraphExec, hNode, isEnabled);
+}

@@ -263,6 +263,7 @@ class SegmentOp final : public Op {
   void execute(int status) override {
     for (uint32_t i : plan_->segments[seg_]) {
       const ExecNode& n = plan_->nodes[i];
+      if (n.disabled) continue;
       switch (n.kind) {
         case NodeKind::kHost:
           set_in_host_function(true);
@@ -312,6 +313,11 @@ CUresult GraphExec::launch(Stream* s) {
     first[k] = static_cast<uint32_t>(ops.size());
     const ExecNode& node = plan->nodes[plan->segments[k].front()];
     bool event = node.kind == NodeKind::kEventRecord || node.kind == NodeKind::kEventWait;
+    if (node.kind == NodeKind::kKernel && node.parallel && node.disabled) {  // its segment is the node alone
+      exit[k] = static_cast<uint32_t>(ops.size());
+      ops.push_back(new MarkerOp());
+      continue;
+    }
     if (node.kind == NodeKind::kKernel && node.cooperative) {
       exit[k] = static_cast<uint32_t>(ops.size());
       ops.push_back(make_cooperative_op(node.kernel.fn, kernel_config(node)));
@@ -385,6 +391,32 @@ CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
     e = std::move(fresh);
     if (resegment) next->segment();
     plan_ = std::move(next);
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult GraphExec::set_enabled(const Node* n, bool enabled) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto next = std::make_shared<ExecPlan>(*plan_);  // launches in flight keep the old plan
+  for (ExecNode& e : next->nodes) {
+    if (e.origin != n) continue;
+    if (e.kind != NodeKind::kKernel && e.kind != NodeKind::kMemcpy && e.kind != NodeKind::kMemset)
+      return CUDA_ERROR_INVALID_VALUE;
+    e.disabled = !enabled;
+    plan_ = std::move(next);
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult GraphExec::get_enabled(const Node* n, bool* enabled) const {
+  std::lock_guard<std::mutex> g(mu_);
+  for (const ExecNode& e : plan_->nodes) {
+    if (e.origin != n) continue;
+    if (e.kind != NodeKind::kKernel && e.kind != NodeKind::kMemcpy && e.kind != NodeKind::kMemset)
+      return CUDA_ERROR_INVALID_VALUE;
+    *enabled = !e.disabled;
     return CUDA_SUCCESS;
   }
   return CUDA_ERROR_INVALID_VALUE;

@@ -47,6 +47,7 @@ struct ExecNode {
   std::shared_ptr<const GraphMemoryBlock> memory;  // allocation and free nodes (kept alive by the plan)
   bool parallel = false;          // a kernel node whose blocks run on several workers (a segment of its own)
   bool cooperative = false;       // a kernel node with the cooperative attribute: all blocks at once (also parallel)
+  bool disabled = false;          // cuGraphNodeSetEnabled(0): runs as an empty node
   // Storage of the arrays a copy node names, kept while any plan holds the
   // node (a destroyed array's storage lives on until then).
   std::shared_ptr<unsigned char[]> keep[2];
@@ -73,6 +74,9 @@ class GraphExec {
   CUresult launch(Stream* s);
   // Replaces the parameters of the exec node made from `n`.
   CUresult set_params(const Node* n, const NodeParams& p);
+  // cuGraphNodeSetEnabled / GetEnabled: kernel, memcpy and memset nodes.
+  CUresult set_enabled(const Node* n, bool enabled);
+  CUresult get_enabled(const Node* n, bool* enabled) const;
   // cuGraphExecUpdate: same topology and node types, new parameters.
   CUresult update_from(const Graph& g, const Node** err_node, CUgraphExecUpdateResult* result);
 
@@ -86,7 +90,7 @@ class GraphExec {
 
  private:
 
-  std::mutex mu_;                           // guards plan_ and last_launch_
+  mutable std::mutex mu_;                   // guards plan_ and last_launch_
   std::shared_ptr<const ExecPlan> plan_;
   OpRef last_launch_;                       // the join op of the previous launch
 };

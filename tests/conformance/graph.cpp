@@ -203,3 +203,46 @@ CONF_TEST(GraphGenericNodeApi) {
   ASSERT_CU(cuGraphDestroy(g));
   ASSERT_CU(cuMemFree(d));
 }
+
+// cuGraphNodeSetEnabled: a disabled memset or memcpy node does nothing in
+// later launches; a host node cannot be disabled.
+CONF_TEST(GraphNodeEnable) {
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  CUdeviceptr buf;
+  ASSERT_CU(cuMemAlloc(&buf, 64));
+  ASSERT_CU(cuMemsetD8(buf, 0, 64));
+  CUgraph g;
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUDA_MEMSET_NODE_PARAMS p{};
+  p.dst = buf;
+  p.value = 0x11;
+  p.elementSize = 1;
+  p.width = 64;
+  p.height = 1;
+  CUgraphNode set, host;
+  ASSERT_CU(cuGraphAddMemsetNode(&set, g, nullptr, 0, &p, conf::primary()));
+  CUDA_HOST_NODE_PARAMS hp{[](void*) {}, nullptr};
+  ASSERT_CU(cuGraphAddHostNode(&host, g, &set, 1, &hp));
+  CUgraphExec e;
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  unsigned on = 7;
+  ASSERT_CU(cuGraphNodeGetEnabled(e, set, &on));
+  EXPECT_TRUE(on == 1);
+  ASSERT_CU(cuGraphNodeSetEnabled(e, set, 0));
+  ASSERT_CU(cuGraphNodeGetEnabled(e, set, &on));
+  EXPECT_TRUE(on == 0);
+  ASSERT_CU(cuGraphLaunch(e, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+  unsigned char h[64];
+  ASSERT_CU(cuMemcpyDtoH(h, buf, 64));
+  EXPECT_TRUE(h[0] == 0 && h[63] == 0);
+  ASSERT_CU(cuGraphNodeSetEnabled(e, set, 1));
+  ASSERT_CU(cuGraphLaunch(e, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+  ASSERT_CU(cuMemcpyDtoH(h, buf, 64));
+  EXPECT_TRUE(h[0] == 0x11 && h[63] == 0x11);
+  conf::info("graph_node_enable.host_node", cuGraphNodeSetEnabled(e, host, 0));
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuGraphDestroy(g));
+  ASSERT_CU(cuMemFree(buf));
+}
