@@ -20,11 +20,15 @@ CUresult with_legacy(CUfunction h, F&& f) {
   return f(fn->legacy);
 }
 
+// Driver 580 accepts a value set past the declared size (it lies in the
+// parameter space; a launch passes only the declared bytes).
 CUresult set_bytes(CUfunction h, int offset, const void* p, size_t n) {
   if (offset < 0 || (!p && n)) return CUDA_ERROR_INVALID_VALUE;
   return with_legacy(h, [&](Function::LegacyLaunch& l) {
     const auto at = static_cast<size_t>(offset);
-    if (at > l.params.size() || n > l.params.size() - at) return CUDA_ERROR_INVALID_VALUE;
+    if (at > Function::LegacyLaunch::kParamSpace || n > Function::LegacyLaunch::kParamSpace - at)
+      return CUDA_ERROR_INVALID_VALUE;
+    l.params.resize(Function::LegacyLaunch::kParamSpace);
     if (n) std::memcpy(l.params.data() + at, p, n);
     return CUDA_SUCCESS;
   });
@@ -37,7 +41,8 @@ CUresult launch(CUfunction h, unsigned gx, unsigned gy, CUstream s) {
         return CUDA_SUCCESS;
       }))
     return r;
-  size_t size = copy.params.size();
+  size_t size = copy.size;
+  copy.params.resize(Function::LegacyLaunch::kParamSpace);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, copy.params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                    CU_LAUNCH_PARAM_END};
   return cuLaunchKernel(h, gx, gy, 1, copy.block[0], copy.block[1], copy.block[2], copy.shared, s, nullptr,
@@ -69,9 +74,9 @@ CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
 
 CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
   return api::call("cuParamSetSize", api::kDefault, [&] {
-    if (numbytes > 32764) return CUDA_ERROR_INVALID_VALUE;  // the parameter space of a launch
+    if (numbytes > Function::LegacyLaunch::kParamSpace) return CUDA_ERROR_INVALID_VALUE;
     return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
-      l.params.resize(numbytes);
+      l.size = numbytes;
       return CUDA_SUCCESS;
     });
   }, hfunc, numbytes);

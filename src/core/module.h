@@ -116,9 +116,11 @@ class Function {
   // The pre-4.0 launch API's per-function state (cuFuncSetBlockShape,
   // cuFuncSetSharedSize, cuParamSet*), read by cuLaunch and cuLaunchGrid*.
   struct LegacyLaunch {
+    static constexpr size_t kParamSpace = 32764;  // what a launch's parameters may fill (sm_70 and later)
     unsigned block[3] = {1, 1, 1};
     unsigned shared = 0;
-    std::vector<unsigned char> params;  // cuParamSetSize bytes
+    size_t size = 0;                    // cuParamSetSize: the bytes a launch passes
+    std::vector<unsigned char> params;  // kParamSpace bytes once any is set
   };
   std::mutex legacy_mu;
   LegacyLaunch legacy;  // guarded by legacy_mu
