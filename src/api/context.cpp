@@ -375,6 +375,38 @@ CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
   }, pConfig);
 }
 
+// Peer access between contexts of different devices: recorded, so that the
+// driver's "already enabled" and "not enabled" answers hold.
+CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
+  return api::call("cuCtxEnablePeerAccess", api::kDefault, [&] {
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    Context* peer;
+    if (CUresult r = api::ctx_handle(peerContext, &peer)) return r;
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (peer->device == c->device) return CUDA_ERROR_INVALID_DEVICE;  // a device is not its own peer
+    std::lock_guard<std::mutex> g(c->peers_mu);
+    if (std::find(c->peers.begin(), c->peers.end(), peer->id) != c->peers.end())
+      return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    c->peers.push_back(peer->id);
+    return CUDA_SUCCESS;
+  }, peerContext, Flags);
+}
+
+CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
+  return api::call("cuCtxDisablePeerAccess", api::kDefault, [&] {
+    Context* c;
+    if (CUresult r = api::current_ctx(&c)) return r;
+    Context* peer;
+    if (CUresult r = api::ctx_handle(peerContext, &peer)) return r;
+    std::lock_guard<std::mutex> g(c->peers_mu);
+    auto it = std::find(c->peers.begin(), c->peers.end(), peer->id);
+    if (it == c->peers.end()) return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    c->peers.erase(it);
+    return CUDA_SUCCESS;
+  }, peerContext);
+}
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   return api::call("cuDevicePrimaryCtxRetain", api::kDefault, [&] {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;

@@ -122,6 +122,23 @@ extern "C" CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUde
   }, canAccessPeer, dev, peerDev);
 }
 
+// Between two virtual devices, every peer capability holds (one memory);
+// a device is not its own peer.
+extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                             CUdevice dstDevice) {
+  return api::call("cuDeviceGetP2PAttribute", api::kDefault, [&] {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    if (!device_ok(srcDevice) || !device_ok(dstDevice) || srcDevice == dstDevice) return CUDA_ERROR_INVALID_DEVICE;
+    switch (api::raw_enum(attrib)) {
+      case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; return CUDA_SUCCESS;
+      case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+      case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+      case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = 1; return CUDA_SUCCESS;
+      default: return CUDA_ERROR_INVALID_VALUE;
+    }
+  }, value, attrib, srcDevice, dstDevice);
+}
+
 // PCI identity: domain, bus and device as cuDeviceGetAttribute reports them,
 // in the driver's "dddd:bb:dd.f" form (12 characters on driver 580).
 extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {

@@ -86,6 +86,10 @@ class Context {
   void reset_limits();
   // What client libraries keep per context (cudart's private table).
   ContextStorage local_storage;
+  // Contexts (by id) this one has enabled peer access to. Access itself
+  // needs nothing: every device's memory is the host's.
+  std::mutex peers_mu;
+  std::vector<uint64_t> peers;  // guarded by peers_mu
 
  private:
   Stream* legacy_ = nullptr;

@@ -119,3 +119,27 @@ CONF_TEST(PrimaryContext) {
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuDevicePrimaryCtxGetState(0, nullptr, &active));
   EXPECT_CU(CUDA_ERROR_INVALID_DEVICE, cuDevicePrimaryCtxRetain(&p2, 50));
 }
+
+// Peer access: a device is not its own peer; between two devices (cucpu
+// with CUCPU_DEVICES=2), enabling is recorded once and disabling undoes it.
+CONF_TEST(PeerAccess) {
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  int n = 0, v = -1;
+  ASSERT_CU(cuDeviceGetCount(&n));
+  conf::info("p2p_attribute.same_device", cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 0));
+  conf::info("peer_access.same_context", cuCtxEnablePeerAccess(conf::primary(), 0));
+  conf::info("peer_disable.never_enabled", cuCtxDisablePeerAccess(conf::primary()));
+  if (n < 2) return;
+  CUcontext other;
+  ASSERT_CU(cuDevicePrimaryCtxRetain(&other, 1));
+  int can = 0;
+  ASSERT_CU(cuDeviceCanAccessPeer(&can, 0, 1));
+  EXPECT_TRUE(can == 1);
+  ASSERT_CU(cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1));
+  EXPECT_TRUE(v == 1);
+  ASSERT_CU(cuCtxEnablePeerAccess(other, 0));
+  EXPECT_CU(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, cuCtxEnablePeerAccess(other, 0));
+  ASSERT_CU(cuCtxDisablePeerAccess(other));
+  EXPECT_CU(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, cuCtxDisablePeerAccess(other));
+  ASSERT_CU(cuDevicePrimaryCtxRelease(1));
+}
