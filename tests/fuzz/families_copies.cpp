@@ -428,8 +428,15 @@ CUstream check_stream(Reader& r, bool pt, bool* ok) {
   return s;
 }
 
+// Waits for a check's async copy. Synchronizing is an unsafe call while a
+// capture runs elsewhere (driver 580 refuses it in GLOBAL mode), so it is
+// made in RELAXED mode: the copy must be done before the buffers are reused.
 bool sync_stream(CUstream s, bool pt) {
-  return !fail(pt ? API(cuStreamSynchronize_ptsz, s) : API(cuStreamSynchronize, s));
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  API(cuThreadExchangeStreamCaptureMode, &mode);
+  const bool ok = !fail(pt ? API(cuStreamSynchronize_ptsz, s) : API(cuStreamSynchronize, s));
+  API(cuThreadExchangeStreamCaptureMode, &mode);
+  return ok;
 }
 
 struct Images {

@@ -41,5 +41,6 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:report_signal_unsafe=0}
 case $san in *thread*) export CUCPU_FUZZ_THREADS=${CUCPU_FUZZ_THREADS:-2} ;; esac
-"$build/cucpu_fuzz_api" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+# libFuzzer's own failure code is 77, which ctest would read as "skipped".
+"$build/cucpu_fuzz_api" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -error_exitcode=1 \
   -artifact_prefix="$build/artifacts/" "$@" "$probe/corpus"
