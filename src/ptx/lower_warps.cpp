@@ -1,17 +1,18 @@
 // The warp machine: a range function for kernels with whole-warp
-// collectives the compiled code can resolve itself (warp_resolvable). It
-// runs the span a warp at a time: the warp's 32 lanes run one region as a
-// loop (the step inlined with a constant resume point, so it vectorizes);
-// when every lane stops at the same resolvable collective, the collective
-// is resolved on the warp's rows (a shuffle is a constant permutation of
-// the values the lanes gave) and the warp goes on with the region after
-// it; any other stop (a barrier, an exit, lanes at different places, a
-// collective the runner resolves) ends the warp's turn, its codes and the
-// rows of the cuts its lanes stopped at stored for the runner. The rows a
-// warp passes between its regions are the machine's own (WarpRows), not
-// the frames, so that the chain of regions and shuffles stays in vector
-// registers. Spans that are not whole warps, and blocks whose rows are not
-// whole warps, go to the per-resume-point loops.
+// collectives the compiled code can resolve itself (warp_resolvable). The
+// region at the resume point runs over the whole span first, as the
+// per-resume-point loop (its loads stream); then the span goes a warp at a
+// time: a warp whose lanes all stopped at the same resolvable collective
+// has it resolved on its rows (a shuffle is a constant permutation of the
+// values the lanes gave) and its 32 lanes run the region after it as one
+// loop (the step inlined with a constant resume point, so it vectorizes),
+// and so on; any other stop (a barrier, an exit, lanes at different
+// places, a collective the runner resolves) ends the warp's turn, its codes
+// and the rows of the cuts its lanes stopped at stored for the runner. The
+// rows a warp passes between regions inside the machine are its own
+// (WarpRows), not the frames, so that the chain of regions and shuffles
+// stays in vector registers. Spans that are not whole warps, and blocks
+// whose rows are not whole warps, go to the per-resume-point loops.
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
@@ -45,9 +46,9 @@ namespace {
 // loops are unrolled, the optimizer keeps such a slot in registers (a
 // shuffle becomes a permutation of vector registers) unless some region
 // that reaches it runs lane by lane. The frames see a warp's rows only
-// where the runner does: copied in when the machine is entered at a resume
-// point, copied out for the lanes stopped at a cut when the warp's turn
-// ends.
+// where the runner does: a cut's rows are copied in when a warp that
+// stopped there in the span's first region goes on in the machine, and
+// copied out for the lanes stopped at a cut when the warp's turn ends.
 struct WarpRows {
   struct Row {
     llvm::AllocaInst* slot = nullptr;
@@ -168,13 +169,15 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   Value* envp = run->getArg(2);
   Value* first = run->getArg(3);
   Value* last = run->getArg(4);
-  Value* resume = run->getArg(5);
   Value* codes = run->getArg(6);
   auto* env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
   llvm::IRBuilder<> b(ctx);
   auto block = [&](const std::string& name) { return llvm::BasicBlock::Create(ctx, name, run); };
   auto* entry_bb = block("entry");
   auto* other_bb = block("other");
+  auto* first_bb = block("first");
+  auto* ret_bb = block("ret");
+  auto* dispatch_bb = block("dispatch");
   auto* warp_bb = block("warp");
   auto* warp_end = block("warp_end");
   auto* done = block("done");
@@ -194,7 +197,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   Value* nx = ntid(0);
   Value* ny = ntid(1);
   Value* odd = b.CreateICmpNE(b.CreateAnd(b.CreateOr(b.CreateOr(first, last), nx), b.getInt32(31)), b.getInt32(0));
-  b.CreateCondBr(b.CreateOr(odd, b.CreateICmpUGE(first, last)), other_bb, warp_bb);
+  b.CreateCondBr(b.CreateOr(odd, b.CreateICmpUGE(first, last)), other_bb, first_bb);
 
   b.SetInsertPoint(other_bb);
   std::vector<Value*> args;
@@ -203,17 +206,30 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   c->setTailCall();
   b.CreateRet(c);
 
+  // The region at the resume point runs over the whole span first (one
+  // vectorized loop: its loads stream); then each warp whose lanes all
+  // stopped at a collective resolved here goes on in the machine. When every
+  // thread stopped at the same other place, that is the answer.
+  const size_t nstates = steps.size();
+  b.SetInsertPoint(first_bb);
+  llvm::CallInst* c0 = b.CreateCall(fallback, args);
+  auto* sw0 = b.CreateSwitch(c0, ret_bb);
+  sw0->addCase(b.getInt32(kMixedCodes), dispatch_bb);
+  for (size_t s = 1; s < nstates; ++s)
+    if (warp_resolvable(layout.sites[s - 1])) sw0->addCase(b.getInt32(static_cast<uint32_t>(s)), dispatch_bb);
+  b.SetInsertPoint(ret_bb);
+  b.CreateRet(c0);
+  b.SetInsertPoint(dispatch_bb);
+  b.CreateBr(warp_bb);
+
   // A warp: lanes lo .. lo + 31, one row's (x = x0 + lane).
   b.SetInsertPoint(warp_bb);
   llvm::PHINode* lo = b.CreatePHI(i32, 2, "lo");
   llvm::PHINode* blo = b.CreatePHI(i32, 2);
   llvm::PHINode* bhi = b.CreatePHI(i32, 2);
-  lo->addIncoming(first, entry_bb);
-  blo->addIncoming(b.getInt32(0xffffffffu), entry_bb);
-  bhi->addIncoming(b.getInt32(0), entry_bb);
-  // x0 is a multiple of 32 below ntid.x <= 1024: at most 992, said so the
-  // optimizer sees that x0 + lane stays within the row (and the index
-  // arithmetic cannot wrap).
+  lo->addIncoming(first, dispatch_bb);
+  blo->addIncoming(b.getInt32(0xffffffffu), dispatch_bb);
+  bhi->addIncoming(b.getInt32(0), dispatch_bb);
   // The warp's row position, stepped from warp to warp (the divisions once per call).
   llvm::PHINode* x0p = b.CreatePHI(i32, 2, "x0");
   llvm::PHINode* y = b.CreatePHI(i32, 2, "y");
@@ -221,34 +237,50 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   {
     llvm::IRBuilder<> e(entry_bb->getTerminator());
     Value* xy = e.CreateUDiv(first, nx);
-    x0p->addIncoming(e.CreateURem(first, nx), entry_bb);
-    y->addIncoming(e.CreateURem(xy, ny), entry_bb);
-    z->addIncoming(e.CreateUDiv(xy, ny), entry_bb);
+    x0p->addIncoming(e.CreateURem(first, nx), dispatch_bb);
+    y->addIncoming(e.CreateURem(xy, ny), dispatch_bb);
+    z->addIncoming(e.CreateUDiv(xy, ny), dispatch_bb);
   }
+  // x0 is a multiple of 32 below ntid.x <= 1024: at most 992, said so the
+  // optimizer sees that x0 + lane stays within the row (and the index
+  // arithmetic cannot wrap).
   Value* x0 = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x0p, b.getInt32(992));
   b.CreateStore(lo, b.CreateStructGEP(env_ty, envp, 10));
-  const size_t nstates = steps.size();
-  std::vector<llvm::BasicBlock*> state(nstates);
-  std::vector<llvm::BasicBlock*> resolve(nstates, nullptr);
-  for (size_t r = 0; r < nstates; ++r) {
-    state[r] = block("state" + std::to_string(r));
-    if (r && warp_resolvable(layout.sites[r - 1])) resolve[r] = block("resolve" + std::to_string(r));
-  }
-  // Entered at a resume point other than the start: its rows copied in first (below).
-  std::vector<llvm::BasicBlock*> entered(nstates, nullptr);
-  auto* sw = b.CreateSwitch(resume, state[0], static_cast<unsigned>(nstates));
-  for (size_t r = 1; r < nstates; ++r) {
-    entered[r] = block("entered" + std::to_string(r));
-    sw->addCase(b.getInt32(static_cast<uint32_t>(r)), entered[r]);
-  }
+  // Only the regions after collectives resolved here run in the machine.
+  std::vector<llvm::BasicBlock*> state(nstates, nullptr);
+  std::vector<llvm::BasicBlock*> resolve(nstates, nullptr), picked(nstates, nullptr);
+  for (size_t r = 1; r < nstates; ++r)
+    if (warp_resolvable(layout.sites[r - 1])) {
+      state[r] = block("state" + std::to_string(r));
+      resolve[r] = block("resolve" + std::to_string(r));
+      picked[r] = block("picked" + std::to_string(r));
+    }
+  // The warp's codes from the span's first region: a warp all at one such
+  // collective takes that cut's rows from the frames (below) and goes on.
+  auto* v32i = llvm::FixedVectorType::get(i32, 32);
+  Value* first_codes = b.CreateAlignedLoad(v32i, b.CreateGEP(i32, codes, b.CreateZExt(lo, i64)), llvm::Align(4));
+  Value* fmn = b.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_umin, first_codes);
+  Value* fmx = b.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_umax, first_codes);
+  auto* first_uniform = block("first_uniform");
+  b.CreateCondBr(b.CreateICmpEQ(fmn, fmx), first_uniform, warp_end);
+  llvm::BasicBlock* first_mixed = b.GetInsertBlock();
+  b.SetInsertPoint(first_uniform);
+  auto* sw = b.CreateSwitch(fmn, warp_end);
+  for (size_t r = 1; r < nstates; ++r)
+    if (picked[r]) sw->addCase(b.getInt32(static_cast<uint32_t>(r)), picked[r]);
 
   // A warp's turn ends (spill_r, after region r): its codes and, for the
   // lanes stopped at a cut, that cut's rows go to the runner's arrays.
   b.SetInsertPoint(warp_end);
-  llvm::PHINode* wlo = b.CreatePHI(i32, static_cast<unsigned>(nstates));
-  llvm::PHINode* whi = b.CreatePHI(i32, static_cast<unsigned>(nstates));
+  llvm::PHINode* wlo = b.CreatePHI(i32, static_cast<unsigned>(nstates + 2));
+  llvm::PHINode* whi = b.CreatePHI(i32, static_cast<unsigned>(nstates + 2));
+  for (llvm::BasicBlock* from : {first_mixed, first_uniform}) {
+    wlo->addIncoming(fmn, from);
+    whi->addIncoming(fmx, from);
+  }
   std::vector<llvm::BasicBlock*> spills(nstates);
   std::vector<Value*> region_codes(nstates);
+  std::vector<unsigned> spill_edge(nstates);
   b.SetInsertPoint(warp_end);
   Value* blo_next = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, blo, wlo);
   Value* bhi_next = b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, bhi, whi);
@@ -278,10 +310,22 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   b.CreateCall(rt, {envp, b.getInt32(static_cast<uint32_t>(FaultKind::kMisalignedAddress)), b.CreateLoad(i64, misaligned)});
   b.CreateUnreachable();
 
+  // Every cut's rows, and which of them its threads store (any region may reach it).
   WarpRows w{b, entry_bb, {}};
-  std::vector<std::pair<llvm::CallInst*, Value*>> calls;  // each region's step, and its lane
-  std::vector<std::set<uint32_t>> stops(nstates);          // the cuts each region may stop at
-  for (size_t r = 0; r < nstates; ++r) {
+  for (llvm::Function* step : steps)
+    for (llvm::BasicBlock& bb : *step)
+      for (llvm::Instruction& i : bb)
+        if (auto* st = llvm::dyn_cast<llvm::StoreInst>(&i); st && st->getMetadata(kRowTag)) {
+          llvm::MDNode* tag = st->getMetadata(kRowTag);
+          auto field = [&](unsigned k) {
+            return static_cast<uint32_t>(llvm::mdconst::extract<llvm::ConstantInt>(tag->getOperand(k))->getZExtValue());
+          };
+          w.get(field(0), field(1), field(2), st->getValueOperand()->getType()).stored = true;
+        }
+  std::vector<std::pair<llvm::CallInst*, Value*>> calls(nstates);  // each region's step, and its lane
+  std::vector<std::set<uint32_t>> stops(nstates);                   // the cuts each region may stop at
+  for (size_t r = 1; r < nstates; ++r) {
+    if (!state[r]) continue;
     // The lanes run the region after resume point r; their codes in a slot of the region's own.
     b.SetInsertPoint(state[r]);
     llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -305,7 +349,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
     Value* x = b.CreateAdd(x0, l, "x", true, true);
     llvm::CallInst* code =
         b.CreateCall(steps[r], {frames, envp, t, x, y, z, b.getInt32(static_cast<uint32_t>(r)), misaligned, pitch});
-    calls.push_back({code, l});
+    calls[r] = {code, l};
     b.CreateStore(code, b.CreateGEP(i32, lane_codes, b.CreateZExt(l, i64)));
     Value* mn2 = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, mn, code);
     Value* mx2 = b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, mx, code);
@@ -327,7 +371,8 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
     b.SetInsertPoint(spills[r]);
     region_codes[r] = b.CreateAlignedLoad(llvm::FixedVectorType::get(i32, 32), lane_codes, llvm::Align(64));
     b.CreateAlignedStore(region_codes[r], b.CreateGEP(i32, codes, b.CreateZExt(lo, i64)), llvm::Align(4));
-    wlo->addIncoming(mn2, spills[r]);  // the block that branches to warp_end is added below
+    spill_edge[r] = wlo->getNumIncomingValues();
+    wlo->addIncoming(mn2, spills[r]);  // the block that branches to warp_end is set below
     whi->addIncoming(mx2, spills[r]);
     // The cuts the region may stop at: what its step returns.
     for (llvm::BasicBlock& bb : *steps[r])
@@ -340,7 +385,8 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
       if (resolve[s]) sw2->addCase(b.getInt32(s), resolve[s]);
   }
   // The regions inlined, their row accesses sent to the warp's rows.
-  for (size_t r = 0; r < nstates; ++r) {
+  for (size_t r = 1; r < nstates; ++r) {
+    if (!state[r]) continue;
     auto [call, lane] = calls[r];
     std::set<llvm::BasicBlock*> before;
     for (llvm::BasicBlock& bb : *run) before.insert(&bb);
@@ -360,18 +406,20 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
       resolve_in_code(b, w, layout.sites[s - 1], static_cast<uint32_t>(s));
       b.CreateBr(state[s]);
     }
-  // Entered at resume point r: what region r reads back, from the frames.
-  for (size_t r = 1; r < nstates; ++r) {
-    b.SetInsertPoint(entered[r]);
+  // A warp all at cut s after the span's first region: what its threads stored there, from the frames.
+  for (size_t s = 1; s < nstates; ++s) {
+    if (!picked[s]) continue;
+    b.SetInsertPoint(picked[s]);
     for (auto& [key, row] : w.rows)
-      if (key.first == r && row.loaded) {
+      if (key.first == s && row.stored) {
         Value* v = b.CreateAlignedLoad(w.vec(row), frame_rows(b, frames, pitch, lo, key.second, row.elem), llvm::Align(row.elem > 8 ? 8 : row.elem));
         b.CreateAlignedStore(v, row.slot, llvm::Align(64));
       }
-    b.CreateBr(state[r]);
+    b.CreateBr(resolve[s]);
   }
   // Leaving after region r: the rows of each cut it stops at, for the lanes stopped there.
-  for (size_t r = 0; r < nstates; ++r) {
+  for (size_t r = 1; r < nstates; ++r) {
+    if (!state[r]) continue;
     b.SetInsertPoint(spills[r]);
     for (uint32_t s : stops[r]) {
       Value* at = b.CreateICmpEQ(region_codes[r], b.CreateVectorSplat(32, b.getInt32(s)));
@@ -387,7 +435,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
       b.CreateBr(next);
       b.SetInsertPoint(next);
     }
-    for (llvm::PHINode* p : {wlo, whi}) p->setIncomingBlock(static_cast<unsigned>(r), b.GetInsertBlock());
+    for (llvm::PHINode* p : {wlo, whi}) p->setIncomingBlock(spill_edge[r], b.GetInsertBlock());
     b.CreateBr(warp_end);
   }
   return run;
