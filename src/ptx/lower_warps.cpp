@@ -206,10 +206,11 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   c->setTailCall();
   b.CreateRet(c);
 
-  // The region at the resume point runs over the whole span first (one
-  // vectorized loop: its loads stream); then each warp whose lanes all
-  // stopped at a collective resolved here goes on in the machine. When every
-  // thread stopped at the same other place, that is the answer.
+  // The region at the resume point runs over the whole span first (the
+  // per-resume-point loop over all its threads: its loads stream); then
+  // each warp whose lanes all stopped at a collective resolved here goes on
+  // in the machine. When every thread stopped at the same other place, that
+  // is the answer.
   const size_t nstates = steps.size();
   b.SetInsertPoint(first_bb);
   llvm::CallInst* c0 = b.CreateCall(fallback, args);
