@@ -49,20 +49,27 @@ namespace {
 // where the runner does: a cut's rows are copied in when a warp that
 // stopped there in the span's first region goes on in the machine, and
 // copied out for the lanes stopped at a cut when the warp's turn ends.
+// The exchange rows of 32-bit collectives hold 4-byte lanes in the slots
+// (their 8-byte frame elements are zero-extended 32-bit values, abi.h).
 struct WarpRows {
   struct Row {
     llvm::AllocaInst* slot = nullptr;
-    uint32_t elem = 0;
+    uint32_t elem = 0;        // bytes per lane in the slot
+    uint32_t frame_elem = 0;  // bytes per thread in the frame row
     llvm::Type* ty = nullptr;  // the element type the regions use
     bool stored = false, loaded = false;
+    bool narrow() const { return elem != frame_elem; }
   };
   llvm::IRBuilder<>& b;
   llvm::BasicBlock* entry;
+  const std::vector<CutSite>& sites;
   std::map<std::pair<uint32_t, uint32_t>, Row> rows;  // by (site, unit)
 
   Row& get(uint32_t site, uint32_t unit, uint32_t elem, llvm::Type* ty) {
     Row& r = rows[{site, unit}];
     if (!r.slot) {
+      r.frame_elem = elem;
+      if (unit < kFrameHeaderUnits && site >= 1 && site <= sites.size() && narrow_kind(sites[site - 1].kind)) elem = 4;
       llvm::IRBuilder<> e(entry, entry->getFirstInsertionPt());
       r.slot = e.CreateAlloca(llvm::ArrayType::get(e.getInt8Ty(), 32 * elem), nullptr,
                               "rows" + std::to_string(site) + "." + std::to_string(unit));
@@ -71,6 +78,19 @@ struct WarpRows {
       r.ty = ty->isVectorTy() || ty->getPrimitiveSizeInBits() != elem * 8 ? b.getIntNTy(elem * 8) : ty;
     }
     return r;
+  }
+  // Collectives whose operands and results are 32-bit values.
+  static bool narrow_kind(CutKind k) {
+    return k == CutKind::kShfl || k == CutKind::kVote || k == CutKind::kActiveMask || k == CutKind::kWarpSync ||
+           k == CutKind::kRedux || k == CutKind::kElect;
+  }
+  // A lane's element of a row, loaded from the frame (`v`: 32 of frame_elem) into the slot's form, and back.
+  Value* to_slot(const Row& r, Value* v) { return r.narrow() ? b.CreateTrunc(v, vec(r)) : v; }
+  Value* to_frame(const Row& r, Value* v) {
+    return r.narrow() ? b.CreateZExt(v, llvm::FixedVectorType::get(b.getIntNTy(r.frame_elem * 8), 32)) : v;
+  }
+  llvm::Type* frame_vec(const Row& r) {
+    return r.narrow() ? llvm::FixedVectorType::get(b.getIntNTy(r.frame_elem * 8), 32) : vec(r);
   }
   llvm::Type* vec(const Row& r) { return llvm::FixedVectorType::get(r.ty, 32); }
 };
@@ -84,10 +104,13 @@ Value* frame_rows(llvm::IRBuilder<>& b, Value* frames, Value* pitch, Value* lo, 
 // Sends the tagged row accesses of blocks `bbs` (one inlined region, lane `lane`) to the warp's rows.
 void redirect_rows(WarpRows& w, const std::vector<llvm::BasicBlock*>& bbs, Value* lane) {
   llvm::IRBuilder<>& b = w.b;
+  std::vector<llvm::Instruction*> tagged;
   for (llvm::BasicBlock* bb : bbs)
-    for (llvm::Instruction& i : *bb) {
+    for (llvm::Instruction& i : *bb)
+      if (i.getMetadata(kRowTag)) tagged.push_back(&i);
+  for (llvm::Instruction* ip : tagged) {
+      llvm::Instruction& i = *ip;
       llvm::MDNode* tag = i.getMetadata(kRowTag);
-      if (!tag) continue;
       auto field = [&](unsigned k) {
         return static_cast<uint32_t>(llvm::mdconst::extract<llvm::ConstantInt>(tag->getOperand(k))->getZExtValue());
       };
@@ -99,21 +122,35 @@ void redirect_rows(WarpRows& w, const std::vector<llvm::BasicBlock*>& bbs, Value
       (ld ? row.loaded : row.stored) = true;
       b.SetInsertPoint(&i);
       Value* p = b.CreateGEP(b.getInt8Ty(), row.slot, b.CreateMul(b.CreateZExt(lane, b.getInt64Ty()), b.getInt64(row.elem)));
-      i.setOperand(ld ? 0 : 1, p);
-    }
+      if (!row.narrow()) {
+        i.setOperand(ld ? 0 : 1, p);
+        continue;
+      }
+      // An 8-byte exchange element of a 32-bit collective: its low half.
+      if (ld) {
+        ld->replaceAllUsesWith(b.CreateZExt(b.CreateAlignedLoad(row.ty, p, llvm::Align(4)), ld->getType()));
+      } else {
+        b.CreateAlignedStore(b.CreateTrunc(st->getValueOperand(), row.ty), p, llvm::Align(4));
+      }
+      i.eraseFromParent();
+  }
 }
 
 // Resolves site `cs` (id `id`) for the warp: reads the lanes' operand rows,
 // writes their result rows (abi.h), the warp's own (WarpRows).
 void resolve_in_code(llvm::IRBuilder<>& b, WarpRows& w, const CutSite& cs, uint32_t id) {
+  // The lanes' 32-bit operand, and 32-bit results (the rows of these collectives are narrow: WarpRows).
   llvm::Type* i64 = b.getInt64Ty();
-  auto* v32 = llvm::FixedVectorType::get(i64, 32);
+  auto* v32i = llvm::FixedVectorType::get(b.getInt32Ty(), 32);
   auto operand = [&]() -> Value* {
-    if (cs.konst_mask & 1) return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(32), b.getInt64(cs.konst[0]));
-    return b.CreateAlignedLoad(v32, w.get(id, kExchangeInUnit, 8, i64).slot, llvm::Align(8));
+    if (cs.konst_mask & 1) return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(32), b.getInt32(static_cast<uint32_t>(cs.konst[0])));
+    WarpRows::Row& r = w.get(id, kExchangeInUnit, 8, i64);
+    Value* v = b.CreateAlignedLoad(w.vec(r), r.slot, llvm::Align(8));
+    return r.narrow() ? v : b.CreateTrunc(v, v32i);
   };
   auto result = [&](int slot, Value* v) {
-    b.CreateAlignedStore(v, w.get(id, kExchangeOutUnit + 2 * static_cast<uint32_t>(slot), 8, i64).slot, llvm::Align(8));
+    WarpRows::Row& r = w.get(id, kExchangeOutUnit + 2 * static_cast<uint32_t>(slot), 8, i64);
+    b.CreateAlignedStore(r.narrow() ? v : b.CreateZExt(v, w.vec(r)), r.slot, llvm::Align(8));
   };
   auto splat = [&](Value* v) { return b.CreateVectorSplat(32, v); };
   switch (cs.kind) {
@@ -123,17 +160,14 @@ void resolve_in_code(llvm::IRBuilder<>& b, WarpRows& w, const CutSite& cs, uint3
       for (uint32_t l = 0; l < 32; ++l) {
         bool p;
         src[l] = static_cast<int>(shfl_source(cs.mode, l, static_cast<uint32_t>(cs.konst[1]), static_cast<uint32_t>(cs.konst[2]), &p));
-        pred[l] = b.getInt64(p);
+        pred[l] = b.getInt32(p);
       }
-      // The 32-bit values permuted (the slots' upper halves are dropped).
-      auto* v32i = llvm::FixedVectorType::get(b.getInt32Ty(), 32);
-      Value* v = b.CreateShuffleVector(b.CreateTrunc(operand(), v32i), src);
-      result(0, b.CreateZExt(v, v32));
+      result(0, b.CreateShuffleVector(operand(), src));
       if (!cs.pred_unused) result(1, llvm::ConstantVector::get(pred));
       return;
     }
     case CutKind::kVote: {
-      Value* ballot = b.CreateBitCast(b.CreateICmpNE(operand(), splat(b.getInt64(0))), b.getInt32Ty());
+      Value* ballot = b.CreateBitCast(b.CreateICmpNE(operand(), splat(b.getInt32(0))), b.getInt32Ty());
       Value* all = b.CreateICmpEQ(ballot, b.getInt32(0xffffffffu));
       Value* none = b.CreateICmpEQ(ballot, b.getInt32(0));
       Value* r;
@@ -143,10 +177,10 @@ void resolve_in_code(llvm::IRBuilder<>& b, WarpRows& w, const CutSite& cs, uint3
         case kVoteUni: r = b.CreateOr(all, none); break;
         default: r = ballot; break;
       }
-      result(0, splat(b.CreateZExt(r, i64)));
+      result(0, splat(b.CreateZExt(r, b.getInt32Ty())));
       return;
     }
-    case CutKind::kActiveMask: result(0, splat(b.getInt64(0xffffffffu))); return;
+    case CutKind::kActiveMask: result(0, splat(b.getInt32(0xffffffffu))); return;
     default: return;  // kWarpSync of the whole warp
   }
 }
@@ -312,7 +346,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   b.CreateUnreachable();
 
   // Every cut's rows, and which of them its threads store (any region may reach it).
-  WarpRows w{b, entry_bb, {}};
+  WarpRows w{b, entry_bb, layout.sites, {}};
   for (llvm::Function* step : steps)
     for (llvm::BasicBlock& bb : *step)
       for (llvm::Instruction& i : bb)
@@ -413,8 +447,9 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
     b.SetInsertPoint(picked[s]);
     for (auto& [key, row] : w.rows)
       if (key.first == s && row.stored) {
-        Value* v = b.CreateAlignedLoad(w.vec(row), frame_rows(b, frames, pitch, lo, key.second, row.elem), llvm::Align(row.elem > 8 ? 8 : row.elem));
-        b.CreateAlignedStore(v, row.slot, llvm::Align(64));
+        Value* v = b.CreateAlignedLoad(w.frame_vec(row), frame_rows(b, frames, pitch, lo, key.second, row.frame_elem),
+                                       llvm::Align(row.frame_elem > 8 ? 8 : row.frame_elem));
+        b.CreateAlignedStore(w.to_slot(row, v), row.slot, llvm::Align(64));
       }
     b.CreateBr(resolve[s]);
   }
@@ -430,8 +465,9 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
       b.SetInsertPoint(copy);
       for (auto& [key, row] : w.rows)
         if (key.first == s && row.stored) {
-          Value* v = b.CreateAlignedLoad(w.vec(row), row.slot, llvm::Align(64));
-          b.CreateMaskedStore(v, frame_rows(b, frames, pitch, lo, key.second, row.elem), llvm::Align(row.elem > 8 ? 8 : row.elem), at);
+          Value* v = w.to_frame(row, b.CreateAlignedLoad(w.vec(row), row.slot, llvm::Align(64)));
+          b.CreateMaskedStore(v, frame_rows(b, frames, pitch, lo, key.second, row.frame_elem),
+                              llvm::Align(row.frame_elem > 8 ? 8 : row.frame_elem), at);
         }
       b.CreateBr(next);
       b.SetInsertPoint(next);
