@@ -53,6 +53,8 @@ void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& la
 
 // A whole-warp collective compiled code resolves itself (lower_warps.cpp).
 bool warp_resolvable(const CutSite& cs);
+// The metadata on each frame-row access of a step: !{site, unit, element bytes}.
+constexpr const char* kRowTag = "cucpu.row";
 // The range function of a kernel with warp_resolvable sites: runs whole
 // warps through regions and those collectives; `steps[r]` resumes at r;
 // other spans go to `fallback` (a range function).

@@ -25,6 +25,11 @@ llvm::Instruction* FnLowering::frame_access(llvm::Instruction* access, uint32_t 
   }
   access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx, {row_scopes.at(unit)}));
   access->setMetadata(llvm::LLVMContext::MD_noalias, others);
+  // Which cut the access belongs to (the one emitted last: its operands and
+  // saved registers, or what its resume point reads back), for the warp
+  // machine, which keeps a warp's rows of each cut apart (lower_warps.cpp).
+  auto num = [&](uint32_t v) { return llvm::ConstantAsMetadata::get(b.getInt32(v)); };
+  access->setMetadata(kRowTag, llvm::MDNode::get(ctx, {num(static_cast<uint32_t>(layout.sites.size())), num(unit), num(elem_bytes)}));
   return access;
 }
 

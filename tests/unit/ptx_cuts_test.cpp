@@ -96,6 +96,36 @@ const char* kPtx = R"(
   ret;
 }
 
+.visible .entry split_warp(.param .u64 io_p)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [io_p];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r2, [%rd3];
+  shfl.sync.bfly.b32 %r3, %r2, 1, 31, -1;
+  add.u32 %r4, %r2, %r3;
+  and.b32 %r5, %r1, 31;
+  setp.lt.u32 %p1, %r5, 16;
+  @%p1 bra LOW;
+  shfl.sync.bfly.b32 %r6, %r4, 2, 31, 0xffff0000;
+  add.u32 %r7, %r6, 1000;
+  bra JOIN;
+LOW:
+  shfl.sync.bfly.b32 %r6, %r4, 4, 31, 0x0000ffff;
+  add.u32 %r7, %r6, 2000;
+JOIN:
+  shfl.sync.bfly.b32 %r8, %r7, 8, 31, -1;
+  add.u32 %r9, %r8, %r2;
+  vote.sync.ballot.b32 %r10, %p1, -1;
+  add.u32 %r9, %r9, %r10;
+  st.global.u32 [%rd3], %r9;
+  ret;
+}
+
 .visible .entry misaligned_between_barriers(.param .u64 p)
 {
   .reg .b64 %rd<3>;
@@ -177,6 +207,32 @@ TEST(PtxCuts, RegistersAndLocalMemoryAcrossBarriers) {
       EXPECT_EQ((1000 + t) * 9, out[t].tripled) << t;
       EXPECT_EQ(uint64_t{t} * 1000003, out[t].product) << t;
       EXPECT_EQ(t + 0.5, out[t].half) << t;
+    }
+  }
+}
+
+// A warp whose halves stop at different shuffles (the whole warp's rows
+// of each cut go to the frames for the lanes stopped there), then meet at
+// whole-warp collectives again.
+TEST(PtxCuts, WarpsSplitBetweenWholeWarpShuffles) {
+  auto k = kernel("split_warp");
+  ASSERT_TRUE(k);
+  for (Dim3 block : {Dim3{64, 1, 1}, Dim3{128, 1, 1}}) {
+    const uint32_t T = block.x;
+    std::vector<uint32_t> io(T);
+    for (uint32_t t = 0; t < T; ++t) io[t] = 7 * t + 1;
+    const std::vector<uint32_t> in = io;
+    uint32_t* p = io.data();
+    LaunchConfig c;
+    c.grid = {1, 1, 1};
+    c.block = block;
+    c.params = &p;
+    ASSERT_FALSE(k->run_blocks(c, 0, 1));
+    for (uint32_t t = 0; t < T; ++t) {
+      const uint32_t l = t % 32, base = t - l;
+      auto r4 = [&](uint32_t lane) { return in[base + lane] + in[base + (lane ^ 1)]; };
+      auto r7 = [&](uint32_t lane) { return lane < 16 ? r4(lane ^ 4) + 2000 : r4(lane ^ 2) + 1000; };
+      EXPECT_EQ(r7(l ^ 8) + in[t] + 0xffffu, io[t]) << t << " of " << T;
     }
   }
 }
