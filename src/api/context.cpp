@@ -384,7 +384,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
     Context* peer;
     if (CUresult r = api::ctx_handle(peerContext, &peer)) return r;
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    if (peer->device == c->device) return CUDA_ERROR_INVALID_DEVICE;  // a device is not its own peer
+    if (peer->device == c->device) return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;  // driver 580: a device is not its own peer
     std::lock_guard<std::mutex> g(c->peers_mu);
     if (std::find(c->peers.begin(), c->peers.end(), peer->id) != c->peers.end())
       return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
