@@ -83,15 +83,35 @@ void trace_out(char*& p, char* end, const T& v) {
   }
 }
 
+// The flag set argument `index` of entry point `name` takes, if it is one
+// of the common flag arguments (trace_flags.cpp): its bits' names.
+struct FlagName {
+  unsigned long long bit;
+  const char* name;
+};
+const FlagName* trace_flag_names(const char* name, unsigned index, size_t* count);
+// Writes "NAME|NAME|0x..." for the bits of v (0: "0").
+void trace_flags(char*& p, char* end, unsigned long long v, const FlagName* names, size_t count);
+
 template <class... A>
 void trace_call(const char* name, CUresult r, const A&... args) {
   char buf[512];
   char* p = buf;
   char* end = buf + sizeof buf;
   bool first = true;
+  unsigned index = 0;
   [[maybe_unused]] auto one = [&](const auto& a) {
     if (!first && p < end - 2) { *p++ = ','; *p++ = ' '; }
     first = false;
+    using T = std::decay_t<decltype(a)>;
+    const unsigned at = index++;
+    if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
+      size_t count = 0;
+      if (const FlagName* names = trace_flag_names(name, at, &count)) {
+        trace_flags(p, end, static_cast<unsigned long long>(a), names, count);
+        return;
+      }
+    }
     trace_arg(p, end, a);
   };
   (one(args), ...);
