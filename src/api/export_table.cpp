@@ -52,7 +52,8 @@ CUresult unknown_slot() {
     log_line("export table %s, slot %d is not implemented: returning CUDA_ERROR_NOT_SUPPORTED", kTableNames[T], S);
   return CUDA_ERROR_NOT_SUPPORTED;
 }
-// A slot cudart calls for its side effects only (tool callbacks): succeeds.
+// A tool-notification slot: no profiler or debugger is ever attached to
+// cucpu, so there is no one to notify, and the call succeeds.
 template <int T, int S>
 CUresult quiet_slot() {
   return CUDA_SUCCESS;
@@ -85,6 +86,8 @@ CUresult primary_context(CUcontext* pctx, CUdevice dev) {
   return api::call("cudart_interface.primary_context", api::kDefault,
                    [&] { return api::primary_context_handle(dev, pctx); }, pctx, dev);
 }
+// Slot 7 takes one word and does nothing observable (ZLUDA's finding; cudart
+// 13.0 was not seen to call it).
 CUresult cudart_no_op(uintptr_t) { return CUDA_SUCCESS; }
 CUresult load_compilers() { return CUDA_SUCCESS; }
 
