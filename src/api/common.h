@@ -21,6 +21,15 @@ using cucpu::raw_enum;
 // legacy default stream, or (for _ptsz/_ptds variants) the per-thread one.
 enum class NullStream { kLegacy, kPerThread };
 
+inline bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
+
+// A device's PCI domain, bus and device, as cuDeviceGetAttribute reports them
+// (device.cpp). `dev` must be valid.
+struct PciLocation {
+  int domain = 0, bus = 0, device = 0;
+};
+PciLocation pci_location(CUdevice dev);
+
 // The current context, checked live and free of a sticky error.
 inline CUresult current_ctx(Context** out) {
   Context* c = current_context();
@@ -63,10 +72,17 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
 // parameters are a few hundred bytes: zeroing them on every enqueue would
 // fill the store buffer that an enqueue relies on).
 // Every stream-ordered entry point routes its work through this.
+// Whether work on `s` may have to become a node (or be refused) rather than
+// run: it captures, or is the legacy stream while a blocking stream of its
+// context captures. Two loads.
+inline bool capture_concerns(const Stream* s) {
+  return s->capturing.load(std::memory_order_acquire) != nullptr ||
+         (s->kind == StreamKind::kLegacy && s->ctx->blocking_captures.load(std::memory_order_acquire) != 0);
+}
+
 template <class MakeParams>
 CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route* route, bool invalidate = true) {
-  if (s->capturing.load(std::memory_order_acquire) == nullptr &&
-      (s->kind != StreamKind::kLegacy || s->ctx->blocking_captures.load(std::memory_order_acquire) == 0)) {
+  if (!capture_concerns(s)) {
     *route = Route::kEnqueue;
     return CUDA_SUCCESS;
   }

@@ -13,7 +13,7 @@ using namespace cucpu;
 
 namespace {
 
-bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
+using api::device_ok;
 
 bool flags_ok(unsigned flags) {
   if (flags & ~static_cast<unsigned>(CU_CTX_FLAGS_MASK)) return false;

@@ -21,7 +21,8 @@ int cucpu::api::static_attribute(int a) {
 }
 
 namespace {
-bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
+using api::device_ok;
+using api::PciLocation;
 
 CUresult attribute(int* pi, int a, CUdevice dev) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
@@ -139,47 +140,52 @@ extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute at
   }, value, attrib, srcDevice, dstDevice);
 }
 
-// PCI identity: domain, bus and device as cuDeviceGetAttribute reports them,
-// in the driver's "dddd:bb:dd.f" form (12 characters on driver 580).
+PciLocation cucpu::api::pci_location(CUdevice dev) {
+  PciLocation l;
+  attribute(&l.domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev);
+  attribute(&l.bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev);
+  attribute(&l.device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev);
+  return l;
+}
+
+namespace {
+// "domain:bus:device.function", "domain:bus:device" or "bus:device.function",
+// in hexadecimal, as the driver accepts them.
+bool parse_bus_id(const char* text, PciLocation* out) {
+  unsigned domain = 0, bus = 0, device = 0, function = 0;
+  int n = 0;
+  const bool ok =
+      (std::sscanf(text, "%x:%x:%x.%x%n", &domain, &bus, &device, &function, &n) == 4 && !text[n]) ||
+      (n = 0, std::sscanf(text, "%x:%x:%x%n", &domain, &bus, &device, &n) == 3 && !text[n]) ||
+      (n = 0, domain = 0, std::sscanf(text, "%x:%x.%x%n", &bus, &device, &function, &n) == 3 && !text[n]);
+  *out = {static_cast<int>(domain), static_cast<int>(bus), static_cast<int>(device)};
+  return ok;
+}
+}  // namespace
+
+// PCI identity, in the driver's "dddd:bb:dd.f" form (12 characters on driver 580).
 extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   return api::call("cuDeviceGetPCIBusId", api::kDefault, [&] {
     if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    int domain = 0, bus = 0, device = 0;
-    attribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev);
-    attribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev);
-    attribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev);
+    const PciLocation l = api::pci_location(dev);
     char id[32];
-    const int n = std::snprintf(id, sizeof id, "%04x:%02x:%02x.0", domain, bus, device);
+    const int n = std::snprintf(id, sizeof id, "%04x:%02x:%02x.0", l.domain, l.bus, l.device);
     if (n < 0 || n >= len) return CUDA_ERROR_INVALID_VALUE;  // no room for the whole id
     std::memcpy(pciBusId, id, static_cast<size_t>(n) + 1);
     return CUDA_SUCCESS;
   }, pciBusId, len, dev);
 }
 
-// Accepts "domain:bus:device.function", "domain:bus:device" and
-// "bus:device.function", in hexadecimal, as the driver does.
 extern "C" CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
   return api::call("cuDeviceGetByPCIBusId", api::kDefault, [&] {
     if (!dev || !pciBusId) return CUDA_ERROR_INVALID_VALUE;
-    unsigned domain = 0, bus = 0, device = 0, function = 0;
-    int n = 0;
-    if (std::sscanf(pciBusId, "%x:%x:%x.%x%n", &domain, &bus, &device, &function, &n) == 4 && !pciBusId[n]) {
-    } else if (n = 0, std::sscanf(pciBusId, "%x:%x:%x%n", &domain, &bus, &device, &n) == 3 && !pciBusId[n]) {
-    } else if (n = 0, domain = 0, std::sscanf(pciBusId, "%x:%x.%x%n", &bus, &device, &function, &n) == 3 &&
-                          !pciBusId[n]) {
-    } else {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
+    PciLocation want;
+    if (!parse_bus_id(pciBusId, &want)) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < rt().devices.size(); ++i) {
-      const auto d = static_cast<CUdevice>(i);
-      int dd = 0, db = 0, dv = 0;
-      attribute(&dd, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d);
-      attribute(&db, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
-      attribute(&dv, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
-      if (static_cast<unsigned>(dd) == domain && static_cast<unsigned>(db) == bus &&
-          static_cast<unsigned>(dv) == device) {
-        *dev = d;
+      const PciLocation l = api::pci_location(static_cast<CUdevice>(i));
+      if (l.domain == want.domain && l.bus == want.bus && l.device == want.device) {
+        *dev = static_cast<CUdevice>(i);
         return CUDA_SUCCESS;
       }
     }

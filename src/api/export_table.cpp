@@ -178,20 +178,16 @@ const void* const integrity_table[3] = {size_slot(3), fn(integrity_check), fn(un
 CUresult integrity_check(unsigned version, uint64_t unix_seconds, uint64_t* out) {
   return api::call("integrity_check.answer", api::kDefault, [&] {
     if (!out) return CUDA_ERROR_INVALID_VALUE;
-    int driver = 0, count = 0;
-    cuDriverGetVersion(&driver);
-    cuDeviceGetCount(&count);
-    std::vector<DeviceIdentity> devices(static_cast<size_t>(count));
-    for (int d = 0; d < count; ++d) {
-      CUuuid u;
-      cuDeviceGetUuid(&u, d);
-      std::memcpy(devices[d].uuid, u.bytes, sizeof devices[d].uuid);
-      cuDeviceGetAttribute(&devices[d].pci_domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d);
-      cuDeviceGetAttribute(&devices[d].pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
-      cuDeviceGetAttribute(&devices[d].pci_device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
+    // What cudart reads back through cuDriverGetVersion, cuDeviceGetUuid
+    // and the PCI attributes.
+    std::vector<DeviceIdentity> devices(rt().devices.size());
+    for (size_t d = 0; d < devices.size(); ++d) {
+      std::memcpy(devices[d].uuid, rt().devices[d].uuid.bytes, sizeof devices[d].uuid);
+      const api::PciLocation l = api::pci_location(static_cast<CUdevice>(d));
+      devices[d].pci_domain = l.domain, devices[d].pci_bus = l.bus, devices[d].pci_device = l.device;
     }
     IntegrityInputs in{};
-    in.driver_version = static_cast<uint32_t>(driver);
+    in.driver_version = CUDA_VERSION;
     in.version = version;
     in.process = static_cast<uint32_t>(getpid());
     in.thread = static_cast<uint32_t>(pthread_self());

@@ -159,12 +159,7 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAM
     if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
     return with_node(hNode, NodeKind::kKernel, [&](Node* n) {
       fill(n, nodeParams);
-      // A library kernel's function names its kernel, however it was given
-      // (cudart maps the kernel back to its host stub).
-      const Function* f = n->params.kernel.fn;
-      nodeParams->kern = n->params.kernel.kern;
-      if (!nodeParams->kern && f->module->library)
-        nodeParams->kern = reinterpret_cast<CUkernel>(f->module->library->kernels()[f->index]);
+      nodeParams->kern = n->params.kernel.kern;  // cudart maps it back to its host stub
       nodeParams->ctx = reinterpret_cast<CUcontext>(n->params.kernel.fn->module->ctx);
       return CUDA_SUCCESS;
     });

@@ -32,7 +32,7 @@ CUresult alloc_params(const CUDA_MEM_ALLOC_NODE_PARAMS* p, Context** ctx) {
   if (raw_enum(p->poolProps.allocType) != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
   if (raw_enum(p->poolProps.location.type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
   const int dev = p->poolProps.location.id;
-  if (dev < 0 || static_cast<size_t>(dev) >= rt().devices.size()) return CUDA_ERROR_INVALID_DEVICE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (p->accessDescCount > 0 && !p->accessDescs) return CUDA_ERROR_INVALID_VALUE;
   return current_ctx(ctx);
 }
@@ -132,14 +132,14 @@ CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
 // Graph memory is held only while a graph names it: nothing is cached to trim.
 CUresult cuDeviceGraphMemTrim(CUdevice device) {
   return api::call("cuDeviceGraphMemTrim", api::kDefault, [&] {
-    if (device < 0 || static_cast<size_t>(device) >= rt().devices.size()) return CUDA_ERROR_INVALID_DEVICE;
+    if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
     return CUDA_SUCCESS;
   }, device);
 }
 
 CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
   return api::call("cuDeviceGetGraphMemAttribute", api::kDefault, [&] {
-    if (device < 0 || static_cast<size_t>(device) >= rt().devices.size()) return CUDA_ERROR_INVALID_DEVICE;
+    if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> g(blocks().mu);
     uint64_t v;
@@ -158,7 +158,7 @@ CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr
 // Only the high watermarks can be set, and only to 0 (a reset).
 CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
   return api::call("cuDeviceSetGraphMemAttribute", api::kDefault, [&] {
-    if (device < 0 || static_cast<size_t>(device) >= rt().devices.size()) return CUDA_ERROR_INVALID_DEVICE;
+    if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     const int a = raw_enum(attr);
     if (a != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && a != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) return CUDA_ERROR_INVALID_VALUE;

@@ -43,7 +43,7 @@ NodeParams kernel_node(Function* f, const Launch& a, const ParamSource& src) {
   k.grid[0] = a.shape.grid.x, k.grid[1] = a.shape.grid.y, k.grid[2] = a.shape.grid.z;
   k.block[0] = a.shape.block.x, k.block[1] = a.shape.block.y, k.block[2] = a.shape.block.z;
   k.shared = a.shape.shared;
-  if (lib_kernel_pool().live(a.f)) k.kern = reinterpret_cast<CUkernel>(a.f);
+  k.kern = reinterpret_cast<CUkernel>(f->library_kernel());
   k.params.assign((f->entry().param_bytes + 7) / 8, 0);
   pack_params(f->entry(), src, k.params.data());
   if (a.cooperative) {  // cuLaunchCooperativeKernel: the node keeps it cooperative

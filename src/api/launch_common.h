@@ -70,7 +70,7 @@ inline CUresult kernel_node_data(CUfunction func, CUkernel kern, CUcontext ctx, 
   if (CUresult r = param_source(f->entry(), kernel_params, extra, &src)) return r;
   out->fn = f;
   out->module = ModuleRef(f->module);
-  out->kern = func ? nullptr : kern;
+  out->kern = reinterpret_cast<CUkernel>(f->library_kernel());  // reported back, however it was named
   for (int i = 0; i < 3; ++i) {
     out->grid[i] = grid[i];
     out->block[i] = block[i];

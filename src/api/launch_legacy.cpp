@@ -3,7 +3,9 @@
 // / cuLaunchGridAsync launch it (through cuLaunchKernel, with the parameters
 // as a CU_LAUNCH_PARAM_BUFFER). Module functions only: a library kernel has
 // no such state.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "api/common.h"
 #include "core/module.h"
@@ -35,18 +37,20 @@ CUresult set_bytes(CUfunction h, int offset, const void* p, size_t n) {
 }
 
 CUresult launch(CUfunction h, unsigned gx, unsigned gy, CUstream s) {
-  Function::LegacyLaunch copy;
+  unsigned block[3], shared;
+  std::vector<unsigned char> params;  // the declared bytes (unset ones are zero)
   if (CUresult r = with_legacy(h, [&](Function::LegacyLaunch& l) {
-        copy = l;
+        std::copy(l.block, l.block + 3, block);
+        shared = l.shared;
+        params.assign(l.size, 0);
+        std::copy_n(l.params.begin(), std::min(l.size, l.params.size()), params.begin());
         return CUDA_SUCCESS;
       }))
     return r;
-  size_t size = copy.size;
-  copy.params.resize(Function::LegacyLaunch::kParamSpace);
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, copy.params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+  size_t size = params.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                    CU_LAUNCH_PARAM_END};
-  return cuLaunchKernel(h, gx, gy, 1, copy.block[0], copy.block[1], copy.block[2], copy.shared, s, nullptr,
-                        size ? extra : nullptr);
+  return cuLaunchKernel(h, gx, gy, 1, block[0], block[1], block[2], shared, s, nullptr, size ? extra : nullptr);
 }
 
 }  // namespace

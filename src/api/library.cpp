@@ -13,7 +13,7 @@ namespace {
 
 Library* library_of(CUlibrary h) { return library_pool().live(h); }
 LibKernel* kernel_of(CUkernel h) { return lib_kernel_pool().live(h); }
-bool device_ok(CUdevice d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
+using api::device_ok;
 
 CUresult load(CUlibrary* out, const void* code, size_t size, CUjit_option* jit_options, void** jit_values,
               unsigned num_jit, CUlibraryOption* lib_options, void** lib_values, unsigned num_lib) {

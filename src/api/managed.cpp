@@ -27,8 +27,6 @@ CUresult managed_range(CUdeviceptr p, size_t n, Allocation* out) {
   return CUDA_SUCCESS;
 }
 
-bool device_ok(int d) { return d >= 0 && static_cast<size_t>(d) < rt().devices.size(); }
-
 // A location as advice and prefetch take it; host NUMA locations count as the host.
 CUresult read_location(const CUmemLocation& loc, Location* out) {
   const int type = raw_enum(loc.type);

@@ -18,7 +18,7 @@ using api::NullStream;
 namespace {
 
 CUresult device_of(CUdevice dev, Device** out) {
-  if (dev < 0 || static_cast<size_t>(dev) >= rt().devices.size()) return CUDA_ERROR_INVALID_DEVICE;
+  if (!api::device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
   *out = &rt().devices[static_cast<size_t>(dev)];
   return CUDA_SUCCESS;
 }

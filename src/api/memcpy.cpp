@@ -137,8 +137,7 @@ CUresult dtod_async(NullStream ns, CUdeviceptr d, CUdeviceptr s, size_t n, CUstr
   if (CUresult r = check_device_range(d, n, &checks[1])) return r;
   Stream* st;
   if (CUresult r = target_stream(ns, h, false, &st)) return r;
-  if (st->capturing.load(std::memory_order_acquire) != nullptr ||
-      (st->kind == StreamKind::kLegacy && st->ctx->blocking_captures.load(std::memory_order_acquire) != 0))
+  if (api::capture_concerns(st))
     return copy1d(ns, h, false, CU_MEMORYTYPE_DEVICE, d, CU_MEMORYTYPE_DEVICE, s, n);  // becomes a node
   enqueue_linear_copy(st, reinterpret_cast<unsigned char*>(d), reinterpret_cast<const unsigned char*>(s), n, checks);
   return CUDA_SUCCESS;

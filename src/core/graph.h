@@ -44,7 +44,7 @@ struct GraphMemoryBlock {
 struct KernelNodeData {
   Function* fn = nullptr;
   ModuleRef module;
-  CUkernel kern = nullptr;  // the library kernel the caller named, if any (reported back)
+  CUkernel kern = nullptr;  // the library kernel fn instantiates, if any (reported back)
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned shared = 0;

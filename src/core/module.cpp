@@ -138,6 +138,10 @@ CUresult set_function_attribute(const ptx::KernelInfo& info, FuncSettings& s, in
 Function::Function(Module* m, uint32_t unit, int entry_index, uint32_t index)
     : module(m), unit(unit), entry_index(entry_index), index(index) {}
 
+LibKernel* Function::library_kernel() const {
+  return module->library ? module->library->kernels()[index] : nullptr;
+}
+
 const ptx::EntryDesc& Function::entry() const {
   return module->units()[unit].program->entries()[static_cast<size_t>(entry_index)];
 }

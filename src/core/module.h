@@ -97,6 +97,8 @@ class Function {
   const uint32_t index;      // position in Module::functions
   const ptx::EntryDesc& entry() const;
   const std::string& name() const { return entry().name; }
+  // The library kernel this function instantiates, or null for a module's own.
+  LibKernel* library_kernel() const;
 
   // The compiled kernel, or null until load() succeeded.
   const ptx::Kernel* kernel() const { return kernel_.load(std::memory_order_acquire); }
