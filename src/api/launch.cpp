@@ -4,7 +4,6 @@
 #include "api/launch_common.h"
 #include "core/capture.h"
 #include "core/event.h"
-#include "exec/scheduler.h"
 
 // Defined in event.cpp; cuda.h names only the legacy-stream form.
 extern "C" CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream);
@@ -28,10 +27,7 @@ struct Launch {
 
 // A cooperative grid must be resident all at once.
 CUresult check_cooperative(Function* f, const ptx::Kernel* k, const LaunchShape& s) {
-  const int per_sm =
-      blocks_per_sm(k->info(), f->settings(), static_cast<int>(s.threads_per_block()), s.shared);
-  const uint64_t resident = uint64_t(per_sm) * Scheduler::instance().worker_count();
-  return s.blocks() > resident ? CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE : CUDA_SUCCESS;
+  return cooperative_fits(*f, *k, s) ? CUDA_SUCCESS : CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 }
 
 NodeParams kernel_node(Function* f, const Launch& a, const ParamSource& src) {

@@ -10,7 +10,6 @@
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "exec/kernel_op.h"
-#include "exec/scheduler.h"
 #include "exec/ops.h"
 
 namespace cucpu {
@@ -95,11 +94,7 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       for (const CUlaunchAttribute& a : k.attrs)
         if (raw_enum(a.id) == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a.value.cooperative) e->cooperative = true;
       if (e->cooperative) {
-        // Every block must be resident at once, as for cuLaunchCooperativeKernel.
-        const int per_sm = blocks_per_sm(kernel->info(), k.fn->settings(),
-                                         static_cast<int>(shape.threads_per_block()), shape.shared);
-        if (shape.blocks() > uint64_t(per_sm) * Scheduler::instance().worker_count())
-          return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+        if (!cooperative_fits(*k.fn, *kernel, shape)) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
         e->parallel = true;  // a segment of its own
       }
       return CUDA_SUCCESS;
@@ -396,13 +391,16 @@ CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+namespace {
+bool can_be_disabled(NodeKind k) { return k == NodeKind::kKernel || k == NodeKind::kMemcpy || k == NodeKind::kMemset; }
+}  // namespace
+
 CUresult GraphExec::set_enabled(const Node* n, bool enabled) {
   std::lock_guard<std::mutex> g(mu_);
   auto next = std::make_shared<ExecPlan>(*plan_);  // launches in flight keep the old plan
   for (ExecNode& e : next->nodes) {
     if (e.origin != n) continue;
-    if (e.kind != NodeKind::kKernel && e.kind != NodeKind::kMemcpy && e.kind != NodeKind::kMemset)
-      return CUDA_ERROR_INVALID_VALUE;
+    if (!can_be_disabled(e.kind)) return CUDA_ERROR_INVALID_VALUE;
     e.disabled = !enabled;
     plan_ = std::move(next);
     return CUDA_SUCCESS;
@@ -414,8 +412,7 @@ CUresult GraphExec::get_enabled(const Node* n, bool* enabled) const {
   std::lock_guard<std::mutex> g(mu_);
   for (const ExecNode& e : plan_->nodes) {
     if (e.origin != n) continue;
-    if (e.kind != NodeKind::kKernel && e.kind != NodeKind::kMemcpy && e.kind != NodeKind::kMemset)
-      return CUDA_ERROR_INVALID_VALUE;
+    if (!can_be_disabled(e.kind)) return CUDA_ERROR_INVALID_VALUE;
     *enabled = !e.disabled;
     return CUDA_SUCCESS;
   }

@@ -397,6 +397,11 @@ static_assert(sizeof(CooperativeKernelOp) <= OpPool::kBlockSize);
 
 }  // namespace
 
+bool cooperative_fits(const Function& f, const ptx::Kernel& k, const LaunchShape& shape) {
+  const int per_sm = blocks_per_sm(k.info(), f.settings(), static_cast<int>(shape.threads_per_block()), shape.shared);
+  return shape.blocks() <= uint64_t(per_sm) * Scheduler::instance().worker_count();
+}
+
 Op* make_cooperative_op(Function* f, const ptx::LaunchConfig& cfg) {
   auto* op = new CooperativeKernelOp(f, cfg);
   const size_t n = f->entry().param_bytes;

@@ -74,6 +74,9 @@ bool launch_in_parallel(const LaunchShape& s);
 
 // Enqueues a validated launch of `f` (loaded) on `s`.
 void enqueue_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src);
+// Whether every block of a launch of `shape` can be resident at once (a
+// cooperative launch's condition, for streams and graph nodes alike).
+bool cooperative_fits(const Function& f, const ptx::Kernel& k, const LaunchShape& shape);
 // A cooperative launch (grid-wide barriers): every block on a thread of its own.
 void enqueue_cooperative_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src);
 
