@@ -44,7 +44,13 @@ struct BlockEnv {
   uint32_t current_tid;         // the thread being stepped (written by the range function)
   void* runner;                 // the runner's state (fault reports); opaque to compiled code
   uint64_t grid_workspace;      // %envreg1 (high half) and %envreg2 (low): a cooperative launch's grid barrier
+  // Where each of the first region's first kStreamSites global loads would
+  // go on if the next block continued the range this one read (0: none
+  // yet). Compiled code alone reads and writes it; the runner zeroes it
+  // when a worker starts its blocks (lower_range.cpp: next-block prefetch).
+  uint64_t stream_next[4];
 };
+constexpr unsigned kStreamSites = 4;
 
 // The frames of a block of a kernel with cuts, structure of arrays (so
 // that loops over threads vectorize): rows of 4-byte units, `pitch` bytes

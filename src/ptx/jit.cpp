@@ -10,6 +10,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/LoopDataPrefetch.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/Support/CommandLine.h>
@@ -200,6 +201,10 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
     early.run(mod, mam);
   }
   derive_pointers(mod);
+  if (std::getenv("CUCPU_PREFETCH"))
+  pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& m, llvm::OptimizationLevel) {
+    m.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::LoopDataPrefetchPass()));
+  });
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(mod, mam);
 }

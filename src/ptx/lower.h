@@ -55,6 +55,10 @@ void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& la
 bool warp_resolvable(const CutSite& cs);
 // The metadata on each frame-row access of a step: !{site, unit, element bytes}.
 constexpr const char* kRowTag = "cucpu.row";
+// The metadata on each plain (not volatile, not atomic) load from the
+// global space: the loads the first region's loop prefetches for the next
+// block (lower_range.cpp).
+constexpr const char* kGlobalLoadTag = "cucpu.global_load";
 // The range function of a kernel with warp_resolvable sites: runs whole
 // warps through regions and those collectives; `steps[r]` resumes at r;
 // other spans go to `fallback` (a range function).

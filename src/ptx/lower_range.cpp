@@ -6,10 +6,12 @@
 // one loop per resume point, around a copy of the step that resumes there
 // (only the code reachable from it remains: the region up to the next
 // cuts), and the range function dispatches on `resume`; otherwise one loop
-// passes `resume` on. Each loop stores its threads' codes and returns the code
-// they share, from an unsigned min and max over them (reductions the loop
-// vectorizer knows); misalignment is reported after the loop, so that the
-// loop has no exit a vectorizer must keep.
+// passes `resume` on. Each loop stores its threads' codes; the code they
+// share comes from an unsigned min and max over the stored codes, taken in
+// a loop of its own after the threads' loop (inside it, a region that can
+// stop at one cut only makes the reductions fold into forms the loop
+// vectorizer no longer knows). Misalignment is reported after the loop, so
+// that the loop has no exit a vectorizer must keep.
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -26,6 +28,70 @@ namespace {
 // Above this many cut sites, one loop takes the resume point at run time
 // (each resume point's loop is a function of its own).
 constexpr size_t kMaxSpecialized = 48;
+// The largest range of one load site that the next block's prefetch covers.
+constexpr uint64_t kMaxStreamBytes = 16384;
+
+// Next-block prefetch, in a loop that starts the threads of a block (its
+// step call `call` is inlined here; `at` is where the loop is done). A
+// block's threads read through each of the first kStreamSites plain global
+// loads (kGlobalLoadTag) a range of addresses, from the lowest to the end
+// of the highest (a min and a max the loop vectorizer keeps as
+// reductions). When a block's range starts where the previous block's
+// ended (env stream_next: blocks of a worker run in order), the next one
+// is taken to go on, and the lines it would read are prefetched now: the
+// work before the next block starts hides their latency, which the
+// hardware's own prefetcher does not reach across the gap between blocks.
+void prefetch_next_block(llvm::Function* run, llvm::CallInst* call, llvm::StructType* env_ty, Value* envp,
+                         llvm::Instruction* at) {
+  llvm::InlineFunctionInfo ifi;
+  if (!llvm::InlineFunction(*call, ifi).isSuccess()) return;
+  std::vector<llvm::LoadInst*> sites;
+  for (llvm::BasicBlock& bb : *run)
+    for (llvm::Instruction& i : bb)
+      if (auto* ld = llvm::dyn_cast<llvm::LoadInst>(&i); ld && ld->getMetadata(kGlobalLoadTag) && sites.size() < kStreamSites)
+        sites.push_back(ld);
+  if (sites.empty()) return;
+  llvm::LLVMContext& ctx = run->getContext();
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::IRBuilder<> e(&run->getEntryBlock(), run->getEntryBlock().getFirstInsertionPt());
+  llvm::IRBuilder<> b(ctx);
+  const llvm::DataLayout& dl = run->getParent()->getDataLayout();
+  for (size_t k = 0; k < sites.size(); ++k) {
+    llvm::AllocaInst* lo = e.CreateAlloca(i64, nullptr, "stream.lo");
+    llvm::AllocaInst* hi = e.CreateAlloca(i64, nullptr, "stream.hi");
+    e.CreateStore(e.getInt64(~uint64_t{0}), lo);
+    e.CreateStore(e.getInt64(0), hi);
+    llvm::LoadInst* ld = sites[k];
+    b.SetInsertPoint(ld->getNextNode());
+    Value* a = b.CreatePtrToInt(ld->getPointerOperand(), i64);
+    Value* end = b.CreateAdd(a, b.getInt64(dl.getTypeStoreSize(ld->getType())));
+    b.CreateStore(b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b.CreateLoad(i64, lo), a), lo);
+    b.CreateStore(b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b.CreateLoad(i64, hi), end), hi);
+    // After the loop: compare with the previous block's, remember, prefetch.
+    llvm::BasicBlock* here = at->getParent();
+    llvm::BasicBlock* rest = here->splitBasicBlock(at, "stream.rest");
+    auto* fetch = llvm::BasicBlock::Create(ctx, "stream.fetch", run, rest);
+    here->getTerminator()->eraseFromParent();
+    b.SetInsertPoint(here);
+    Value* l = b.CreateLoad(i64, lo);
+    Value* h = b.CreateLoad(i64, hi);
+    Value* slot = b.CreateInBoundsGEP(env_ty, envp, {b.getInt32(0), b.getInt32(13), b.getInt32(static_cast<uint32_t>(k))});
+    Value* prev = b.CreateLoad(i64, slot);
+    Value* read = b.CreateICmpULT(l, h);
+    b.CreateStore(b.CreateSelect(read, h, prev), slot);
+    Value* go_on = b.CreateAnd(b.CreateAnd(read, b.CreateICmpEQ(prev, l)),
+                               b.CreateICmpULE(b.CreateSub(h, l), b.getInt64(kMaxStreamBytes)));
+    b.CreateCondBr(go_on, fetch, rest);
+    b.SetInsertPoint(fetch);
+    llvm::PHINode* p = b.CreatePHI(i64, 2);
+    p->addIncoming(h, here);
+    b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getPtrTy()},
+                      {b.CreateIntToPtr(p, b.getPtrTy()), b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+    Value* p2 = b.CreateAdd(p, b.getInt64(64));
+    p->addIncoming(p2, fetch);
+    b.CreateCondBr(b.CreateICmpULT(p2, b.CreateAdd(h, b.CreateSub(h, l))), fetch, rest);
+  }
+}
 
 llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::string& name, bool cuts, int resume_const,
                           llvm::GlobalValue::LinkageTypes linkage) {
@@ -65,10 +131,6 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   b.SetInsertPoint(row);
   llvm::PHINode* t0 = b.CreatePHI(i32, 2);
   t0->addIncoming(first, entry_bb);
-  llvm::PHINode* lo_row = b.CreatePHI(i32, 2);
-  lo_row->addIncoming(b.getInt32(0xffffffffu), entry_bb);
-  llvm::PHINode* hi_row = b.CreatePHI(i32, 2);
-  hi_row->addIncoming(b.getInt32(0), entry_bb);
   Value* x0 = b.CreateURem(t0, nx);
   Value* xy = b.CreateUDiv(t0, nx);
   Value* y = b.CreateURem(xy, ny);
@@ -83,40 +145,49 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   b.SetInsertPoint(loop);
   llvm::PHINode* i = b.CreatePHI(i32, 2);
   i->addIncoming(b.getInt32(0), row);
-  llvm::PHINode* lo = b.CreatePHI(i32, 2);
-  lo->addIncoming(lo_row, row);
-  llvm::PHINode* hi = b.CreatePHI(i32, 2);
-  hi->addIncoming(hi_row, row);
   Value* t = b.CreateAdd(t0, i, "t", true, true);
   Value* x = b.CreateAdd(x0, i, "x", true, true);
-  Value* code = b.CreateCall(step, {frames, envp, t, x, y, z, resume, misaligned, pitch});
-  Value* lo_next = lo;
-  Value* hi_next = hi;
-  if (cuts) {
-    b.CreateStore(code, b.CreateGEP(i32, codes, b.CreateZExt(t, i64)));
-    lo_next = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, lo, code);
-    hi_next = b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, hi, code);
-  }
-  lo->addIncoming(lo_next, loop);
-  hi->addIncoming(hi_next, loop);
+  llvm::CallInst* code = b.CreateCall(step, {frames, envp, t, x, y, z, resume, misaligned, pitch});
+  if (cuts) b.CreateStore(code, b.CreateGEP(i32, codes, b.CreateZExt(t, i64)));
   Value* next = b.CreateAdd(i, b.getInt32(1), "", true, true);
   i->addIncoming(next, loop);
   b.CreateCondBr(b.CreateICmpULT(next, count), loop, row_done);
   b.SetInsertPoint(row_done);
   t0->addIncoming(row_end, row_done);
-  lo_row->addIncoming(lo_next, row_done);
-  hi_row->addIncoming(hi_next, row_done);
-  b.CreateCondBr(b.CreateICmpULT(row_end, last), row, done);
-  b.SetInsertPoint(done);
-  llvm::PHINode* lo_all = b.CreatePHI(i32, 2);
-  lo_all->addIncoming(b.getInt32(0), entry_bb);
-  lo_all->addIncoming(lo_next, row_done);
-  llvm::PHINode* hi_all = b.CreatePHI(i32, 2);
-  hi_all->addIncoming(b.getInt32(0), entry_bb);
-  hi_all->addIncoming(hi_next, row_done);
   // Without cuts every thread returns 0.
-  Value* result = cuts ? b.CreateSelect(b.CreateICmpEQ(lo_all, hi_all), lo_all, b.getInt32(kMixedCodes))
-                       : static_cast<Value*>(b.getInt32(0));
+  Value* result = b.getInt32(0);
+  if (cuts) {
+    // The codes' min and max over [first, last) (the span is not empty here).
+    auto* scan = llvm::BasicBlock::Create(ctx, "scan", run);
+    auto* scanned = llvm::BasicBlock::Create(ctx, "scanned", run);
+    b.CreateCondBr(b.CreateICmpULT(row_end, last), row, scan);
+    b.SetInsertPoint(scan);
+    llvm::PHINode* k = b.CreatePHI(i32, 2);
+    llvm::PHINode* lo = b.CreatePHI(i32, 2);
+    llvm::PHINode* hi = b.CreatePHI(i32, 2);
+    k->addIncoming(first, row_done);
+    lo->addIncoming(b.getInt32(0xffffffffu), row_done);
+    hi->addIncoming(b.getInt32(0), row_done);
+    Value* c = b.CreateLoad(i32, b.CreateGEP(i32, codes, b.CreateZExt(k, i64)));
+    Value* lo_next = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, lo, c);
+    Value* hi_next = b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, hi, c);
+    Value* k_next = b.CreateAdd(k, b.getInt32(1), "", true, true);
+    k->addIncoming(k_next, scan);
+    lo->addIncoming(lo_next, scan);
+    hi->addIncoming(hi_next, scan);
+    b.CreateCondBr(b.CreateICmpULT(k_next, last), scan, scanned);
+    b.SetInsertPoint(scanned);
+    Value* shared = b.CreateSelect(b.CreateICmpEQ(lo_next, hi_next), lo_next, b.getInt32(kMixedCodes));
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    llvm::PHINode* r = b.CreatePHI(i32, 2);
+    r->addIncoming(b.getInt32(0), entry_bb);
+    r->addIncoming(shared, scanned);
+    result = r;
+  } else {
+    b.CreateCondBr(b.CreateICmpULT(row_end, last), row, done);
+    b.SetInsertPoint(done);
+  }
   Value* bad = b.CreateLoad(i64, misaligned);
   auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", run);
   auto* ret_bb = llvm::BasicBlock::Create(ctx, "ret", run);
@@ -129,7 +200,9 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   b.CreateCall(rt, {envp, b.getInt32(static_cast<uint32_t>(FaultKind::kMisalignedAddress)), bad});
   b.CreateUnreachable();
   b.SetInsertPoint(ret_bb);
-  b.CreateRet(result);
+  llvm::Instruction* ret = b.CreateRet(result);
+  // A loop whose threads start at the kernel's entry starts a block.
+  if (resume_const == 0 || !cuts) prefetch_next_block(run, code, env_ty, envp, ret);
   return run;
 }
 

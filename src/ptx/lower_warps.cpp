@@ -278,8 +278,12 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   }
   // x0 is a multiple of 32 below ntid.x <= 1024: at most 992, said so the
   // optimizer sees that x0 + lane stays within the row (and the index
-  // arithmetic cannot wrap).
-  Value* x0 = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x0p, b.getInt32(992));
+  // arithmetic cannot wrap). x0 and lo are multiples of 32 (spans and rows
+  // are whole warps here), said so too: then what the lanes compute from
+  // %tid / 32 is one value for the warp (a lane-0 store to warp_sums[tid /
+  // 32] is a store, not a scatter), and tests of %tid % 32 are constants.
+  Value* x0 = b.CreateAnd(b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x0p, b.getInt32(992)), b.getInt32(~31u));
+  Value* lo32 = b.CreateAnd(lo, b.getInt32(~31u));
   b.CreateStore(lo, b.CreateStructGEP(env_ty, envp, 10));
   // Only the regions after collectives resolved here run in the machine.
   std::vector<llvm::BasicBlock*> state(nstates, nullptr);
@@ -380,7 +384,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
     l->addIncoming(b.getInt32(0), pre);
     mn->addIncoming(b.getInt32(0xffffffffu), pre);
     mx->addIncoming(b.getInt32(0), pre);
-    Value* t = b.CreateAdd(lo, l, "t", true, true);
+    Value* t = b.CreateAdd(lo32, l, "t", true, true);
     Value* x = b.CreateAdd(x0, l, "x", true, true);
     llvm::CallInst* code =
         b.CreateCall(steps[r], {frames, envp, t, x, y, z, b.getInt32(static_cast<uint32_t>(r)), misaligned, pitch});
