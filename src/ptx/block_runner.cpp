@@ -7,6 +7,7 @@
 // signal handler only acts while its thread runs kernel code (t_run set);
 // otherwise it hands the signal to the handler installed before ours.
 #include "ptx/block_runner.h"
+#include "ptx/red_combine.h"
 
 #include "ptx/warp_matrix.h"
 #include "ptx/warp_shuffle.h"
@@ -539,6 +540,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   _mm_setcsr(0x1f80);
   volatile uint64_t blk = first;
   if (sigsetjmp(rs.jump, 0)) {
+    apply_reductions();  // what the blocks before the fault did
     _mm_setcsr(saved_csr);
     Fault f;
     f.kind = rs.kind;
@@ -560,6 +562,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
       cb.run();
     }
   }
+  apply_reductions();  // the run's combined reductions, before the kernel (part) completes
   t_run = nullptr;
   _mm_setcsr(saved_csr);
   return Fault{};

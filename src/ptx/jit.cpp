@@ -10,7 +10,6 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
-#include <llvm/Transforms/Scalar/LoopDataPrefetch.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/Support/CommandLine.h>
@@ -23,6 +22,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "ptx/abi.h"
+#include "ptx/red_combine.h"
 
 extern "C" {
 float cucpu_rt_add_f32(float, float, int32_t);
@@ -132,6 +132,8 @@ Jit* make_jit() {
   bind("cucpu_rt_atomic_half", &cucpu_rt_atomic_half);
   bind("cucpu_rt_atomic_half2", &cucpu_rt_atomic_half2);
   bind("cucpu_rt_fns", &cucpu_rt_fns);
+  bind("cucpu_rt_red", &cucpu_rt_red);
+  bind("cucpu_rt_red_apply", &cucpu_rt_red_apply);
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms)))) j->error = llvm::toString(std::move(err));
   return j;
 }
@@ -201,10 +203,6 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
     early.run(mod, mam);
   }
   derive_pointers(mod);
-  if (std::getenv("CUCPU_PREFETCH"))
-  pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& m, llvm::OptimizationLevel) {
-    m.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::LoopDataPrefetchPass()));
-  });
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(mod, mam);
 }

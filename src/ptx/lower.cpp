@@ -1,5 +1,6 @@
 // Lowering driver and the operand machinery every instruction family uses.
 #include "ptx/lower.h"
+#include "ptx/red_combine.h"
 
 #include <cstring>
 
@@ -98,6 +99,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     auto* fty = llvm::FunctionType::get(i32, args, false);
     llvm::Function::Create(fty, llvm::Function::InternalLinkage, prefix + "_f_" + f.name, *mod);
   }
+  const bool combine = combining_kernel(m, order);
   for (size_t k = 1; k < order.size(); ++k) {
     const Function& f = m.funcs[static_cast<size_t>(order[k])];
     if (!f.has_body) continue;
@@ -107,10 +109,12 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
                          "'" + in.op + "' inside the called function '" + f.name +
                              "' is not supported (barriers and warp collectives must be in the kernel body)"};
     FnLowering fl(m, f, *mod, mod->getFunction(prefix + "_f_" + f.name), *layout, shared, prefix, false);
+    fl.combine_reds = combine;
     fl.lower_body();
   }
   FnLowering kl(m, kf, *mod, step, *layout, shared, prefix, true);
   kl.big_grid = big_grid;
+  kl.combine_reds = combine;
   kl.lower_body();
 
   make_ranges(*mod, step, *layout, kl.specialize);

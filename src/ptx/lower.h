@@ -149,6 +149,7 @@ class FnLowering {
   std::string prefix;
   bool is_kernel;
   bool big_grid = false;
+  bool combine_reds = false;  // the kernel's global reductions go to the worker's table (red_combine.h)
   bool has_cuts = false;
   bool specialize = false;   // kernels with cuts: a range loop per resume point
   const Instr* cur = nullptr;
@@ -187,6 +188,8 @@ std::vector<std::vector<int>> successors(const Function& f);
 // a cut, to the next cuts) of their sizes in instructions.
 size_t region_sizes(const Function& f, const std::vector<bool>& is_cut);
 bool is_cut_instruction(const Instr& in);
+// Appends the registers operand `o` names (its elements' too).
+void collect_regs(const Operand& o, std::vector<int>& out);
 bool writes_first_operand(const std::string& op);
 // Lays out an entry's parameters in the launch buffer; returns its size.
 uint32_t layout_params(const Function& f, std::vector<ParamDesc>* out);

@@ -36,13 +36,13 @@ bool writes_first_operand(const std::string& op) {
   return false;
 }
 
-namespace {
-
 void collect_regs(const Operand& o, std::vector<int>& out) {
   if (o.reg >= 0) out.push_back(o.reg);
   if (o.pair >= 0) out.push_back(o.pair);
   for (const Operand& e : o.elems) collect_regs(e, out);
 }
+
+namespace {
 
 bool ends_flow(const Instr& in) {
   return in.guard < 0 && (in.op == "bra" || in.op == "ret" || in.op == "exit" || in.op == "trap" || in.op == "brx");

@@ -4,6 +4,7 @@
 // addresses; shared addresses are offsets into the block's arena (so they
 // fit 32-bit registers), and cvta adds or removes the arena's base.
 #include "ptx/lower.h"
+#include "ptx/red_combine.h"
 
 namespace cucpu::ptx {
 
@@ -148,6 +149,20 @@ bool FnLowering::lower_atomic(const Instr& in) {
   const uint32_t bytes = static_cast<uint32_t>(type_bits(t) / 8);
   Value* p = address(A[base], space);
   check_alignment(p, bytes);
+  if (combine_reds && (space == Space::kGlobal || space == Space::kGeneric)) {
+    llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+    if (!has_dest || result_unused(f, in, reg_mentions)) {
+      if (std::optional<uint32_t> code = combined_code(in)) {
+        Value* v = read(A[base + 1], t);
+        Value* bits = b.CreateZExt(b.CreateBitCast(v, b.getIntNTy(bytes * 8)), b.getInt64Ty());
+        auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, b.getInt64Ty(), b.getInt32Ty()}, false);
+        b.CreateCall(runtime("cucpu_rt_red", ty), {env, p, bits, b.getInt32(*code)});
+        return true;
+      }
+    }
+    // Any other atomic on memory a combined reduction may target comes after them.
+    b.CreateCall(runtime("cucpu_rt_red_apply", llvm::FunctionType::get(b.getVoidTy(), {ptr}, false)), {env});
+  }
   const llvm::AtomicOrdering ord = ordering_of(in, false, false);
   const llvm::Align align(bytes);
   auto result = [&](Value* old) {

@@ -201,8 +201,10 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   b.CreateUnreachable();
   b.SetInsertPoint(ret_bb);
   llvm::Instruction* ret = b.CreateRet(result);
-  // A loop whose threads start at the kernel's entry starts a block.
-  if (resume_const == 0 || !cuts) prefetch_next_block(run, code, env_ty, envp, ret);
+  // The first region of a kernel with cuts starts a block, and other
+  // regions run before the next block starts (a kernel without cuts is one
+  // loop per block, back to back: the hardware's prefetcher follows it).
+  if (resume_const == 0 && cuts) prefetch_next_block(run, code, env_ty, envp, ret);
   return run;
 }
 

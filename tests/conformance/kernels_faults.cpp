@@ -126,6 +126,13 @@ CONF_TEST(FaultChildLoadFarOutOfBounds) {
   });
 }
 
+CONF_TEST(KernelReductionFarOutOfBounds) { run_in_child("FaultChildReductionFarOutOfBounds"); }
+CONF_TEST(FaultChildReductionFarOutOfBounds) {
+  fault_case("fault_reduce_far", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
+    return kt::launch(m.fn("reduce_far"), {4}, {32}, 0, nullptr, buf.p, 1ll << 40);
+  });
+}
+
 CONF_TEST(KernelLoadNullPage) { run_in_child("FaultChildLoadNullPage"); }
 CONF_TEST(FaultChildLoadNullPage) {
   fault_case("fault_load_null", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {

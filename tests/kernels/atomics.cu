@@ -148,3 +148,46 @@ extern "C" __global__ void fence_reduce(const int* in, volatile int* partial, in
     *last_block = blockIdx.x;
   }
 }
+
+// Block sums reduced into a few global targets by thread 0 of each block:
+// atomics whose results are unused (nvcc emits `red`), after a plain store
+// of each element. Blocks of 128.
+extern "C" __global__ void grid_reductions(const int* __restrict__ in, int* doubled, float* fsum, unsigned* usum,
+                                           unsigned long long* umax64, int* smin, unsigned* bits, double* dsum) {
+  __shared__ int s[128];
+  const int t = threadIdx.x, i = blockIdx.x * 128 + t;
+  doubled[i] = 2 * in[i];
+  s[t] = in[i];
+  __syncthreads();
+  for (int w = 64; w > 0; w >>= 1) {
+    if (t < w) s[t] += s[t + w];
+    __syncthreads();
+  }
+  if (t == 0) {
+    atomicAdd(fsum, (float)s[0]);
+    atomicAdd(usum, (unsigned)s[0]);
+    atomicMax(umax64, (unsigned long long)blockIdx.x * 1000 + (unsigned)(s[0] & 255));
+    atomicMin(smin, s[0] - (int)blockIdx.x);
+    atomicOr(bits, 1u << (blockIdx.x % 32));
+    atomicAdd(dsum, (double)s[0] * 0.5);
+  }
+}
+
+// Thread 0 of each block adds 1 to the counter (a `red`), then reads it
+// with an atomic that returns the old value: that value counts its own add.
+extern "C" __global__ void reduce_then_read(unsigned* counter, unsigned* min_seen) {
+  if (threadIdx.x == 0) {
+    atomicAdd(counter, 1u);
+    const unsigned seen = atomicAdd(counter, 1u);
+    atomicMin(min_seen, seen);
+  }
+}
+
+// A plain store after a reduction to the same word, in one thread: the
+// store comes last in the thread's order, so the word ends as the store.
+extern "C" __global__ void reduce_then_store(unsigned* word) {
+  if (threadIdx.x == 0) {
+    atomicAdd(word, 5u);
+    *word = 7u;
+  }
+}

@@ -1,0 +1,286 @@
+#include "ptx/red_combine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "ptx/lower.h"
+
+namespace cucpu::ptx {
+
+namespace {
+
+// The entries of one worker thread. Few targets are live at once in the
+// kernels that gain (one sum, a few counters); when the table is full it
+// is applied and starts again.
+constexpr int kEntries = 8;
+struct Entry {
+  uint64_t address;
+  uint32_t code;
+  uint64_t bits;  // the combined operand
+};
+struct Table {
+  Entry e[kEntries];
+  int n = 0;
+};
+thread_local Table t_table;
+
+template <class T>
+T as(uint64_t bits) {
+  if constexpr (sizeof(T) == 4) return std::bit_cast<T>(static_cast<uint32_t>(bits));
+  else return std::bit_cast<T>(bits);
+}
+template <class T>
+uint64_t bits_of(T v) {
+  if constexpr (sizeof(T) == 4) return std::bit_cast<uint32_t>(v);
+  else return std::bit_cast<uint64_t>(v);
+}
+
+template <class T>
+T combine(CombineOp op, T a, T b) {
+  switch (op) {
+    case kCombineAdd: return static_cast<T>(a + b);
+    case kCombineMin: return std::min(a, b);
+    case kCombineMax: return std::max(a, b);
+    default: break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    if (op == kCombineAnd) return a & b;
+    if (op == kCombineOr) return a | b;
+    return a ^ b;
+  }
+  return a;
+}
+
+template <class T>
+uint64_t combine_bits(CombineOp op, uint64_t a, uint64_t b) {
+  return bits_of<T>(combine<T>(op, as<T>(a), as<T>(b)));
+}
+
+uint64_t combine_code(uint32_t code, uint64_t a, uint64_t b) {
+  const CombineOp op = static_cast<CombineOp>(code & 0xff);
+  switch (static_cast<CombineType>(code >> 8)) {
+    case kCombineF32: return combine_bits<float>(op, a, b);
+    case kCombineF64: return combine_bits<double>(op, a, b);
+    case kCombineU32: return combine_bits<uint32_t>(op, a, b);
+    case kCombineS32: return combine_bits<int32_t>(op, a, b);
+    case kCombineU64: return combine_bits<uint64_t>(op, a, b);
+    default: return combine_bits<int64_t>(op, a, b);
+  }
+}
+
+// One atomic update of memory by the combined operand.
+template <class T>
+void update(void* p, CombineOp op, uint64_t bits) {
+  std::atomic_ref<T> ref(*static_cast<T*>(p));
+  const T v = as<T>(bits);
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case kCombineAdd: ref.fetch_add(v, std::memory_order_relaxed); return;
+      case kCombineAnd: ref.fetch_and(v, std::memory_order_relaxed); return;
+      case kCombineOr: ref.fetch_or(v, std::memory_order_relaxed); return;
+      case kCombineXor: ref.fetch_xor(v, std::memory_order_relaxed); return;
+      default: break;
+    }
+  }
+  T cur = ref.load(std::memory_order_relaxed);
+  while (!ref.compare_exchange_weak(cur, combine<T>(op, cur, v), std::memory_order_relaxed)) {
+  }
+}
+
+void apply(const Entry& x) {
+  void* p = reinterpret_cast<void*>(x.address);
+  const CombineOp op = static_cast<CombineOp>(x.code & 0xff);
+  switch (static_cast<CombineType>(x.code >> 8)) {
+    case kCombineF32: update<float>(p, op, x.bits); break;
+    case kCombineF64: update<double>(p, op, x.bits); break;
+    case kCombineU32: update<uint32_t>(p, op, x.bits); break;
+    case kCombineS32: update<int32_t>(p, op, x.bits); break;
+    case kCombineU64: update<uint64_t>(p, op, x.bits); break;
+    default: update<int64_t>(p, op, x.bits); break;
+  }
+}
+
+// Whether `in` may read or write global memory other than through
+// atomics and `.nc` loads (whose data the program promises is not written
+// while the kernel runs).
+bool plain_global_access(const Instr& in) {
+  const std::string& op = in.op;
+  if (op == "ld" || op == "ldu" || op == "st") {
+    if (in.has("volatile") || in.has("relaxed") || in.has("acquire") || in.has("release") || in.has("mmio")) return true;
+    for (const std::string& x : in.mods) {
+      if (x == "shared" || x.rfind("shared::", 0) == 0 || x == "local" || x == "param" || x == "const") return false;
+      if (x == "global") return op == "st" || !in.has("nc");
+    }
+    return true;  // generic: may be global
+  }
+  // Copies, matrix and texture accesses: memory the rule above does not see.
+  return op == "cp" || op == "wmma" || op == "stmatrix" || op == "multimem" || op == "tex" || op == "tld4" ||
+         op == "suld" || op == "sust" || op == "sured";
+}
+
+bool indirect_call(const Instr& in) {
+  if (in.op != "call") return false;
+  for (const Operand& o : in.args)
+    if (o.kind == Operand::Kind::kReg) return true;  // code compiled apart, unseen here
+  return false;
+}
+
+const std::string* callee(const Instr& in) {
+  if (in.op != "call") return nullptr;
+  for (const Operand& o : in.args)
+    if (o.kind == Operand::Kind::kSym) return &o.sym;
+  return nullptr;
+}
+
+
+std::vector<int> mentions_of(const Function& f) {
+  std::vector<int> n(f.regs.size(), 0);
+  for (const Instr& in : f.body) {
+    std::vector<int> named;
+    if (in.guard >= 0) named.push_back(in.guard);
+    for (const Operand& o : in.args) collect_regs(o, named);
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    for (int r : named) n[static_cast<size_t>(r)]++;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::optional<uint32_t> combined_code(const Instr& in) {
+  if (in.op != "red" && in.op != "atom") return std::nullopt;
+  if (!in.has("global")) return std::nullopt;
+  for (const char* sem : {"release", "acq_rel", "acquire", "sc", "sys", "cluster"})
+    if (in.has(sem)) return std::nullopt;
+  Ty t = Ty::kNone;
+  for (const std::string& x : in.mods)
+    if (t == Ty::kNone) t = type_from_name(x);
+  CombineType type;
+  switch (t) {
+    case Ty::kF32: type = kCombineF32; break;
+    case Ty::kF64: type = kCombineF64; break;
+    case Ty::kU32: case Ty::kB32: type = kCombineU32; break;
+    case Ty::kS32: type = kCombineS32; break;
+    case Ty::kU64: case Ty::kB64: type = kCombineU64; break;
+    case Ty::kS64: type = kCombineS64; break;
+    default: return std::nullopt;
+  }
+  const bool fl = type == kCombineF32 || type == kCombineF64;
+  if (in.has("add")) return red_code(kCombineAdd, type);
+  if (fl) return std::nullopt;
+  if (in.has("min")) return red_code(kCombineMin, type);
+  if (in.has("max")) return red_code(kCombineMax, type);
+  if (in.has("and")) return red_code(kCombineAnd, type);
+  if (in.has("or")) return red_code(kCombineOr, type);
+  if (in.has("xor")) return red_code(kCombineXor, type);
+  return std::nullopt;
+}
+
+bool result_unused(const Function& f, const Instr& in, const std::vector<int>& mentions) {
+  if (in.op != "atom" || in.args.empty()) return false;
+  const Operand& d = in.args[0];
+  if (d.kind == Operand::Kind::kSink) return true;
+  if (d.kind != Operand::Kind::kReg || d.reg < 0 || mentions[static_cast<size_t>(d.reg)] > 1) return false;
+  const std::string& name = f.regs[static_cast<size_t>(d.reg)].name;
+  for (const ParamDecl& p : f.rets)
+    if (p.name == name) return false;  // read by the caller
+  return true;
+}
+
+namespace {
+
+// A reduction the table takes.
+bool combined(const Function& f, const Instr& in, const std::vector<int>& mentions) {
+  return combined_code(in) && (in.op == "red" || result_unused(f, in, mentions));
+}
+
+}  // namespace
+
+bool combining_kernel(const Module& m, const std::vector<int>& order) {
+  // The called functions: which touch global memory plainly, which reduce.
+  std::set<std::string> plain_fns;
+  bool callee_reduces = false;
+  for (size_t k = 1; k < order.size(); ++k) {
+    const Function& f = m.funcs[static_cast<size_t>(order[k])];
+    const std::vector<int> mentions = mentions_of(f);
+    for (const Instr& in : f.body) {
+      if (indirect_call(in)) return false;
+      if (plain_global_access(in)) plain_fns.insert(f.name);
+      callee_reduces |= combined(f, in, mentions);
+    }
+  }
+  const Function& kf = m.funcs[static_cast<size_t>(order[0])];
+  auto plain = [&](const Instr& in) {
+    if (indirect_call(in) || plain_global_access(in)) return true;
+    const std::string* c = callee(in);
+    return c && plain_fns.count(*c) != 0;
+  };
+  // A reduction in a called function: nothing may touch global memory plainly.
+  if (callee_reduces) {
+    if (!plain_fns.empty()) return false;
+    for (const Instr& in : kf.body)
+      if (plain(in)) return false;
+    return true;
+  }
+  // Reductions in the kernel body: no plain access may follow one (in the
+  // thread itself, or in another after a barrier). One before it, or in a
+  // block that runs later on the worker, is unordered with it on the GPU
+  // too, and sees memory as some order of the two would leave it.
+  const std::vector<std::vector<int>> succ = successors(kf);
+  std::vector<bool> seen(kf.body.size(), false);
+  std::vector<int> todo;
+  bool reduces = false;
+  const std::vector<int> mentions = mentions_of(kf);
+  for (size_t i = 0; i < kf.body.size(); ++i)
+    if (combined(kf, kf.body[i], mentions)) {
+      reduces = true;
+      for (int s : succ[i]) todo.push_back(s);
+    }
+  while (!todo.empty()) {
+    const int i = todo.back();
+    todo.pop_back();
+    if (seen[static_cast<size_t>(i)]) continue;
+    seen[static_cast<size_t>(i)] = true;
+    if (plain(kf.body[static_cast<size_t>(i)])) return false;
+    for (int s : succ[static_cast<size_t>(i)]) todo.push_back(s);
+  }
+  return reduces;
+}
+
+void apply_reductions() {
+  Table& t = t_table;
+  const int n = t.n;
+  t.n = 0;  // first: a fault while applying (the runner calls again) does not repeat it
+  for (int i = 0; i < n; ++i) apply(t.e[i]);
+}
+
+}  // namespace cucpu::ptx
+
+using namespace cucpu::ptx;
+
+void cucpu_rt_red(BlockEnv*, void* address, uint64_t bits, uint32_t code) {
+  Table& t = t_table;
+  const uint64_t a = reinterpret_cast<uint64_t>(address);
+  for (int i = 0; i < t.n; ++i) {
+    Entry& x = t.e[i];
+    if (x.address != a) continue;
+    if (x.code == code) {
+      x.bits = combine_code(code, x.bits, bits);
+      return;
+    }
+    apply_reductions();  // another operation on the same target: in order
+    break;
+  }
+  if (t.n == kEntries) apply_reductions();
+  // A target the table has not seen is read now, so that a wild address
+  // faults in the kernel, at the thread that named it.
+  (void)*static_cast<volatile const uint8_t*>(address);
+  t.e[t.n++] = Entry{a, code, bits};
+}
+
+void cucpu_rt_red_apply(BlockEnv*) { apply_reductions(); }
