@@ -37,10 +37,10 @@ void record_memory_checks(NodeParams& p) {
 
 void record_checks(NodeParams& p, const ExecNode& resolved) {
   if (p.kind == NodeKind::kMemcpy) {
-    p.checks[0] = resolved.checks[0];
-    p.checks[1] = resolved.checks[1];
+    p.checks[0] = resolved.copy().checks[0];
+    p.checks[1] = resolved.copy().checks[1];
   } else if (p.kind == NodeKind::kMemset) {
-    p.checks[0] = resolved.set_check;
+    p.checks[0] = resolved.set().check;
   }
 }
 
@@ -49,16 +49,18 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
   switch (p.kind) {
     case NodeKind::kHost:
       if (!p.host.fn) return CUDA_ERROR_INVALID_VALUE;
-      e->host = p.host;
+      e->work = p.host;
       return CUDA_SUCCESS;
     case NodeKind::kMemcpy: {
       // Memory the node named when it was set and that is gone since (freed
       // before instantiation): driver 580 crashes; refused here.
       if (!memory_still_valid(p.checks, 2)) return CUDA_ERROR_INVALID_VALUE;
-      if (CUresult r = resolve_copy3d(p.copy, &e->copy, e->checks)) return r;
+      auto c = std::make_shared<ExecCopy>();
+      if (CUresult r = resolve_copy3d(p.copy, &c->copy, c->checks)) return r;
       // The exec keeps the storage of the arrays it copies to or from.
-      if (Array* a = array_side(p.copy.srcMemoryType, p.copy.srcArray)) e->keep[0] = a->data;
-      if (Array* a = array_side(p.copy.dstMemoryType, p.copy.dstArray)) e->keep[1] = a->data;
+      if (Array* a = array_side(p.copy.srcMemoryType, p.copy.srcArray)) c->keep[0] = a->data;
+      if (Array* a = array_side(p.copy.dstMemoryType, p.copy.dstArray)) c->keep[1] = a->data;
+      e->work = std::shared_ptr<const ExecCopy>(std::move(c));
       return CUDA_SUCCESS;
     }
     case NodeKind::kMemset: {
@@ -68,19 +70,26 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       if (es != 1 && es != 2 && es != 4) return CUDA_ERROR_INVALID_VALUE;
       if (m.width == 0 || m.height == 0) return CUDA_ERROR_INVALID_VALUE;
       // The same overflow-checked walk as the stream-ordered memsets.
-      return resolve_memset2d(m.dst, m.pitch, es, m.value, m.width, m.height, &e->set, &e->set_check);
+      auto set = std::make_shared<ExecSet>();
+      if (CUresult r = resolve_memset2d(m.dst, m.pitch, es, m.value, m.width, m.height, &set->set, &set->check)) return r;
+      e->work = std::shared_ptr<const ExecSet>(std::move(set));
+      return CUDA_SUCCESS;
     }
     case NodeKind::kEventRecord:
     case NodeKind::kEventWait:
       if (!rt().events.live(p.event)) return CUDA_ERROR_INVALID_VALUE;
-      e->event = p.event;
+      e->work = p.event;
       return CUDA_SUCCESS;
     case NodeKind::kMemAlloc:
     case NodeKind::kMemFree:
-      e->memory = p.memory;  // mapped already: the nodes order, they move nothing
+      e->work = p.memory;  // mapped already: the nodes order, they move nothing
       return CUDA_SUCCESS;
-    case NodeKind::kBatchMemOp:
-      return build_mem_op_specs(p.memops.data(), static_cast<unsigned>(p.memops.size()), &e->memops);
+    case NodeKind::kBatchMemOp: {
+      std::vector<MemOpSpec> specs;
+      if (CUresult r = build_mem_op_specs(p.memops.data(), static_cast<unsigned>(p.memops.size()), &specs)) return r;
+      e->work = std::move(specs);
+      return CUDA_SUCCESS;
+    }
     case NodeKind::kKernel: {
       const KernelNodeData& k = p.kernel;
       if (!k.fn) return CUDA_ERROR_INVALID_VALUE;
@@ -88,8 +97,9 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
       if (!kernel) return CUDA_ERROR_INVALID_PTX;
       const LaunchShape shape{{k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, k.shared};
       if (CUresult r = check_launch_shape(*k.fn, *kernel, shape)) return r;
-      e->kernel = k;
-      e->kernel.args.clear();
+      auto kd = std::make_shared<KernelNodeData>(k);
+      kd->args.clear();
+      e->work = std::shared_ptr<const KernelNodeData>(std::move(kd));
       e->parallel = launch_in_parallel(shape);
       for (const CUlaunchAttribute& a : k.attrs)
         if (raw_enum(a.id) == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a.value.cooperative) e->cooperative = true;
@@ -239,7 +249,7 @@ namespace {
 
 // The launch a kernel node makes (its parameters stay in the node).
 ptx::LaunchConfig kernel_config(const ExecNode& n) {
-  const KernelNodeData& k = n.kernel;
+  const KernelNodeData& k = n.kernel();
   ptx::LaunchConfig cfg;
   cfg.grid = {k.grid[0], k.grid[1], k.grid[2]};
   cfg.block = {k.block[0], k.block[1], k.block[2]};
@@ -262,20 +272,20 @@ class SegmentOp final : public Op {
       switch (n.kind) {
         case NodeKind::kHost:
           set_in_host_function(true);
-          n.host.fn(n.host.userData);
+          n.host().fn(n.host().userData);
           set_in_host_function(false);
           break;
         case NodeKind::kMemcpy:
-          if (status == CUDA_SUCCESS && !memory_still_valid(n.checks, 2)) status = fault();
-          if (status == CUDA_SUCCESS) run_copy(n.copy);
+          if (status == CUDA_SUCCESS && !memory_still_valid(n.copy().checks, 2)) status = fault();
+          if (status == CUDA_SUCCESS) run_copy(n.copy().copy);
           break;
         case NodeKind::kMemset:
-          if (status == CUDA_SUCCESS && !memory_still_valid(&n.set_check, 1)) status = fault();
-          if (status == CUDA_SUCCESS) run_memset(n.set);
+          if (status == CUDA_SUCCESS && !memory_still_valid(&n.set().check, 1)) status = fault();
+          if (status == CUDA_SUCCESS) run_memset(n.set().set);
           break;
         case NodeKind::kKernel:
-          if (status == CUDA_SUCCESS && !run_kernel_inline(*n.kernel.fn, kernel_config(n)))
-            status = n.kernel.fn->module->ctx->sticky_error();
+          if (status == CUDA_SUCCESS && !run_kernel_inline(*n.kernel().fn, kernel_config(n)))
+            status = n.kernel().fn->module->ctx->sticky_error();
           break;
         default:
           break;
@@ -315,11 +325,11 @@ CUresult GraphExec::launch(Stream* s) {
     }
     if (node.kind == NodeKind::kKernel && node.cooperative) {
       exit[k] = static_cast<uint32_t>(ops.size());
-      ops.push_back(make_cooperative_op(node.kernel.fn, kernel_config(node)));
+      ops.push_back(make_cooperative_op(node.kernel().fn, kernel_config(node)));
       continue;
     }
     if (node.kind == NodeKind::kKernel && node.parallel) {
-      KernelGroup kg = make_kernel_group(node.kernel.fn, kernel_config(node), plan);
+      KernelGroup kg = make_kernel_group(node.kernel().fn, kernel_config(node), plan);
       for (Op* p : kg.parts) {
         p->add_successor(kg.join);
         ops.push_back(p);
@@ -329,7 +339,7 @@ CUresult GraphExec::launch(Stream* s) {
       continue;
     }
     exit[k] = static_cast<uint32_t>(ops.size());
-    if (node.kind == NodeKind::kBatchMemOp) ops.push_back(new MemOpsOp(node.memops));
+    if (node.kind == NodeKind::kBatchMemOp) ops.push_back(new MemOpsOp(node.memops()));
     else if (event) ops.push_back(new MarkerOp(/*timed=*/true));
     else ops.push_back(new SegmentOp(plan, static_cast<uint32_t>(k)));
   }
@@ -352,7 +362,7 @@ CUresult GraphExec::launch(Stream* s) {
       sinks[exit[k]] = plan->seg_sinks[k];
     }
     const ExecNode& node = plan->nodes[plan->segments[k].front()];
-    if (Event* ev = rt().events.live(node.event)) {
+    if (Event* ev = rt().events.live(node.event())) {
       if (node.kind == NodeKind::kEventWait) {
         OpRef dep = ev->snapshot();
         if (dep) dep->add_successor(ops[exit[k]]);
@@ -378,7 +388,7 @@ CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
     ExecNode fresh;
     if (CUresult r = resolve(p, &fresh)) return r;
     // A kernel node's function may change, but not its context.
-    if (p.kind == NodeKind::kKernel && fresh.kernel.fn->module->ctx != e.kernel.fn->module->ctx)
+    if (p.kind == NodeKind::kKernel && fresh.kernel().fn->module->ctx != e.kernel().fn->module->ctx)
       return CUDA_ERROR_INVALID_VALUE;
     fresh.origin = e.origin;
     fresh.dependents = std::move(e.dependents);
@@ -445,7 +455,7 @@ CUresult GraphExec::update_from(const Graph& g, const Node** err_node, CUgraphEx
       return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     }
     // A kernel node may change its function, but not the function's context.
-    if (old[i].kind == NodeKind::kKernel && fresh->nodes[i].kernel.fn->module->ctx != old[i].kernel.fn->module->ctx) {
+    if (old[i].kind == NodeKind::kKernel && fresh->nodes[i].kernel().fn->module->ctx != old[i].kernel().fn->module->ctx) {
       *err_node = fresh->nodes[i].origin;
       *result = CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED;
       return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;

@@ -21,10 +21,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <variant>
 #include <vector>
 
 #include "copy/copy3d.h"
 #include "core/graph.h"
+#include "core/small_vec.h"
 #include "exec/mem_ops.h"
 #include "exec/op.h"
 
@@ -33,25 +35,46 @@ namespace cucpu {
 class Stream;
 class Event;
 
-struct ExecNode {
-  NodeKind kind = NodeKind::kEmpty;
-  const Node* origin = nullptr;  // the graph node it came from (for updates and setters)
-  CUDA_HOST_NODE_PARAMS host{};
+// What a copy node runs: the copy resolved once, the memory it names (to
+// check it is still live), and the storage of the arrays it names, kept
+// while any plan holds the node (a destroyed array's storage lives on).
+struct ExecCopy {
   Copy3D copy;
   MemCheck checks[2];
-  Memset2D set;
-  MemCheck set_check;
-  CUevent event = nullptr;
-  std::vector<MemOpSpec> memops;  // batch-memop nodes
-  KernelNodeData kernel;          // kernel nodes: function loaded, shape checked
-  std::shared_ptr<const GraphMemoryBlock> memory;  // allocation and free nodes (kept alive by the plan)
-  bool parallel = false;          // a kernel node whose blocks run on several workers (a segment of its own)
-  bool cooperative = false;       // a kernel node with the cooperative attribute: all blocks at once (also parallel)
-  bool disabled = false;          // cuGraphNodeSetEnabled(0): runs as an empty node
-  // Storage of the arrays a copy node names, kept while any plan holds the
-  // node (a destroyed array's storage lives on until then).
   std::shared_ptr<unsigned char[]> keep[2];
-  std::vector<uint32_t> dependents;
+};
+// What a memset node runs.
+struct ExecSet {
+  Memset2D set;
+  MemCheck check;
+};
+
+// One node of a plan: its kind, edges and what it runs (`work`, by kind:
+// host parameters, the copy or set, the event, the memory operations, the
+// kernel (its function loaded, its shape checked), the memory block of an
+// allocation or free node). Work bigger than a pointer lives apart and is
+// shared by the plan's copies (setters publish copies of the plan), so a
+// node is small: a plan of many nodes takes few pages when it is built.
+struct ExecNode {
+  NodeKind kind = NodeKind::kEmpty;
+  bool parallel = false;     // a kernel node whose blocks run on several workers (a segment of its own)
+  bool cooperative = false;  // a kernel node with the cooperative attribute: all blocks at once (also parallel)
+  bool disabled = false;     // cuGraphNodeSetEnabled(0): runs as an empty node
+  const Node* origin = nullptr;  // the graph node it came from (for updates and setters)
+  SmallVec<uint32_t, 2> dependents;
+  std::variant<std::monostate, CUDA_HOST_NODE_PARAMS, std::shared_ptr<const ExecCopy>, std::shared_ptr<const ExecSet>,
+               CUevent, std::vector<MemOpSpec>, std::shared_ptr<const KernelNodeData>,
+               std::shared_ptr<const GraphMemoryBlock>>
+      work;
+
+  // The work of a node of the matching kind (anything else: a bad access).
+  const CUDA_HOST_NODE_PARAMS& host() const { return std::get<CUDA_HOST_NODE_PARAMS>(work); }
+  const ExecCopy& copy() const { return *std::get<std::shared_ptr<const ExecCopy>>(work); }
+  const ExecSet& set() const { return *std::get<std::shared_ptr<const ExecSet>>(work); }
+  const KernelNodeData& kernel() const { return *std::get<std::shared_ptr<const KernelNodeData>>(work); }
+  const std::vector<MemOpSpec>& memops() const { return std::get<std::vector<MemOpSpec>>(work); }
+  // Event record and wait nodes; null for other kinds.
+  CUevent event() const { return std::holds_alternative<CUevent>(work) ? std::get<CUevent>(work) : nullptr; }
 };
 
 struct ExecPlan {
