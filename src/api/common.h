@@ -66,12 +66,6 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
   return s->ctx->sticky_error();
 }
 
-// capture_route for hot paths: `make()` builds the node parameters only
-// when the stream captures, or is the legacy stream while a blocking
-// stream of its context captures. Otherwise two loads decide (node
-// parameters are a few hundred bytes: zeroing them on every enqueue would
-// fill the store buffer that an enqueue relies on).
-// Every stream-ordered entry point routes its work through this.
 // Whether work on `s` may have to become a node (or be refused) rather than
 // run: it captures, or is the legacy stream while a blocking stream of its
 // context captures. Two loads.
@@ -80,6 +74,11 @@ inline bool capture_concerns(const Stream* s) {
          (s->kind == StreamKind::kLegacy && s->ctx->blocking_captures.load(std::memory_order_acquire) != 0);
 }
 
+// capture_route for hot paths: `make()` builds the node parameters only
+// when capture_concerns(s); otherwise two loads decide (node parameters are
+// a few hundred bytes: zeroing them on every enqueue would fill the store
+// buffer that an enqueue relies on). Every stream-ordered entry point
+// routes its work through this.
 template <class MakeParams>
 CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route* route, bool invalidate = true) {
   if (!capture_concerns(s)) {
@@ -89,6 +88,12 @@ CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route
   NodeParams p = make();
   record_memory_checks(p);
   return capture_route(s, p, capturable, route, invalidate);
+}
+
+// Work that never becomes a graph node: during a capture it is refused (and
+// the capture invalidated, unless `invalidate` is false), as the driver does.
+inline CUresult refuse_during_capture(Stream* s, Route* route, bool invalidate = true) {
+  return capture_route_lazy(s, [] { return NodeParams{}; }, false, route, invalidate);
 }
 
 }  // namespace cucpu::api

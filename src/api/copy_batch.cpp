@@ -144,7 +144,7 @@ CUresult batch_stream(NullStream ns, CUstream h, Stream** s) {
   }
   if (CUresult r = api::stream_handle(h, ns, s)) return r;
   Route route;  // refused during capture, but the capture stays valid (driver 580)
-  return api::capture_route_lazy(*s, [] { return NodeParams{}; }, false, &route, false);
+  return api::refuse_during_capture(*s, &route, false);
 }
 
 CUresult batch_3d(NullStream ns, size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail_idx, unsigned long long flags,

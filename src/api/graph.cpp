@@ -160,7 +160,7 @@ CUresult launch(NullStream ns, CUgraphExec he, CUstream h) {
   // Driver 580 refuses a graph launch into a capturing stream
   // (STREAM_CAPTURE_UNSUPPORTED) and invalidates the capture.
   Route route;
-  if (CUresult r = api::capture_route_lazy(s, [] { return NodeParams{}; }, false, &route)) return r;
+  if (CUresult r = api::refuse_during_capture(s, &route)) return r;
   return e->launch(s);
 }
 

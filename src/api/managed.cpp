@@ -90,7 +90,7 @@ CUresult prefetch(NullStream ns, CUdeviceptr p, size_t n, const CUmemLocation& w
   Allocation a;
   if (CUresult r = managed_range(p, n, &a)) return r;
   Route route;  // a prefetch is not captured into graphs here
-  if (CUresult r = capture_route_lazy(s, [] { return NodeParams{}; }, false, &route)) return r;
+  if (CUresult r = refuse_during_capture(s, &route)) return r;
   const uintptr_t base = a.base;
   s->enqueue(new FunctionOp([base, loc] {
     Registry::instance().update(base, [&](Allocation& m) { m.last_prefetch = loc; });

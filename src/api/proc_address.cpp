@@ -13,15 +13,9 @@
 #include <vector>
 
 #include "api/entry.h"
+#include "api/proc_table.h"
 
 namespace cucpu {
-struct RawProcEntry {
-  const char* base;
-  void* fn;
-  int since[3];
-};
-extern const RawProcEntry kProcEntries[];  // stubs.cpp
-extern const unsigned kProcEntryCount;
 
 namespace {
 

@@ -219,7 +219,7 @@ CUresult add_callback(NullStream ns, CUstream h, CUstreamCallback cb, void* data
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   Route route;  // callbacks cannot be captured (host functions can)
-  if (CUresult r = api::capture_route_lazy(s, [] { return NodeParams{}; }, false, &route)) return r;
+  if (CUresult r = api::refuse_during_capture(s, &route)) return r;
   s->enqueue(new HostFuncOp(cb, h, data));
   return CUDA_SUCCESS;
 }
@@ -231,7 +231,7 @@ CUresult attach_mem(NullStream ns, CUstream h, CUdeviceptr dptr, size_t length, 
     return CUDA_ERROR_INVALID_VALUE;
   if (flags == CU_MEM_ATTACH_SINGLE && s->kind == StreamKind::kLegacy) return CUDA_ERROR_INVALID_VALUE;
   Route route;  // not capturable
-  if (CUresult r = api::capture_route_lazy(s, [] { return NodeParams{}; }, false, &route)) return r;
+  if (CUresult r = api::refuse_during_capture(s, &route)) return r;
   auto a = Registry::instance().find(static_cast<uintptr_t>(dptr));
   if (a && a->kind == MemKind::kManaged) {
     if (a->base != static_cast<uintptr_t>(dptr)) return CUDA_ERROR_INVALID_VALUE;

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "api/proc_table.h"
+
 namespace {
 constexpr int kNotSupported = 801;  // CUDA_ERROR_NOT_SUPPORTED
 
@@ -30,11 +32,6 @@ int report_stub(const char* name, std::atomic<bool>& said) {
 // The address of every entry point, for cuGetProcAddress. Taking the
 // address here binds to the strong definition when one exists.
 namespace cucpu {
-struct RawProcEntry {
-  const char* base;
-  void* fn;
-  int since[3];
-};
 extern const RawProcEntry kProcEntries[] = {
 #define CU_ENTRY(sym, base, d, l, p) {#base, reinterpret_cast<void*>(&sym), {d, l, p}},
 #include "api/entry_points.inc"

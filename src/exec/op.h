@@ -74,7 +74,7 @@ class Op {
     // holds) when the answer is already known.
     if (done()) return false;
     SpinLockGuard g(lock_);
-    if (done_) return false;
+    if (done_state_.load(std::memory_order_relaxed) == kDone) return false;  // set under lock_
     next->pending_.fetch_add(1, std::memory_order_relaxed);
     next->retain();
     if (!first_successor_) first_successor_ = next;  // the common case: no allocation
@@ -117,16 +117,19 @@ class Op {
   void mark_done(F&& each) {
     Op* first;
     std::vector<Op*>* more;
+    uint32_t was;
     {
+      // Done becomes true under lock_, so add_successor either links before
+      // the successors are taken or sees done; one read-modify-write
+      // decides whether anyone sleeps (see wait_done).
       SpinLockGuard g(lock_);
-      done_ = true;
+      was = done_state_.exchange(kDone, std::memory_order_acq_rel);
       first = first_successor_;
       first_successor_ = nullptr;
       more = more_successors_;
       more_successors_ = nullptr;
     }
-    // One read-modify-write decides whether anyone sleeps (see wait_done).
-    if (done_state_.exchange(kDone, std::memory_order_acq_rel) == kWaitedFor) futex_wake_all(done_state_);
+    if (was == kWaitedFor) futex_wake_all(done_state_);
     if (first) each(first);
     if (more) {
       for (Op* s : *more) each(s);
@@ -137,7 +140,6 @@ class Op {
   // Marks done an op that no other thread can reach yet, so that it has no
   // successors and no waiters (an event record on an idle stream).
   void complete_unpublished() {
-    done_ = true;
     done_state_.store(kDone, std::memory_order_relaxed);  // published later with a release
   }
 
@@ -189,10 +191,10 @@ class Op {
   std::atomic<int32_t> refs_{1};
   std::atomic<int32_t> pending_{1};
   SpinLock lock_;
-  bool done_ = false;                // guarded by lock_
   bool deferred_ = false;            // see defer()
   // kNotDone, kWaitedFor (not done, and a thread may sleep in wait_done)
-  // or kDone (final). A futex word.
+  // or kDone (final; written under lock_, or before the op is published). A
+  // futex word.
   static constexpr uint32_t kNotDone = 0, kWaitedFor = 1, kDone = 2;
   std::atomic<uint32_t> done_state_{kNotDone};
   Op* first_successor_ = nullptr;     // guarded by lock_; holds a reference

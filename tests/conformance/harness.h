@@ -5,6 +5,7 @@
 // and INFO lines record what a driver returned where the suite only observes.
 #pragma once
 
+#include "../common/gate.h"
 #include <cuda.h>
 
 #include <atomic>
@@ -64,16 +65,7 @@ inline void info_value(const char* key, long long v) {
 
 // A host function that blocks its stream until release() (the suite's way
 // to hold a stream busy without sleeping).
-struct Gate {
-  std::atomic<bool> open{false};
-  std::atomic<bool> entered{false};
-  static void CUDA_CB hold(void* p) {
-    auto* g = static_cast<Gate*>(p);
-    g->entered = true;
-    while (!g->open.load()) std::this_thread::yield();
-  }
-  void release() { open = true; }
-};
+using Gate = test_support::Gate;
 
 // The context every test runs in: the device's primary context, current.
 inline CUcontext primary() {

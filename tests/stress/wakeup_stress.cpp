@@ -9,15 +9,11 @@
 #include <thread>
 #include <vector>
 
+#include "../common/gate.h"
+
 namespace {
 
-struct Flag {
-  std::atomic<bool> set{false};
-  static void CUDA_CB raise(void* p) { static_cast<Flag*>(p)->set.store(true, std::memory_order_release); }
-  static void CUDA_CB await(void* p) {
-    while (!static_cast<Flag*>(p)->set.load(std::memory_order_acquire)) std::this_thread::yield();
-  }
-};
+using test_support::Gate;
 
 void CUDA_CB noop(void*) {}
 
@@ -47,10 +43,10 @@ TEST(WakeupStress, ReadyWorkGetsAnIdleWorkerWhileAnotherChainRuns) {
   ASSERT_EQ(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   constexpr int kRounds = 20000;
   for (int round = 0; round < kRounds; ++round) {
-    Flag flag;
+    Gate flag;
     ASSERT_EQ(cuLaunchHostFunc(a, noop, nullptr), CUDA_SUCCESS);
-    ASSERT_EQ(cuLaunchHostFunc(a, Flag::await, &flag), CUDA_SUCCESS);
-    ASSERT_EQ(cuLaunchHostFunc(b, Flag::raise, &flag), CUDA_SUCCESS);
+    ASSERT_EQ(cuLaunchHostFunc(a, Gate::hold, &flag), CUDA_SUCCESS);
+    ASSERT_EQ(cuLaunchHostFunc(b, Gate::release_fn, &flag), CUDA_SUCCESS);
     ASSERT_EQ(cuStreamSynchronize(a), CUDA_SUCCESS);
     ASSERT_EQ(cuStreamSynchronize(b), CUDA_SUCCESS);
   }

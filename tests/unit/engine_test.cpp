@@ -10,16 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "../common/gate.h"
 #include "api_context_test.h"
 
 namespace {
 
-struct Gate {
-  std::atomic<bool> open{false};
-  static void CUDA_CB hold(void* p) {
-    while (!static_cast<Gate*>(p)->open.load()) std::this_thread::yield();
-  }
-};
+using test_support::Gate;
 
 struct Order {
   std::vector<int> seen;  // written only by host functions, which run one at a time here
@@ -70,7 +66,7 @@ TEST_F(Engine, HigherPriorityReadyWorkRunsFirst) {
   ASSERT_EQ(cuLaunchHostFunc(low, Mark::run, &l1), CUDA_SUCCESS);
   ASSERT_EQ(cuLaunchHostFunc(low, Mark::run, &l2), CUDA_SUCCESS);
   ASSERT_EQ(cuLaunchHostFunc(high, Mark::run, &h1), CUDA_SUCCESS);
-  gate.open = true;
+  gate.release();
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
   ASSERT_EQ(order.seen.size(), 3u);
   EXPECT_EQ(order.seen[0], 10);
@@ -97,7 +93,7 @@ TEST_F(Engine, FaultInAsyncCopyIsSticky) {
                                 &seen, 0),
             CUDA_SUCCESS);
   ASSERT_EQ(cuMemHostUnregister(host.data()), CUDA_SUCCESS);  // the copy's source is gone
-  gate.open = true;
+  gate.release();
   EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
   EXPECT_EQ(seen.status.load(), CUDA_ERROR_ILLEGAL_ADDRESS);
   EXPECT_EQ(cuStreamQuery(s), CUDA_ERROR_ILLEGAL_ADDRESS);
@@ -185,7 +181,7 @@ TEST_F(Engine, UseAfterStreamOrderedFreeIsSticky) {
   ASSERT_EQ(cuMemsetD8Async(p, 1, 4096, s), CUDA_SUCCESS);
   ASSERT_EQ(cuMemFreeAsync(p, s), CUDA_SUCCESS);
   EXPECT_EQ(cuMemsetD8Async(p, 2, 4096, s), CUDA_SUCCESS);  // the block still exists now
-  gate.open = true;
+  gate.release();
   EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
 }
 

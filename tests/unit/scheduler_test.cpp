@@ -79,7 +79,8 @@ TEST_F(SchedulerWakeups, OpSubmittedFromARunningOpLeavesNoSearcherBehind) {
   EXPECT_EQ(runs.load(), 8);
   ASSERT_EQ(all_asleep().searching, 0);
   // And the next op runs (before the fix, this wait never returned).
-  std::atomic<bool> open{true};
+  test_support::Gate open;
+  open.release();  // the op runs through at once
   own.stream->enqueue(new test::GateOp(&open));
   own.stream->wait_idle();
 }

@@ -23,6 +23,10 @@ namespace {
 struct Log {
   std::mutex mu;
   std::vector<int> ids;
+  size_t size() {
+    std::lock_guard<std::mutex> g(mu);
+    return ids.size();
+  }
 };
 
 class LogOp final : public Op {
@@ -70,7 +74,7 @@ class StreamChainLegacy : public ::testing::Test {
 // the whole timeline is linked before anything runs.
 TEST_F(StreamChain, OwnershipGrantedThenRevokedKeepsOrderBehindAGate) {
   if (!heavy_fence_available()) GTEST_SKIP() << "no membarrier: streams are never granted";
-  std::atomic<bool> open{false};
+  test_support::Gate open;
   stream_->enqueue(new GateOp(&open));
   enqueue_logged(0, 100);
   EXPECT_TRUE(stream_->owned_by_caller());
@@ -82,7 +86,7 @@ TEST_F(StreamChain, OwnershipGrantedThenRevokedKeepsOrderBehindAGate) {
   EXPECT_FALSE(stream_->owned_by_caller());
   enqueue_logged(200, 100);
   EXPECT_FALSE(stream_->owned_by_caller()) << "a stream fed by two threads stays shared";
-  open = true;
+  open.release();
   stream_->wait_idle();
   expect_in_order(300);
 }
@@ -102,6 +106,9 @@ TEST_F(StreamChain, OwnershipHandOverWhileRunningKeepsOrder) {
 // lingers (a few microseconds): give-ups, claims, and take-backs by
 // followers interleave with lock-free enqueues. A lost race leaves an op
 // that never runs (wait_idle hangs) or runs twice (the log is too long).
+// What it cannot force: which of those interleavings a run meets (the
+// pauses, varied from op to op, make each likely over 6000 ops; the
+// deterministic cases are the tests above). Any lost or repeated op fails it.
 TEST_F(StreamChain, GiveUpsRaceWithOwnerEnqueues) {
   constexpr int kOps = 6000;
   for (int i = 0; i < kOps; ++i) {
@@ -141,7 +148,10 @@ class ExclusiveOp final : public Op {
 // The legacy stream and a blocking stream are ordered both ways, so their
 // ops never overlap, also while one thread owns the blocking stream
 // (lock-free enqueues) and another keeps enqueueing on the legacy stream
-// (each legacy enqueue takes the blocking stream back).
+// (each legacy enqueue takes the blocking stream back). What it cannot
+// force: that a legacy enqueue lands between two lock-free enqueues of the
+// owner (the pacing makes it likely for most of the ten); the one-case form
+// is LegacyEnqueueTakesBlockingStreamBack. Any overlap fails it.
 TEST_F(StreamChainLegacy, OwnedBlockingStreamStaysOrderedWithLegacyStream) {
   Exclusive x;
   // Paced so that neither stream builds a backlog: legacy ops arrive while
@@ -176,36 +186,49 @@ TEST_F(StreamChainLegacy, OwnedBlockingStreamStaysOrderedWithLegacyStream) {
 }
 
 
-class FlagOp final : public Op {
+// Sets `ran` when it runs, and `early` when `after` was not yet released
+// then (it ran before the op it must follow).
+class OrderCheckOp final : public Op {
  public:
-  explicit FlagOp(std::atomic<bool>* flag) : flag_(flag) {}
-  void execute(int) override { flag_->store(true, std::memory_order_release); }
+  OrderCheckOp(const test_support::Gate* after, std::atomic<bool>* ran, std::atomic<bool>* early)
+      : after_(after), ran_(ran), early_(early) {}
+  void execute(int) override {
+    if (!after_->open.load(std::memory_order_acquire)) early_->store(true);
+    ran_->store(true, std::memory_order_release);
+  }
 
  private:
-  std::atomic<bool>* flag_;
+  const test_support::Gate* after_;
+  std::atomic<bool>* ran_;
+  std::atomic<bool>* early_;
 };
 
-// Deterministic form: the owner of a blocking stream enqueues behind a
-// legacy op that is still pending. The legacy enqueue must take the stream
-// back, so the owner's next op waits for the legacy op; had it been linked
-// lock-free, it would run as soon as the stream's gate opened, while the
-// legacy op is still held.
+// The owner of a blocking stream enqueues behind a legacy op that is still
+// pending. The legacy enqueue must take the stream back, so the owner's
+// next op waits for the legacy op; linked lock-free, it would be ready as
+// soon as the stream's earlier ops are done, while the legacy op is held.
+// The op checks its order itself. What the test cannot force: that a
+// worker takes a wrongly ready op before the legacy op is released; it
+// waits until the earlier ops have run, which gives a worker that chance.
 TEST_F(StreamChainLegacy, LegacyEnqueueTakesBlockingStreamBack) {
   if (!heavy_fence_available()) GTEST_SKIP() << "no membarrier: streams are never granted";
-  std::atomic<bool> stream_gate{false}, legacy_gate{false}, legacy_started{false}, after_ran{false};
+  test_support::Gate stream_gate, legacy_gate;
+  std::atomic<bool> after_ran{false}, early{false};
   blocking->enqueue(new GateOp(&stream_gate));
   Log log;
   for (int i = 0; i < 100; ++i) blocking->enqueue(new LogOp(&log, i));
   ASSERT_TRUE(blocking->owned_by_caller());
-  legacy->enqueue(new GateOp(&legacy_gate, &legacy_started));
+  legacy->enqueue(new GateOp(&legacy_gate));
   EXPECT_FALSE(blocking->owned_by_caller()) << "the legacy enqueue took the stream back";
-  blocking->enqueue(new FlagOp(&after_ran));
-  stream_gate = true;
-  while (!legacy_started.load(std::memory_order_acquire)) std::this_thread::yield();
-  EXPECT_FALSE(after_ran.load()) << "the blocking stream's later op ran before the legacy op finished";
-  legacy_gate = true;
+  blocking->enqueue(new OrderCheckOp(&legacy_gate, &after_ran, &early));
+  stream_gate.release();
+  legacy_gate.await_entered();
+  while (log.size() < 100) std::this_thread::yield();  // the blocking stream's earlier ops have run
+  legacy_gate.release();
   blocking->wait_idle();
+  legacy->wait_idle();
   EXPECT_TRUE(after_ran.load());
+  EXPECT_FALSE(early.load()) << "the blocking stream's later op ran before the legacy op finished";
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ class StreamProtocol : public ::testing::Test {
 // first (a lost wake-up hangs here) while the second keeps waiting; seq 2
 // then wakes the second.
 TEST_F(StreamProtocol, EachWaiterWakesAtItsOwnTarget) {
-  std::atomic<bool> first{false}, second{false};
+  test_support::Gate first, second;
   stream_->enqueue(new GateOp(&first));
   stream_->enqueue(new GateOp(&second));
   std::atomic<bool> early_done{false}, late_done{false};
@@ -39,12 +39,12 @@ TEST_F(StreamProtocol, EachWaiterWakesAtItsOwnTarget) {
     stream_->wait_for(1);
     early_done = true;
   });
-  first.store(true, std::memory_order_release);
+  first.release();
   early.join();
   EXPECT_TRUE(early_done.load());
   EXPECT_FALSE(late_done.load());  // seq 2 is still held by its gate
   EXPECT_EQ(stream_->completed.load(), 1u);
-  second.store(true, std::memory_order_release);
+  second.release();
   late.join();
   EXPECT_TRUE(late_done.load());
   EXPECT_TRUE(stream_->idle());
@@ -55,7 +55,7 @@ TEST_F(StreamProtocol, EachWaiterWakesAtItsOwnTarget) {
 // TearDown: destroying the context waits until its streams are released
 // (a stream whose handle reference leaked would hang there).
 TEST_F(StreamProtocol, DroppedHandleLivesUntilLastOpIsDone) {
-  std::atomic<bool> open{false};
+  test_support::Gate open;
   std::atomic<int> runs{0};
   class CountOp final : public Op {
    public:
@@ -75,7 +75,7 @@ TEST_F(StreamProtocol, DroppedHandleLivesUntilLastOpIsDone) {
   ctx_->for_each_stream([&](Stream* x) { linked += x == s; });
   EXPECT_EQ(linked, 1);  // not released: its work is pending
   EXPECT_EQ(s->completed.load(), 0u);
-  open.store(true, std::memory_order_release);
+  open.release();
   EXPECT_EQ(ctx_->synchronize(), CUDA_SUCCESS);
   EXPECT_EQ(runs.load(), 1);
 }

@@ -9,22 +9,18 @@
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "exec/op.h"
+#include "../common/gate.h"
 
 namespace cucpu::test {
 
-// An op that runs on a worker and holds it until opened; `started`, when
-// given, is set as it begins to wait.
+// An op that runs on a worker and holds it until its gate is released.
 class GateOp final : public Op {
  public:
-  explicit GateOp(std::atomic<bool>* open, std::atomic<bool>* started = nullptr) : open_(open), started_(started) {}
-  void execute(int) override {
-    if (started_) started_->store(true, std::memory_order_release);
-    while (!open_->load(std::memory_order_acquire)) std::this_thread::yield();
-  }
+  explicit GateOp(test_support::Gate* gate) : gate_(gate) {}
+  void execute(int) override { test_support::Gate::hold(gate_); }
 
  private:
-  std::atomic<bool>* open_;
-  std::atomic<bool>* started_;
+  test_support::Gate* gate_;
 };
 
 // A context and one regular stream in it, both destroyed at scope exit
