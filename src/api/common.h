@@ -7,14 +7,14 @@
 
 #include "api/entry.h"
 #include "core/context.h"
-#include "core/raw_enum.h"
+#include "base/raw_enum.h"
 #include "core/runtime.h"
 #include "core/stream.h"
-#include "exec/graph_exec.h"
+#include "core/graph_exec.h"
 
 namespace cucpu::api {
 
-using cucpu::copy_enum;  // core/raw_enum.h: caller enums are read as integers
+using cucpu::copy_enum;  // base/raw_enum.h: caller enums are read as integers
 using cucpu::raw_enum;
 
 // What a NULL stream handle means for the entry point being called: the

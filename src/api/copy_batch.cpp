@@ -6,9 +6,9 @@
 
 #include "api/common.h"
 #include "core/array.h"
-#include "core/checked_math.h"
-#include "copy/copy3d.h"
-#include "copy/copy_plan.h"
+#include "base/checked_math.h"
+#include "core/copy_ops.h"
+#include "core/copy_resolve.h"
 #include "core/capture.h"
 
 using namespace cucpu;
@@ -125,7 +125,7 @@ CUresult enqueue_batch(Stream* s, std::vector<CopyTask> tasks) {
     const char* v = std::getenv("CUCPU_CHECK");
     return v && *v && *v != '0';
   }();
-  auto dependent = tasks.size() > 1 ? find_dependent_copies(tasks) : std::vector<std::pair<size_t, size_t>>{};
+  auto dependent = tasks.size() > 1 ? find_dependent_copies(copy_list(tasks)) : std::vector<std::pair<size_t, size_t>>{};
   if (report)
     for (auto [i, j] : dependent)
       log_line("CUCPU_CHECK: batched copies %zu and %zu overlap (undefined on the driver; run in list order here)",

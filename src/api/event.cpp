@@ -1,7 +1,7 @@
 // Events: record, query, synchronize, elapsed time.
 #include "api/common.h"
 #include "core/event.h"
-#include "exec/ops.h"
+#include "core/ops.h"
 
 using namespace cucpu;
 using api::NullStream;

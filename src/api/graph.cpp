@@ -5,7 +5,7 @@
 #include "api/common.h"
 #include "core/event.h"
 #include "core/graph.h"
-#include "exec/graph_exec.h"
+#include "core/graph_exec.h"
 #include "api/graph_common.h"
 
 using namespace cucpu;

@@ -3,7 +3,7 @@
 
 #include "api/common.h"
 #include "core/graph.h"
-#include "exec/graph_exec.h"
+#include "core/graph_exec.h"
 
 namespace cucpu::api {
 

@@ -8,7 +8,7 @@
 #include "api/common.h"
 #include "core/graph.h"
 #include "core/module.h"
-#include "exec/kernel_op.h"
+#include "core/kernel_op.h"
 
 namespace cucpu::api {
 

@@ -7,7 +7,7 @@
 
 #include "api/common.h"
 #include "core/allocation.h"
-#include "exec/ops.h"
+#include "core/ops.h"
 
 using namespace cucpu;
 using namespace cucpu::api;

@@ -10,7 +10,7 @@
 #include "api/graph_memory.h"
 #include "api/memory.h"
 #include "core/mem_pool.h"
-#include "exec/ops.h"
+#include "core/ops.h"
 
 using namespace cucpu;
 using api::NullStream;

@@ -2,9 +2,9 @@
 // on a stream; the synchronous forms use the default stream (legacy, or the
 // per-thread one for _ptds) and wait for their op.
 #include "api/common.h"
-#include "copy/copy3d.h"
-#include "copy/copy_plan.h"
-#include "exec/ops.h"
+#include "core/copy_ops.h"
+#include "core/copy_resolve.h"
+#include "core/ops.h"
 
 using namespace cucpu;
 using api::NullStream;

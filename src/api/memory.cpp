@@ -13,7 +13,7 @@
 #include "core/allocation.h"
 #include "core/array.h"
 #include "core/capture.h"
-#include "core/checked_math.h"
+#include "base/checked_math.h"
 #include "core/mem_pool.h"
 
 using namespace cucpu;

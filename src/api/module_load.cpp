@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/raw_enum.h"
+#include "base/raw_enum.h"
 #include "core/runtime.h"
 #include "ptx/image.h"
 #include "ptx/lexer.h"

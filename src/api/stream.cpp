@@ -3,7 +3,7 @@
 #include "api/common.h"
 #include "core/allocation.h"
 #include "core/event.h"
-#include "exec/ops.h"
+#include "core/ops.h"
 
 using namespace cucpu;
 using api::NullStream;

@@ -1,10 +1,10 @@
 // Stream memory operations: waits on and writes to 32- and 64-bit words in
 // stream order (the _v2 entry points; the v1 names stay NOT_SUPPORTED, as
 // the device reports CAN_USE_STREAM_MEM_OPS_V1 = 0 like the H200 does).
-// Validation and error codes: build_mem_op_specs (exec/mem_ops.h). During
+// Validation and error codes: build_mem_op_specs (core/mem_ops.h). During
 // capture each call becomes one batch-memop node, as on driver 580.
 #include "api/common.h"
-#include "exec/mem_ops.h"
+#include "core/mem_ops.h"
 
 using namespace cucpu;
 using api::NullStream;

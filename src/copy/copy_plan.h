@@ -1,60 +1,45 @@
-// The copy engine's scheduling: turns a list of copies (one async copy, or
-// a whole batch) into stream work that uses every worker.
-//
-// Small work becomes one op. Larger work is cut into parts of about equal
-// bytes (whole rows where possible, byte ranges of a row otherwise), one
-// part per worker, enqueued as a stream group: the parts run in parallel
-// after the stream's earlier work, and a join op completes the group.
+// The copy engine's planning: how a list of copies is cut into parts of
+// about equal bytes (whole rows where possible, byte ranges of a row
+// otherwise), one list of pieces per worker, and which copies of a list
+// touch the same bytes. A leaf: core/copy_ops.h turns the plans into stream
+// work.
 #pragma once
 
-#include <memory>
+#include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "copy/copy3d.h"
-#include "exec/op.h"
 
 namespace cucpu {
 
-class Stream;
-
-struct CopyTask {
-  Copy3D copy;
-  MemCheck checks[2];  // src, dst: re-checked when the copy runs
-  // Owns a snapshot of the source when it had to be read during the API
-  // call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL); copy.src points into it.
-  std::shared_ptr<unsigned char[]> staging;
+// A view of n copies `stride` bytes apart (the copies of a list of larger
+// records, without copying them out).
+struct CopyList {
+  const unsigned char* first = nullptr;
+  size_t stride = sizeof(Copy3D);
+  size_t n = 0;
+  size_t size() const { return n; }
+  const Copy3D& operator[](size_t i) const { return *reinterpret_cast<const Copy3D*>(first + i * stride); }
 };
 
-// Reads the task's source now into a packed staging buffer and points the
-// task at it, so the caller's source may die when the API call returns.
-// CUDA_ERROR_OUT_OF_MEMORY when the packed size does not fit size_t.
-CUresult stage_source(CopyTask& t);
+// The bytes a copy moves (saturating).
+size_t bytes_of(const Copy3D& c);
 
-// Enqueues the tasks on `s` (which may run them in any order relative to
-// each other, in stream order as a whole; with `in_order`, one after
-// another in list order). Returns the op that completes them, with a reference.
-OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order = false);
-// One copy, without the list's allocations: an op of its own when it is
-// small (below the size split across workers), else enqueue_copies. With
-// `want_done`, returns the op that completes it, with a reference (the sync
-// forms wait for it); else an empty OpRef (taking a reference would cost
-// the enqueue a transfer of the op's cache line to and from the worker).
-OpRef enqueue_copy(Stream* s, CopyTask task, bool want_done);
-// An asynchronous device-to-device copy of n contiguous bytes whose ranges
-// were checked (`checks`: src, dst): the smallest op (no walk, no
-// reference), or enqueue_copy when it is large enough to split.
-void enqueue_linear_copy(Stream* s, unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2]);
+// Copies c's source, packed, to `out` (bytes_of(c) bytes) and points c's
+// source at it.
+bool pack_source(Copy3D& c, unsigned char* out);
 
-// Pairs of tasks (i < j) where one writes bytes the other reads or writes,
+// Pairs of copies (i < j) where one writes bytes the other reads or writes,
 // judged by each operand's first-to-last byte span.
-std::vector<std::pair<size_t, size_t>> find_dependent_copies(const std::vector<CopyTask>& tasks);
+std::vector<std::pair<size_t, size_t>> find_dependent_copies(CopyList copies);
 
-// Splits tasks into at most `parts` lists of pieces of about equal bytes
-// (exposed for tests). Each piece keeps the index of its task.
+// Splits the copies into at most `parts` lists of pieces of about equal
+// bytes. Each piece keeps the index of its copy.
 struct CopyPiece {
   Copy3D copy;
   size_t task;
 };
-std::vector<std::vector<CopyPiece>> plan_copies(const std::vector<CopyTask>& tasks, size_t parts);
+std::vector<std::vector<CopyPiece>> plan_copies(CopyList copies, size_t parts);
 
 }  // namespace cucpu

@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "core/checked_math.h"
+#include "base/checked_math.h"
 #include "core/context.h"
 
 namespace cucpu {

@@ -1,6 +1,6 @@
 // Event: a snapshot of a stream's position, taken by cuEventRecord.
 //
-// Recording enqueues a trivial marker op (exec/ops.h MarkerOp; the snapshot
+// Recording enqueues a trivial marker op (core/ops.h MarkerOp; the snapshot
 // always holds one); the event completes when that op
 // does. Waiting on the event (cuStreamWaitEvent) adds an edge from the
 // marker. Re-recording replaces the snapshot; waits already enqueued keep

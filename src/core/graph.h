@@ -1,6 +1,6 @@
 // Graphs: nodes with parameters and dependency edges, built by the graph
 // API or by stream capture, and instantiated into executable graphs
-// (exec/graph_exec.h).
+// (core/graph_exec.h).
 //
 // Contract: like the driver's, a graph is not safe to mutate from several
 // threads at once; stream capture serializes its own additions through the
@@ -15,7 +15,7 @@
 #include "cuda.h"
 #include "core/allocation.h"
 #include "core/module.h"
-#include "core/small_vec.h"
+#include "base/small_vec.h"
 
 namespace cucpu {
 
@@ -70,7 +70,7 @@ struct NodeParams {
   KernelNodeData kernel;  // kernel nodes
   std::shared_ptr<const GraphMemoryBlock> memory;  // allocation and free nodes
   // Copy and set nodes: the device memory their parameters named when they
-  // were set (exec/graph_exec.h record_memory_checks). Instantiation refuses
+  // were set (core/graph_exec.h record_memory_checks). Instantiation refuses
   // a node whose memory was freed since.
   MemCheck checks[2];
 };

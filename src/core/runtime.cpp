@@ -15,7 +15,7 @@
 #include "core/event.h"
 #include "core/graph.h"
 #include "core/stream.h"
-#include "exec/graph_exec.h"
+#include "core/graph_exec.h"
 
 namespace cucpu {
 namespace {

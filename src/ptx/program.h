@@ -1,7 +1,7 @@
 // The kernel compiler's public face: PTX text in, native kernels out.
 //
 // This folder knows nothing of streams, contexts or CUDA handles; the
-// runtime above it (core/module, exec/kernel_op) owns those. Everything
+// runtime above it (core/module, core/kernel_op) owns those. Everything
 // here is thread-safe: a Program is immutable once parsed, and a Kernel is
 // immutable once compiled, so any number of threads may launch it at once.
 #pragma once

@@ -198,7 +198,7 @@ TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
 }  // namespace
 
 // Sizes, offsets, pitches and counts whose arithmetic overflows size_t are
-// refused (src/core/checked_math.h), and nothing outside the memory the call
+// refused (src/base/checked_math.h), and nothing outside the memory the call
 // names is written.
 namespace {
 

@@ -1,6 +1,6 @@
-// The overflow-checked arithmetic helpers (src/core/checked_math.h): exact
+// The overflow-checked arithmetic helpers (src/base/checked_math.h): exact
 // results when they fit, false at and past the edge of the result type.
-#include "core/checked_math.h"
+#include "base/checked_math.h"
 
 #include <gtest/gtest.h>
 

@@ -3,14 +3,14 @@
 
 #include <vector>
 
-#include "copy/copy_plan.h"
+#include "core/copy_ops.h"
 
 namespace cucpu {
 namespace {
 
 // Runs the plan into dst and checks it equals a plain copy of each task.
 void check_plan(std::vector<CopyTask> tasks, size_t parts, size_t expect_parts_at_least) {
-  auto plan = plan_copies(tasks, parts);
+  auto plan = plan_copies(copy_list(tasks), parts);
   EXPECT_GE(plan.size(), expect_parts_at_least);
   EXPECT_LE(plan.size(), parts + 1);
   for (auto& part : plan)
@@ -23,7 +23,7 @@ TEST(CopyPlan, ContiguousCopySplitsEvenly) {
   for (size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>(i * 13);
   std::vector<CopyTask> t(1);
   t[0].copy = {src.data(), n, n, dst.data(), n, n, n, 1, 1};
-  auto plan = plan_copies(t, 4);
+  auto plan = plan_copies(copy_list(t), 4);
   ASSERT_EQ(plan.size(), 4u);
   for (auto& part : plan) {
     size_t bytes = 0;
@@ -53,7 +53,7 @@ TEST(CopyPlan, SmallWorkStaysInOnePart) {
   std::vector<unsigned char> src(4096, 1), dst(4096, 0);
   std::vector<CopyTask> t(4);
   for (int i = 0; i < 4; ++i) t[i].copy = {src.data() + i * 1024, 1024, 1024, dst.data() + i * 1024, 1024, 1024, 1024, 1, 1};
-  auto plan = plan_copies(t, 8);
+  auto plan = plan_copies(copy_list(t), 8);
   EXPECT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].size(), 4u);
 }
@@ -72,9 +72,9 @@ TEST(CopyPlan, FindsDependentCopies) {
     return t;
   };
   std::vector<CopyTask> independent = {task(0, 1024, 100), task(200, 2048, 100), task(300, 3072, 100)};
-  EXPECT_TRUE(find_dependent_copies(independent).empty());  // shared sources are fine
+  EXPECT_TRUE(find_dependent_copies(copy_list(independent)).empty());  // shared sources are fine
   std::vector<CopyTask> chain = {task(0, 1024, 100), task(1050, 2048, 100), task(3000, 3050, 10)};
-  auto pairs = find_dependent_copies(chain);
+  auto pairs = find_dependent_copies(copy_list(chain));
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0], std::make_pair(size_t{0}, size_t{1}));
 }

@@ -1,7 +1,7 @@
 // Instantiation cuts the node DAG into segments (chains run by one op).
 #include <gtest/gtest.h>
 
-#include "exec/graph_exec.h"
+#include "core/graph_exec.h"
 
 namespace cucpu {
 namespace {

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "copy/copy3d.h"
+#include "core/copy_resolve.h"
 #include "exec/op.h"
 
 namespace cucpu {

@@ -1,4 +1,4 @@
-#include "exec/graph_exec.h"
+#include "core/graph_exec.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -6,11 +6,11 @@
 
 #include "core/array.h"
 #include "core/event.h"
-#include "core/raw_enum.h"
+#include "base/raw_enum.h"
 #include "core/runtime.h"
 #include "core/stream.h"
-#include "exec/kernel_op.h"
-#include "exec/ops.h"
+#include "core/kernel_op.h"
+#include "core/ops.h"
 
 namespace cucpu {
 

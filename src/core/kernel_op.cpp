@@ -1,4 +1,4 @@
-#include "exec/kernel_op.h"
+#include "core/kernel_op.h"
 
 #include <algorithm>
 #include <atomic>

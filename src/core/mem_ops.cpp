@@ -1,4 +1,4 @@
-#include "exec/mem_ops.h"
+#include "core/mem_ops.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include "core/allocation.h"
 #include "core/context.h"
 #include "core/stream.h"
-#include "exec/ops.h"
+#include "core/ops.h"
 #include "exec/scheduler.h"
 
 namespace cucpu {

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <functional>
 
-#include "copy/copy3d.h"
+#include "core/copy_resolve.h"
 #include "core/allocation.h"
 #include "core/context.h"
 #include "core/runtime.h"

@@ -5,7 +5,7 @@
 // has exactly one predecessor, the previous node, and that predecessor has
 // exactly one successor (event nodes, batch-memop nodes and kernel nodes
 // that run in parallel stand alone). A launch makes one op per segment
-// (a parallel kernel node: its parts and join, exec/kernel_op.h), which
+// (a parallel kernel node: its parts and join, core/kernel_op.h), which
 // runs its nodes in order, links the segment ops by the
 // edges between segments, and enqueues them as one stream group: segments
 // run in parallel wherever the edges allow, and the group completes when
@@ -24,10 +24,10 @@
 #include <variant>
 #include <vector>
 
-#include "copy/copy3d.h"
+#include "core/copy_resolve.h"
 #include "core/graph.h"
-#include "core/small_vec.h"
-#include "exec/mem_ops.h"
+#include "base/small_vec.h"
+#include "core/mem_ops.h"
 #include "exec/op.h"
 
 namespace cucpu {

@@ -1,0 +1,139 @@
+#include "core/copy_ops.h"
+
+#include <cstring>
+
+#include "base/checked_math.h"
+#include "core/context.h"
+#include "core/ops.h"
+#include "core/stream.h"
+#include "exec/scheduler.h"
+
+namespace cucpu {
+namespace {
+
+constexpr size_t kParallelThreshold = size_t{1} << 20;  // below this, one op
+
+// Runs a list of pieces; shares ownership of the tasks (and their staging).
+class CopyPartOp final : public Op {
+ public:
+  CopyPartOp(std::shared_ptr<const std::vector<CopyTask>> tasks, std::vector<CopyPiece> pieces)
+      : tasks_(std::move(tasks)), pieces_(std::move(pieces)) {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;  // a faulted context runs no more device work
+    for (const CopyPiece& p : pieces_) {
+      if (!memory_still_valid((*tasks_)[p.task].checks, 2)) {
+        stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+        return;
+      }
+      run_copy(p.copy);
+    }
+  }
+
+ private:
+  std::shared_ptr<const std::vector<CopyTask>> tasks_;
+  std::vector<CopyPiece> pieces_;
+};
+
+// One small copy, carried inline (enqueue_copy).
+class SingleCopyOp final : public Op {
+ public:
+  explicit SingleCopyOp(CopyTask task) : task_(std::move(task)) {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;
+    if (!memory_still_valid(task_.checks, 2)) {
+      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      return;
+    }
+    run_copy(task_.copy);
+  }
+
+ private:
+  CopyTask task_;
+};
+
+// One small contiguous copy (enqueue_linear_copy): fits with its checks in
+// two cache lines beside the op's header.
+class LinearCopyOp final : public Op {
+ public:
+  LinearCopyOp(unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2])
+      : dst_(dst), src_(src), n_(n), checks_{checks[0], checks[1]} {}
+  void execute(int status) override {
+    if (status != CUDA_SUCCESS) return;
+    if (!memory_still_valid(checks_, 2)) {
+      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      return;
+    }
+    std::memmove(dst_, src_, n_);  // a copy within one allocation may overlap (undefined on the driver)
+  }
+
+ private:
+  unsigned char* dst_;
+  const unsigned char* src_;
+  size_t n_;
+  MemCheck checks_[2];
+};
+
+}  // namespace
+
+CUresult stage_source(CopyTask& t) {
+  Copy3D& c = t.copy;
+  size_t n;
+  if (!checked_product(&n, c.width, c.height, c.depth)) return CUDA_ERROR_OUT_OF_MEMORY;
+  t.staging = std::shared_ptr<unsigned char[]>(new unsigned char[n ? n : 1]);
+  pack_source(c, t.staging.get());
+  t.checks[0] = MemCheck{};  // the snapshot is ours
+  return CUDA_SUCCESS;
+}
+
+OpRef enqueue_copy(Stream* s, CopyTask task, bool want_done) {
+  if (bytes_of(task.copy) >= kParallelThreshold && Scheduler::instance().worker_count() > 1) {
+    std::vector<CopyTask> one;
+    one.push_back(std::move(task));
+    return enqueue_copies(s, std::move(one));
+  }
+  Op* op = new SingleCopyOp(std::move(task));
+  OpRef done = want_done ? OpRef::share(op) : OpRef();
+  s->enqueue(op);
+  return done;
+}
+
+void enqueue_linear_copy(Stream* s, unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2]) {
+  if (n >= kParallelThreshold && Scheduler::instance().worker_count() > 1) {
+    CopyTask t;
+    t.copy.src = src;
+    t.copy.dst = dst;
+    t.copy.src_pitch = t.copy.dst_pitch = t.copy.src_slice = t.copy.dst_slice = n;
+    t.copy.width = n;
+    t.checks[0] = checks[0];
+    t.checks[1] = checks[1];
+    enqueue_copy(s, std::move(t), false);
+    return;
+  }
+  s->enqueue(new LinearCopyOp(dst, src, n, checks));
+}
+
+OpRef enqueue_copies(Stream* s, std::vector<CopyTask> tasks, bool in_order) {
+  size_t total = 0;
+  for (const auto& t : tasks) total = saturating_add(total, bytes_of(t.copy));
+  const size_t workers = Scheduler::instance().worker_count();
+  auto shared = std::make_shared<const std::vector<CopyTask>>(std::move(tasks));
+  if (in_order || total < kParallelThreshold || workers == 1) {
+    std::vector<CopyPiece> all;
+    all.reserve(shared->size());
+    for (size_t i = 0; i < shared->size(); ++i) all.push_back({(*shared)[i].copy, i});
+    Op* op = new CopyPartOp(shared, std::move(all));
+    OpRef keep = OpRef::share(op);
+    s->enqueue(op);
+    return keep;
+  }
+  std::vector<std::vector<CopyPiece>> plan = plan_copies(copy_list(*shared), workers);
+  std::vector<Op*> parts;
+  parts.reserve(plan.size());
+  for (auto& p : plan) parts.push_back(new CopyPartOp(shared, std::move(p)));
+  Op* join = new MarkerOp();
+  OpRef keep = OpRef::share(join);
+  s->enqueue_group(parts.data(), parts.size(), join);
+  return keep;
+}
+
+}  // namespace cucpu
