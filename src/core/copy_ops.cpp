@@ -22,7 +22,7 @@ class CopyPartOp final : public Op {
     if (status != CUDA_SUCCESS) return;  // a faulted context runs no more device work
     for (const CopyPiece& p : pieces_) {
       if (!memory_still_valid((*tasks_)[p.task].checks, 2)) {
-        stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+        stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
         return;
       }
       run_copy(p.copy);
@@ -41,7 +41,7 @@ class SingleCopyOp final : public Op {
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
     if (!memory_still_valid(task_.checks, 2)) {
-      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
       return;
     }
     run_copy(task_.copy);
@@ -60,7 +60,7 @@ class LinearCopyOp final : public Op {
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
     if (!memory_still_valid(checks_, 2)) {
-      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
       return;
     }
     std::memmove(dst_, src_, n_);  // a copy within one allocation may overlap (undefined on the driver)

@@ -295,7 +295,7 @@ class SegmentOp final : public Op {
 
  private:
   int fault() {
-    stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+    stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
   std::shared_ptr<const ExecPlan> plan_;

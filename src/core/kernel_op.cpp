@@ -318,7 +318,7 @@ class KernelPartOp final : public Op {
   // while this part still is one, so the join cannot complete in between.
   void continue_later() {
     auto* next = new KernelPartOp(join_);
-    next->stream = stream;
+    next->timeline = timeline;
     next->priority = priority;
     next->add_successor(join_);
     if (next->release_dependency()) Scheduler::instance().submit(next);

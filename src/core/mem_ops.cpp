@@ -180,7 +180,7 @@ bool MemOpsOp::resume() {
       continue;
     }
     if (!memory_still_valid(&m.check, 1)) {
-      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
       next_ = specs_.size();
       return true;
     }

@@ -226,7 +226,7 @@ void Module::unload() {
     return;
   }
   auto* op = new ModuleReleaseOp(this);
-  op->stream = ctx->legacy_stream();
+  op->timeline = ctx->legacy_stream();
   for (OpRef& p : pending) p->add_successor(op);  // an op done meanwhile adds nothing
   // Drop the build guard: ready now, it runs here; else the last
   // dependency's reference carries it.

@@ -72,7 +72,7 @@ class MemsetOp final : public Op {
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
     if (!memory_still_valid(&check_, 1)) {
-      stream->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+      stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
       return;
     }
     run_memset(set_);

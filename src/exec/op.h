@@ -27,7 +27,7 @@
 // never waits for a cache-line transfer. The thread that finishes the
 // previous op follows the link (Scheduler::finish); the protocol that
 // decides who follows when the producer and the finishing thread race is
-// in core/stream.h.
+// in exec/timeline.h.
 #pragma once
 
 #include <atomic>
@@ -41,7 +41,7 @@
 
 namespace cucpu {
 
-class Stream;
+class Timeline;
 
 class Op {
  public:
@@ -182,7 +182,7 @@ class Op {
   // it. The caller must not touch the op afterwards.
   virtual void park() {}
 
-  Stream* stream = nullptr;  // owning stream; alive until the op is done (Stream::drop_handle)
+  Timeline* timeline = nullptr;  // the timeline (stream) it is enqueued on; alive until the op is done (drop_handle)
   uint64_t seq = 0;          // position in the stream, assigned at enqueue
   int priority = 0;          // copy of the stream's priority (lower runs first)
 

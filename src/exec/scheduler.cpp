@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/stream.h"
+#include "exec/timeline.h"
 #include "exec/spin_lock.h"
 
 namespace cucpu {
@@ -184,7 +184,7 @@ void Scheduler::run_chain(Op* op) {
   t_in_chain = true;
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
   while (op) {
-    op->execute(op_status_before_execute(op));
+    op->execute(op->timeline->status_before_execute());
     if (op->take_deferred()) {
       // Its work goes on elsewhere; the chain ends here unless more is
       // ready. Like a finished last op, the worker counts as searching.
@@ -225,7 +225,7 @@ void Scheduler::run_chain(Op* op) {
 
 Op* Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
   // Parts of a group (seq 0) have no place in a stream's timeline.
-  Stream* const s = op->seq != 0 ? op->stream : nullptr;
+  Timeline* const s = op->seq != 0 ? op->timeline : nullptr;
   if (s) {
     // Our own reference, until the stream's link is followed or given up:
     // once `completed` is stored, a thread in drop_handle() may drop the
@@ -298,7 +298,7 @@ bool Scheduler::follow(Op* tail, int32_t tail_refs, Op* next, bool& inline_taken
 }
 
 void Scheduler::watch_tail(Op* tail, bool linger, bool allow_inline, std::vector<Op*>& run_here) {
-  Stream* const s = tail->stream;
+  Timeline* const s = tail->timeline;
   Op* next = nullptr;
   if (linger && !s->closed()) {
     // A producer feeding this stream is likely to link the next op within

@@ -9,7 +9,7 @@
 //    itself (the latency path), preferring the op's successor in its
 //    stream, and queues the rest. When the stream has no next op yet, the
 //    worker watches for one for a few microseconds (unless other work is
-//    queued) before giving the stream up (Stream::give_up): a producer
+//    queued) before giving the stream up (Timeline::give_up): a producer
 //    feeding one stream then hands each op over with one plain store.
 //  - Idle workers spin briefly (one at a time, yielding the core) and then
 //    sleep on a condition variable; nothing polls while idle. A push wakes
@@ -28,10 +28,6 @@
 #include "exec/op.h"
 
 namespace cucpu {
-
-// Hook the engine calls before op execution; implemented by the stream
-// layer (core/stream.cpp), which knows contexts and sticky errors.
-int op_status_before_execute(Op* op);
 
 class Scheduler {
  public:

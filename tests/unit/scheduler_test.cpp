@@ -59,7 +59,7 @@ class SubmitsTrivialOp final : public Op {
   SubmitsTrivialOp(Stream* s, std::atomic<int>* runs) : s_(s), runs_(runs) {}
   void execute(int) override {
     auto* t = new CountingTrivialOp(runs_);
-    t->stream = s_;  // seq 0: no place in the timeline
+    t->timeline = s_;  // seq 0: no place in the timeline
     Scheduler::instance().submit(t);
   }
 
