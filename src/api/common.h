@@ -14,6 +14,10 @@
 
 namespace cucpu::api {
 
+// The value cuDeviceGetAttribute reports for attribute `a` where it does not
+// depend on the device or the machine (0 for an unknown attribute).
+int static_attribute(int a);
+
 using cucpu::copy_enum;  // base/raw_enum.h: caller enums are read as integers
 using cucpu::raw_enum;
 

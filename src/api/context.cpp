@@ -3,10 +3,11 @@
 
 #include "api/common.h"
 #include "api/context.h"
-#include "api/memory.h"
+#include "core/allocator.h"
 #include "core/allocation.h"
 #include "core/capture.h"
 #include "core/context.h"
+#include "core/primary_context.h"
 #include "core/module.h"
 
 using namespace cucpu;
@@ -30,20 +31,6 @@ CUresult create(CUcontext* pctx, unsigned flags, CUdevice dev) {
   context_stack().push_back(c);
   *pctx = reinterpret_cast<CUcontext>(c);
   return CUDA_SUCCESS;
-}
-
-// Frees what a context owns and destroys it (user contexts), or empties it
-// (primary contexts on reset / last release).
-void tear_down(Context* c) {
-  // Client libraries' destructors run first, while the context still works,
-  // and with no runtime lock held (they may call the driver).
-  for (const ContextStorage::Entry& e : c->local_storage.take_all())
-    if (e.destructor) e.destructor(reinterpret_cast<CUcontext>(c), e.key, e.value);
-  c->shut_down();
-  // Another context's streams may still use this context's memory.
-  synchronize_all_contexts();
-  unload_context_modules(c);  // their memory goes with the context; the objects with their last reference
-  for (const Allocation& a : Registry::instance().remove_context(c)) api::release_backing(a);
 }
 
 CUresult destroy(CUcontext h) {
@@ -77,65 +64,27 @@ CUresult pop(CUcontext* pctx) {
 }  // namespace
 
 namespace cucpu::api {
-Context* primary_of(CUdevice dev) {
-  Device& d = rt().devices[static_cast<size_t>(dev)];
-  if (!d.primary) d.primary = rt().contexts.create(&d, 0u, true);
-  return d.primary;
-}
-
 CUresult primary_context_handle(CUdevice dev, CUcontext* pctx) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  std::lock_guard<std::mutex> g(rt().primary_mu);
-  *pctx = reinterpret_cast<CUcontext>(primary_of(dev));
+  *pctx = reinterpret_cast<CUcontext>(primary_context(rt().devices[static_cast<size_t>(dev)]));
   return CUDA_SUCCESS;
 }
 }  // namespace cucpu::api
 
 namespace {
-using cucpu::api::primary_of;
+Device& device_of(CUdevice dev) { return rt().devices[static_cast<size_t>(dev)]; }
 
-CUresult primary_release(CUdevice dev) {
+CUresult reset(CUdevice dev) {
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  Device& d = rt().devices[static_cast<size_t>(dev)];
-  Context* empty_it = nullptr;
-  {
-    std::lock_guard<std::mutex> g(rt().primary_mu);
-    if (d.primary_refs == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (--d.primary_refs == 0) {
-      d.primary_active = false;
-      empty_it = d.primary;
-    }
-  }
-  if (empty_it) tear_down(empty_it);
+  primary_reset(device_of(dev));
   return CUDA_SUCCESS;
 }
 
-CUresult primary_reset(CUdevice dev) {
-  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  Device& d = rt().devices[static_cast<size_t>(dev)];
-  Context* c;
-  {
-    std::lock_guard<std::mutex> g(rt().primary_mu);
-    c = d.primary;
-    d.primary_refs = 0;
-    d.primary_active = false;
-    d.primary_flags = 0;
-  }
-  if (c) {
-    tear_down(c);
-    c->reset_limits();
-  }
-  return CUDA_SUCCESS;
-}
-
-CUresult primary_set_flags(CUdevice dev, unsigned flags) {
+CUresult set_flags(CUdevice dev, unsigned flags) {
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (!flags_ok(flags)) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> g(rt().primary_mu);
-  Device& d = rt().devices[static_cast<size_t>(dev)];
-  d.primary_flags = flags;
-  if (d.primary) d.primary->flags.store(flags);
+  primary_set_flags(device_of(dev), flags);
   return CUDA_SUCCESS;
 }
 
@@ -411,48 +360,39 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   return api::call("cuDevicePrimaryCtxRetain", api::kDefault, [&] {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    std::lock_guard<std::mutex> g(rt().primary_mu);
-    Context* c = primary_of(dev);
-    Device& d = rt().devices[static_cast<size_t>(dev)];
-    if (d.primary_refs++ == 0) {
-      d.primary_active = true;
-      c->flags.store(d.primary_flags);
-      c->sticky.store(CUDA_SUCCESS);
-    }
-    *pctx = reinterpret_cast<CUcontext>(c);
+    *pctx = reinterpret_cast<CUcontext>(primary_retain(device_of(dev)));
     return CUDA_SUCCESS;
   }, pctx, dev);
 }
 
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
-  return api::call("cuDevicePrimaryCtxRelease", api::kDefault, [&] { return primary_release(dev); }, dev);
+  return api::call("cuDevicePrimaryCtxRelease", api::kDefault, [&] { return device_ok(dev) ? primary_release(device_of(dev)) : CUDA_ERROR_INVALID_DEVICE; }, dev);
 }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-  return api::call("cuDevicePrimaryCtxRelease_v2", api::kDefault, [&] { return primary_release(dev); }, dev);
+  return api::call("cuDevicePrimaryCtxRelease_v2", api::kDefault, [&] { return device_ok(dev) ? primary_release(device_of(dev)) : CUDA_ERROR_INVALID_DEVICE; }, dev);
 }
 CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
-  return api::call("cuDevicePrimaryCtxReset", api::kDefault, [&] { return primary_reset(dev); }, dev);
+  return api::call("cuDevicePrimaryCtxReset", api::kDefault, [&] { return reset(dev); }, dev);
 }
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
-  return api::call("cuDevicePrimaryCtxReset_v2", api::kDefault, [&] { return primary_reset(dev); }, dev);
+  return api::call("cuDevicePrimaryCtxReset_v2", api::kDefault, [&] { return reset(dev); }, dev);
 }
 CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
-  return api::call("cuDevicePrimaryCtxSetFlags", api::kDefault, [&] { return primary_set_flags(dev, flags); },
+  return api::call("cuDevicePrimaryCtxSetFlags", api::kDefault, [&] { return set_flags(dev, flags); },
                    dev, flags);
 }
 CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
   return api::call("cuDevicePrimaryCtxSetFlags_v2", api::kDefault,
-                   [&] { return primary_set_flags(dev, flags); }, dev, flags);
+                   [&] { return set_flags(dev, flags); }, dev, flags);
 }
 
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
   return api::call("cuDevicePrimaryCtxGetState", api::kDefault, [&] {
     if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
     if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    std::lock_guard<std::mutex> g(rt().primary_mu);
-    Device& d = rt().devices[static_cast<size_t>(dev)];
-    *flags = d.primary_flags;
-    *active = d.primary_active ? 1 : 0;
+    bool on = false;
+    primary_state(device_of(dev), flags, &on);
+    *active = on ? 1 : 0;
     return CUDA_SUCCESS;
   }, dev, flags, active);
 }

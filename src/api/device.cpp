@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "api/common.h"
-#include "api/memory.h"
+#include "core/allocator.h"
 #include "exec/scheduler.h"
 
 using namespace cucpu;

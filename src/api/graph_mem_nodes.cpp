@@ -10,7 +10,7 @@
 #include "api/common.h"
 #include "api/graph_common.h"
 #include "api/graph_memory.h"
-#include "api/memory.h"
+#include "core/allocator.h"
 
 using namespace cucpu;
 using namespace cucpu::api;

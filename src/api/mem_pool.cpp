@@ -8,7 +8,7 @@
 // (api/graph_memory.h).
 #include "api/common.h"
 #include "api/graph_memory.h"
-#include "api/memory.h"
+#include "core/allocator.h"
 #include "core/mem_pool.h"
 #include "core/ops.h"
 
@@ -78,7 +78,7 @@ CUresult alloc_from(NullStream ns, CUdeviceptr* dptr, size_t bytes, MemPool* poo
     return CUDA_SUCCESS;
   }
   void* p;
-  if (CUresult r = api::allocate(s->ctx, bytes, MemKind::kDevice, 0, &p, pool)) return r;
+  if (CUresult r = allocate(s->ctx, bytes, MemKind::kDevice, 0, &p, pool)) return r;
   *dptr = reinterpret_cast<CUdeviceptr>(p);
   return CUDA_SUCCESS;
 }
@@ -108,7 +108,7 @@ CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
   // Only pool memory, and only once.
   auto a = Registry::instance().begin_async_free(base);
   if (!a) return CUDA_ERROR_INVALID_VALUE;
-  s->enqueue(new FunctionOp([a = *a] { api::release_allocation(a); }));
+  s->enqueue(new FunctionOp([a = *a] { release_allocation(a); }));
   return CUDA_SUCCESS;
 }
 

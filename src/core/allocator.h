@@ -1,5 +1,6 @@
-// Allocation helpers shared by the memory entry points (memory.cpp) and the
-// stream-ordered allocator (mem_pool.cpp).
+// The allocator: memory of each kind, registered in the allocation registry
+// and released from it. Used by the memory entry points, the stream-ordered
+// allocator (and the ops that free its memory) and graph memory nodes.
 #pragma once
 
 #include "cuda.h"
@@ -10,15 +11,12 @@ class Context;
 class MemPool;
 }  // namespace cucpu
 
-namespace cucpu::api {
+namespace cucpu {
 
 constexpr size_t kAlignment = 256;  // cuMemAlloc's documented minimum alignment
 
 // Allocates `bytes` (rounded up to kAlignment) and registers it; `pool`
 // when it comes from a stream-ordered allocation pool.
-// The value cuDeviceGetAttribute reports for attribute `a` where it does not
-// depend on the device or the machine (0 for an unknown attribute).
-int static_attribute(int a);
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool = nullptr);
 // allocate() for a graph's memory node, which a capture may make: without
 // the check for calls that are unsafe while a capture runs.
@@ -33,4 +31,4 @@ void release_backing(const Allocation& a);
 constexpr size_t kPage = 4096;
 constexpr size_t kGuard = 64 * 1024;  // beyond an allocation's last page, nothing is mapped
 
-}  // namespace cucpu::api
+}  // namespace cucpu
