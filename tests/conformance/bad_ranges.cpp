@@ -6,7 +6,7 @@
 #include "harness.h"
 
 // Registrations that overlap one already made, at either end or around it.
-CONF_TEST(HostRegisterOverlaps) {
+CONF_TEST(HostRegisterRefusesRangesOverlappingARegistration) {
   static unsigned char buf[3 * 4096] __attribute__((aligned(4096)));
   ASSERT_CU(cuMemHostRegister(buf + 4096, 4096, 0));
   EXPECT_CU(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cuMemHostRegister(buf, sizeof buf, 0));
@@ -35,7 +35,7 @@ CUresult make_array(size_t w, size_t h, size_t d, unsigned flags) {
 }  // namespace
 
 // Arrays past the texture dimension limits the device reports.
-CONF_TEST(ArrayDimensionLimits) {
+CONF_TEST(ArraysPastTheDimensionLimitsAreRefused) {
   EXPECT_CU(CUDA_SUCCESS, make_array(131072, 0, 0, 0));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(131073, 0, 0, 0));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, make_array(131073, 1, 0, 0));
@@ -55,7 +55,7 @@ CONF_TEST(ArrayDimensionLimits) {
 }
 
 // A registration whose range reaches an unmapped page.
-CONF_TEST(HostRegisterUnmappedRange) {
+CONF_TEST(HostRegisterOfARangeReachingUnmappedPagesIsRefused) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   void* p = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   EXPECT_TRUE(p != MAP_FAILED);

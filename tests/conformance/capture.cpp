@@ -30,7 +30,7 @@ size_t edge_count(CUgraph g) {
 
 }  // namespace
 
-CONF_TEST(CaptureBeginRules) {
+CONF_TEST(CaptureRefusesLegacyStreamsBadModesAndUnpairedCalls) {
   EXPECT_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL));
   EXPECT_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamBeginCapture(nullptr, CU_STREAM_CAPTURE_MODE_GLOBAL));
   Captured c;
@@ -56,7 +56,7 @@ CONF_TEST(CaptureBeginRules) {
   if (pg) cuGraphDestroy(pg);
 }
 
-CONF_TEST(CaptureLinearReplay) {
+CONF_TEST(CapturedChainBecomesALinearGraphThatReplays) {
   Captured c;
   CUdeviceptr d;
   ASSERT_CU(cuMemAlloc(&d, 4096));
@@ -85,7 +85,7 @@ CONF_TEST(CaptureLinearReplay) {
   ASSERT_CU(cuMemFree(d));
 }
 
-CONF_TEST(CaptureForkJoin) {
+CONF_TEST(CapturedForkAndJoinBecomeADiamondGraph) {
   Captured a, b;
   CUevent fork, joinev;
   ASSERT_CU(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
@@ -122,7 +122,7 @@ CONF_TEST(CaptureForkJoin) {
   ASSERT_CU(cuEventDestroy(joinev));
 }
 
-CONF_TEST(CaptureUnjoined) {
+CONF_TEST(CaptureEndWithAnUnjoinedForkSaysUnjoined) {
   Captured a, b;
   CUevent fork;
   ASSERT_CU(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
@@ -156,7 +156,7 @@ CONF_TEST(CaptureInvalidatedByQuery) {
   EXPECT_CU(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cuStreamEndCapture(c.s, &g));
 }
 
-CONF_TEST(CaptureLegacyImplicit) {
+CONF_TEST(CaptureOnABlockingStreamMakesLegacyUseImplicit) {
   Captured c(CU_STREAM_DEFAULT);  // blocking
   ASSERT_CU(cuStreamBeginCapture(c.s, CU_STREAM_CAPTURE_MODE_RELAXED));
   CUstreamCaptureStatus st;
@@ -174,7 +174,7 @@ CONF_TEST(CaptureLegacyImplicit) {
   ASSERT_CU(cuGraphDestroy(g));
 }
 
-CONF_TEST(CaptureUnsafeCalls) {
+CONF_TEST(ThreadCaptureModeExchangeSwapsAnyValue) {
   Captured c;
   CUdeviceptr p = 0;
   ASSERT_CU(cuStreamBeginCapture(c.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
@@ -239,7 +239,7 @@ CONF_TEST(CaptureNonCapturableWork) {
   ASSERT_CU(cuMemFree(m));
 }
 
-CONF_TEST(CaptureEvents) {
+CONF_TEST(CapturedExternalRecordAndWaitBecomeEventNodes) {
   Captured a, b, other;
   CUevent inside, outside;
   ASSERT_CU(cuEventCreate(&inside, 0));
@@ -299,7 +299,7 @@ CONF_TEST(CaptureWaitOnOutsideEvent) {
   ASSERT_CU(cuEventDestroy(outside));
 }
 
-CONF_TEST(CaptureInfoAndDependencies) {
+CONF_TEST(CaptureInfoTracksDependenciesThatUpdateSetsAndAdds) {
   Captured c;
   CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   cuuint64_t id = 0;
@@ -337,7 +337,7 @@ CONF_TEST(CaptureInfoAndDependencies) {
   ASSERT_CU(cuGraphDestroy(out));
 }
 
-CONF_TEST(CaptureToExistingGraph) {
+CONF_TEST(CaptureToAGraphExtendsThatGraph) {
   CUgraph g;
   ASSERT_CU(cuGraphCreate(&g, 0));
   CUgraphNode root;
@@ -352,7 +352,7 @@ CONF_TEST(CaptureToExistingGraph) {
   ASSERT_CU(cuGraphDestroy(g));
 }
 
-CONF_TEST(CaptureEndFromOtherThread) {
+CONF_TEST(CaptureEndFromAnotherThreadIsRefusedUnlessRelaxed) {
   Captured c;
   ASSERT_CU(cuStreamBeginCapture(c.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
   CUresult r = CUDA_SUCCESS;

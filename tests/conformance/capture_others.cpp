@@ -27,7 +27,7 @@ const Call kCalls[] = {
     {"EventQuery", [](Env& e) { return cuEventQuery(e.idle_event); }},
     {"EventSynchronize", [](Env& e) { return cuEventSynchronize(e.idle_event); }},
     {"EventRecord", [](Env& e) { return cuEventRecord(e.fresh, e.idle); }},
-    {"StreamWaitEvent", [](Env& e) { return cuStreamWaitEvent(e.idle, e.idle_event, 0); }},
+    {"StreamWaitEventHoldsWorkUntilTheEventCompletes", [](Env& e) { return cuStreamWaitEvent(e.idle, e.idle_event, 0); }},
     {"LaunchHostFunc", [](Env& e) { return cuLaunchHostFunc(e.idle, noop, nullptr); }},
     {"MemcpyHtoDAsync", [](Env& e) { return cuMemcpyHtoDAsync(e.mem, e.host, 16, e.idle); }},
     {"MemsetD8Async", [](Env& e) { return cuMemsetD8Async(e.mem, 0, 16, e.idle); }},

@@ -43,7 +43,7 @@ unsigned char byte_at(CUdeviceptr p) {
 
 }  // namespace
 
-CONF_TEST(Batch3DCallRules) {
+CONF_TEST(Batch3DRefusesBadArgumentsAndTheLegacyStream) {
   Buffers m(256);
   auto op = ptr_op(m.b, m.a, 256);
   ASSERT_CU(cuMemcpy3DBatchAsync(1, &op, 0, m.s));
@@ -58,7 +58,7 @@ CONF_TEST(Batch3DCallRules) {
   ASSERT_CU(cuStreamSynchronize(CU_STREAM_PER_THREAD));
 }
 
-CONF_TEST(Batch3DBadOps) {
+CONF_TEST(Batch3DWithOneBadOpIsRefusedWhole) {
   Buffers m(4096);
   struct Case {
     const char* what;
@@ -245,7 +245,7 @@ CONF_TEST(Batch3DDuringApiCallReadsSourceAtOnce) {
   ASSERT_CU(cuMemFree(dst));
 }
 
-CONF_TEST(Batch3DStreamOrder) {
+CONF_TEST(Batch3DRunsInStreamOrder) {
   // Earlier work (a memset) runs before the batch, later work (a copy back)
   // after it, and another stream waiting on an event sees the batch done.
   Buffers m(1 << 16);
@@ -277,7 +277,7 @@ CONF_TEST(Batch3DStreamOrder) {
   ASSERT_CU(cuMemFree(c));
 }
 
-CONF_TEST(Batch1D) {
+CONF_TEST(Batch1DCopiesLandAndAnInvalidAccessOrderIsRefused) {
   Buffers m(4096);
   CUdeviceptr dsts[4], srcs[4];
   size_t sizes[4];

@@ -1,7 +1,7 @@
 // Devices and contexts.
 #include "harness.h"
 
-CONF_TEST(DeviceBasics) {
+CONF_TEST(DeviceQueriesAnswerAndRefuseBadOrdinals) {
   int n = 0;
   ASSERT_CU(cuDeviceGetCount(&n));
   EXPECT_TRUE(n >= 1);
@@ -21,7 +21,7 @@ CONF_TEST(DeviceBasics) {
   EXPECT_CU(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetUuid(&u, 99));
 }
 
-CONF_TEST(DeviceAttributes) {
+CONF_TEST(DeviceAttributesReportSm90FeaturesAndRefuseBadQueries) {
   int v = 0;
   ASSERT_CU(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
   EXPECT_TRUE(v >= 9);
@@ -34,7 +34,7 @@ CONF_TEST(DeviceAttributes) {
   EXPECT_CU(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 77));
 }
 
-CONF_TEST(ContextCreateDestroy) {
+CONF_TEST(CreatedContextIsCurrentWithItsOwnIdUntilDestroyed) {
   CUcontext c = nullptr, cur = nullptr;
   ASSERT_CU(cuCtxCreate(&c, nullptr, 0, 0));
   ASSERT_CU(cuCtxGetCurrent(&cur));
@@ -57,7 +57,7 @@ CONF_TEST(ContextCreateDestroy) {
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuCtxCreate(&c, nullptr, 0x100, 0));
 }
 
-CONF_TEST(ContextDestroyedUse) {
+CONF_TEST(DestroyedContextHandleSaysContextIsDestroyed) {
   SKIP_ON_NVIDIA("a destroyed context handle is undefined behaviour on the driver");
   CUcontext c;
   ASSERT_CU(cuCtxCreate(&c, nullptr, 0, 0));
@@ -67,7 +67,7 @@ CONF_TEST(ContextDestroyedUse) {
   EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuCtxGetId(c, &id));
 }
 
-CONF_TEST(ContextStack) {
+CONF_TEST(ContextPopRestoresThePreviousAndPushMakesCurrent) {
   CUcontext a, b, got;
   ASSERT_CU(cuCtxCreate(&a, nullptr, 0, 0));
   ASSERT_CU(cuCtxCreate(&b, nullptr, 0, 0));
@@ -82,7 +82,7 @@ CONF_TEST(ContextStack) {
   ASSERT_CU(cuCtxDestroy(a));
 }
 
-CONF_TEST(NoCurrentContext) {
+CONF_TEST(CallsWithoutACurrentContextSayInvalidContext) {
   ASSERT_CU(cuCtxSetCurrent(nullptr));
   CUcontext cur = reinterpret_cast<CUcontext>(1);
   ASSERT_CU(cuCtxGetCurrent(&cur));
@@ -99,7 +99,7 @@ CONF_TEST(NoCurrentContext) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
 }
 
-CONF_TEST(PriorityRange) {
+CONF_TEST(StreamPriorityRangeIsZeroToMinusFive) {
   int lo = 99, hi = 99;
   ASSERT_CU(cuCtxGetStreamPriorityRange(&lo, &hi));
   EXPECT_TRUE(lo == 0 && hi == -5);
@@ -107,7 +107,7 @@ CONF_TEST(PriorityRange) {
   ASSERT_CU(cuCtxGetStreamPriorityRange(&lo, nullptr));
 }
 
-CONF_TEST(PrimaryContext) {
+CONF_TEST(PrimaryContextIsActiveAndRetainGivesIt) {
   unsigned flags = 99;
   int active = -1;
   ASSERT_CU(cuDevicePrimaryCtxGetState(0, &flags, &active));
@@ -122,7 +122,7 @@ CONF_TEST(PrimaryContext) {
 
 // Peer access: a device is not its own peer; between two devices (cucpu
 // with CUCPU_DEVICES=2), enabling is recorded once and disabling undoes it.
-CONF_TEST(PeerAccess) {
+CONF_TEST(PeerAccessEnablesOnceAndDisableUndoesIt) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
   int n = 0, v = -1;
   ASSERT_CU(cuDeviceGetCount(&n));

@@ -53,7 +53,7 @@ const char* kManagedPtx =
 
 }  // namespace
 
-CONF_TEST(ExportTableArguments) {
+CONF_TEST(UnknownExportTableIdIsRefusedButNotAsNotSupported) {
   const void* t = nullptr;
   CUresult unknown = cuGetExportTable(&t, &kUnknown);
   conf::info("export_table.unknown_id", unknown);
@@ -62,7 +62,7 @@ CONF_TEST(ExportTableArguments) {
   conf::info("export_table.null_id", cuGetExportTable(&t, nullptr));
 }
 
-CONF_TEST(ExportTableShapes) {
+CONF_TEST(ExportTablesGiveTheirSizesAndStorageStartsWithAFunction) {
   conf::primary();
   conf::info_value("export_table.cudart_bytes", static_cast<long long>(table(kCudart)[0]));
   conf::info_value("export_table.hooks_bytes", static_cast<long long>(table(kHooks)[0]));
@@ -73,7 +73,7 @@ CONF_TEST(ExportTableShapes) {
 }
 
 // What cudart sees before and after it makes a context current.
-CONF_TEST(ContextLocalStorage) {
+CONF_TEST(ContextLocalStorageKeepsValuesPerContextAndRunsDestructors) {
   const uintptr_t* t = table(kStorage);
   auto put = reinterpret_cast<StoragePut>(t[0]);
   auto del = reinterpret_cast<StorageDelete>(t[1]);
@@ -106,7 +106,7 @@ CONF_TEST(ContextLocalStorage) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
 }
 
-CONF_TEST(ContextChecks) {
+CONF_TEST(ContextCheckPassesForThePrimaryContext) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
   const uintptr_t* t = table(kChecks);
   auto check = reinterpret_cast<CUresult (*)(CUcontext, int*, void*)>(t[2]);
@@ -118,7 +118,7 @@ CONF_TEST(ContextChecks) {
 
 // The answer must be what src/core/integrity_hash computes from what this
 // driver reports: cudart checks it the same way.
-CONF_TEST(IntegrityAnswer) {
+CONF_TEST(IntegrityAnswerIsTheHashOfWhatTheDriverReports) {
   conf::primary();
   const uintptr_t* integ = table(kIntegrity);
   const uintptr_t* cudart = table(kCudart);
@@ -155,7 +155,7 @@ CONF_TEST(IntegrityAnswer) {
 
 // cudart reads __managed__ variables at registration, before it makes any
 // context current.
-CONF_TEST(LibraryManagedWithoutContext) {
+CONF_TEST(LibraryManagedVariableWorksBeforeAnyContextIsCurrent) {
   CUlibrary lib = nullptr;
   CUresult load = CUDA_SUCCESS, managed = CUDA_SUCCESS;
   CUdeviceptr p = 0;
@@ -183,7 +183,7 @@ CONF_TEST(LibraryManagedWithoutContext) {
 
 // cudart adds kernel nodes with the CUfunction of a library kernel and maps
 // what cuGraphKernelNodeGetParams_v2 gives back to its host stub.
-CONF_TEST(KernelNodeOfLibraryFunction) {
+CONF_TEST(KernelNodeOfALibraryFunctionGivesThatFunctionBack) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
   CUlibrary lib = nullptr;
   ASSERT_CU(cuLibraryLoadData(&lib, kManagedPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
@@ -209,7 +209,7 @@ CONF_TEST(KernelNodeOfLibraryFunction) {
   ASSERT_CU(cuLibraryUnload(lib));
 }
 
-CONF_TEST(DevicePciBusId) {
+CONF_TEST(PciBusIdRoundTripsAndV2ContextCallsTakeNullAsCurrent) {
   CUdevice d;
   ASSERT_CU(cuDeviceGet(&d, 0));
   char id[64] = {};
@@ -235,7 +235,7 @@ CONF_TEST(DevicePciBusId) {
 }
 
 // Defaults a runtime program reads back (cudaDeviceGetLimit, cudaGetDeviceFlags).
-CONF_TEST(ContextDefaults) {
+CONF_TEST(ContextLimitsAndFlagsReadBackAndDefaultBankSizeIsAccepted) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
   const CUlimit limits[] = {CU_LIMIT_STACK_SIZE, CU_LIMIT_PRINTF_FIFO_SIZE, CU_LIMIT_MALLOC_HEAP_SIZE,
                             CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT,

@@ -12,7 +12,7 @@ std::atomic<int> g_host_runs{0};
 void CUDA_CB bump(void*) { g_host_runs++; }
 }  // namespace
 
-CONF_TEST(GraphNodesAndEdges) {
+CONF_TEST(GraphNodesAndEdgesAreAddedQueriedClonedAndRemoved) {
   CUgraph g;
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphCreate(&g, 1));
   ASSERT_CU(cuGraphCreate(&g, 0));
@@ -67,7 +67,7 @@ CONF_TEST(GraphNodesAndEdges) {
   ASSERT_CU(cuGraphDestroy(g));
 }
 
-CONF_TEST(GraphLaunchCopiesAndSets) {
+CONF_TEST(GraphOfSetCopyAndChildRunsAndTakesParameterUpdates) {
   CUdeviceptr d;
   ASSERT_CU(cuMemAlloc(&d, 1024));
   unsigned char* host = nullptr;
@@ -128,7 +128,7 @@ CONF_TEST(GraphLaunchCopiesAndSets) {
   ASSERT_CU(cuMemFree(d));
 }
 
-CONF_TEST(GraphEventNodesAndDot) {
+CONF_TEST(GraphEventNodesRunAndDotPrintWritesADigraph) {
   CUgraph g;
   ASSERT_CU(cuGraphCreate(&g, 0));
   CUevent ev;
@@ -161,7 +161,7 @@ CONF_TEST(GraphEventNodesAndDot) {
   ASSERT_CU(cuGraphDestroy(g));
 }
 
-CONF_TEST(GraphGenericNodeApi) {
+CONF_TEST(GraphGenericNodeCallsAddSetAndUpdateNodes) {
   CUgraph g;
   ASSERT_CU(cuGraphCreate(&g, 0));
   CUdeviceptr d;
@@ -206,7 +206,7 @@ CONF_TEST(GraphGenericNodeApi) {
 
 // cuGraphNodeSetEnabled: a disabled memset or memcpy node does nothing in
 // later launches; a host node cannot be disabled.
-CONF_TEST(GraphNodeEnable) {
+CONF_TEST(DisabledGraphNodeDoesNothingUntilEnabledAgain) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
   CUdeviceptr buf;
   ASSERT_CU(cuMemAlloc(&buf, 64));

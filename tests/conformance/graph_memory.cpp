@@ -14,7 +14,7 @@ CUDA_MEM_ALLOC_NODE_PARAMS alloc_params(size_t bytes) {
 }
 }  // namespace
 
-CONF_TEST(GraphMemAllocNodes) {
+CONF_TEST(MemAllocNodeHasItsAddressWhenAddedAndFreeNodeNamesIt) {
   conf::primary();
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
   CUgraph g;
@@ -68,7 +68,7 @@ CONF_TEST(GraphMemAllocNodes) {
   ASSERT_CU(cuGraphDestroy(g));
 }
 
-CONF_TEST(GraphMemCapture) {
+CONF_TEST(CapturedAllocAsyncAndFreeAsyncBecomeGraphMemoryNodes) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));

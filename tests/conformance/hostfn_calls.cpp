@@ -163,7 +163,7 @@ CONF_TEST(HostFnEnqueuesOnAnotherStream) {
   ASSERT_CU(cuStreamSynchronize(p.other));
   const char* names[] = {"MemsetD32Async", "MemcpyDtoDAsync", "MemcpyDtoHAsync", "MemcpyHtoDAsync", "MemsetD8Async",
                          "MemcpyAsync", "LaunchHostFunc", "StreamAddCallback", "LaunchKernel", "EventRecord",
-                         "StreamWaitEvent", "StreamWriteValue32", "MemAllocAsync", "MemFreeAsync",
+                         "StreamWaitEventHoldsWorkUntilTheEventCompletes", "StreamWriteValue32", "MemAllocAsync", "MemFreeAsync",
                          "MemPrefetchAsync", "StreamIsCapturing", "StreamGetCaptureInfo", "StreamGetCtx",
                          "StreamGetFlags", "StreamGetPriority", "StreamGetDevice"};
   for (int i = 0; i < 21; ++i) {

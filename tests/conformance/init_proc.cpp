@@ -1,16 +1,16 @@
 // cuInit, versions, error names, cuGetProcAddress.
 #include "harness.h"
 
-CONF_TEST(DriverVersion) {
+CONF_TEST(DriverVersionIs13000) {
   int v = 0;
   ASSERT_CU(cuDriverGetVersion(&v));
   EXPECT_TRUE(v == 13000);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuDriverGetVersion(nullptr));
 }
 
-CONF_TEST(InitBadFlags) { EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuInit(1)); }
+CONF_TEST(InitRefusesNonzeroFlags) { EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuInit(1)); }
 
-CONF_TEST(ErrorNames) {
+CONF_TEST(ErrorNamesAndStringsAnswerKnownCodesAndRefuseUnknownOnes) {
   const char* s = nullptr;
   ASSERT_CU(cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &s));
   EXPECT_TRUE(std::strcmp(s, "CUDA_ERROR_INVALID_VALUE") == 0);
@@ -29,7 +29,7 @@ static void* proc(const char* name, int version, cuuint64_t flags, CUdriverProcA
   return p;
 }
 
-CONF_TEST(ProcAddressVersions) {
+CONF_TEST(ProcAddressResolvesEachVersionToItsOwnEntryPoint) {
   CUdriverProcAddressQueryResult st;
   void* v3 = proc("cuStreamGetCaptureInfo", 12030, CU_GET_PROC_ADDRESS_DEFAULT, &st);
   EXPECT_TRUE(st == CU_GET_PROC_ADDRESS_SUCCESS && v3 != nullptr);
@@ -46,7 +46,7 @@ CONF_TEST(ProcAddressVersions) {
   EXPECT_TRUE(q == reinterpret_cast<void*>(&cuStreamQuery));
 }
 
-CONF_TEST(ProcAddressFlags) {
+CONF_TEST(ProcAddressStreamFlagsPickLegacyOrPerThreadEntryPoints) {
   CUdriverProcAddressQueryResult st;
   void* legacy = proc("cuStreamQuery", 13000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &st);
   void* ptds = proc("cuStreamQuery", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st);
@@ -55,7 +55,7 @@ CONF_TEST(ProcAddressFlags) {
   EXPECT_TRUE(m == nullptr && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 }
 
-CONF_TEST(ProcAddressRefusals) {
+CONF_TEST(ProcAddressRefusesSuffixedUnknownAndTooOldRequests) {
   CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
   void* p = proc("cuStreamGetCtx_v2", 13000, 0, &st);
   EXPECT_TRUE(p == nullptr && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);

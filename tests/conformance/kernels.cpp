@@ -64,7 +64,7 @@ CONF_TEST(KernelLaunchRuns) {
   ASSERT_CU(cuMemFree(d));
 }
 
-CONF_TEST(KernelLaunchBadShapes) {
+CONF_TEST(KernelLaunchRefusesEmptyAndOversizedShapes) {
   Loaded l;
   CUdeviceptr d;
   ASSERT_CU(cuMemAlloc(&d, 1 << 20));

@@ -14,7 +14,7 @@ std::vector<float> small_floats(size_t n, uint64_t seed, int lo, int hi, float s
 }
 }  // namespace
 
-CONF_TEST(KernelSaxpy) {
+CONF_TEST(KernelSaxpyMatchesTheHostLoop) {
   const int n = 100003;
   std::vector<float> x = small_floats(n, 701, -4000, 4000, 0.25f), y = small_floats(n, 702, -1000, 1000, 1.0f);
   std::vector<float> want(n);
@@ -28,7 +28,7 @@ CONF_TEST(KernelSaxpy) {
   });
 }
 
-CONF_TEST(KernelBlockReduction) {
+CONF_TEST(KernelBlockReductionSumsExactly) {
   const int n = (1 << 20) + 37;
   kt::Rng rng(711);
   std::vector<int32_t> in(n);
@@ -44,7 +44,7 @@ CONF_TEST(KernelBlockReduction) {
   });
 }
 
-CONF_TEST(KernelBlockReductionFloat) {
+CONF_TEST(KernelFloatBlockReductionMatchesTheHostMaxAndSum) {
   const int blocks = 16;
   std::vector<float> in = small_floats(blocks * 256, 721, -100, 100, 1.0f), wmax(blocks), wsum(blocks);
   for (int b = 0; b < blocks; ++b) {
@@ -63,7 +63,7 @@ CONF_TEST(KernelBlockReductionFloat) {
   });
 }
 
-CONF_TEST(KernelSgemmTiled) {
+CONF_TEST(KernelTiledSgemmMatchesTheHostProduct) {
   const int n = 64;
   std::vector<float> A = small_floats(n * n, 731, -4, 4, 1.0f), B = small_floats(n * n, 732, -4, 4, 1.0f),
                      C = small_floats(n * n, 733, -8, 8, 1.0f), want(n * n);
@@ -83,7 +83,7 @@ CONF_TEST(KernelSgemmTiled) {
   });
 }
 
-CONF_TEST(KernelPrefixScan) {
+CONF_TEST(KernelPrefixScanMatchesTheHostScan) {
   const int blocks = 8, n = blocks * 512;
   kt::Rng rng(741);
   std::vector<int32_t> in(n), want(n);
@@ -101,7 +101,7 @@ CONF_TEST(KernelPrefixScan) {
   });
 }
 
-CONF_TEST(KernelTransposePadded) {
+CONF_TEST(KernelPaddedTransposeMovesEveryElement) {
   const int rows = 96, cols = 80;
   std::vector<float> in = small_floats(rows * cols, 751, -100000, 100000, 0.5f), want(rows * cols);
   for (int r = 0; r < rows; ++r)
@@ -115,7 +115,7 @@ CONF_TEST(KernelTransposePadded) {
   });
 }
 
-CONF_TEST(KernelStencil2D) {
+CONF_TEST(KernelStencil2DMatchesTheHostStencil) {
   const int w = 64, h = 48;
   std::vector<float> in = small_floats(w * h, 761, -8, 8, 1.0f), want(w * h);
   for (int y = 0; y < h; ++y)

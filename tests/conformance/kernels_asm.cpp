@@ -128,7 +128,7 @@ std::vector<uint32_t> bit_ref(uint32_t x, uint32_t y, uint32_t z) {
 
 }  // namespace
 
-CONF_TEST(KernelAsmBitOps) {
+CONF_TEST(KernelAsmBitOpsMatchTheIsaModels) {
   const int n = 1024;
   kt::Rng rng(801);
   std::vector<uint32_t> a(n), b(n), c(n);
@@ -157,7 +157,7 @@ CONF_TEST(KernelAsmBitOps) {
   });
 }
 
-CONF_TEST(KernelAsmCarryChain) {
+CONF_TEST(KernelAsmCarryChainsAndWideMultipliesMatchTheIsaModels) {
   const int n = 512;
   kt::Rng rng(811);
   std::vector<uint64_t> a(n), b(n), want(5 * n);
@@ -182,7 +182,7 @@ CONF_TEST(KernelAsmCarryChain) {
   });
 }
 
-CONF_TEST(KernelAsmAtom64AndRed) {
+CONF_TEST(KernelAsm64BitAtomicsAndReductionsMatchTheIsaModels) {
   const int N = 256;
   const std::vector<uint64_t> init = {100, 12345, 0x500, 7, 0xabcdef00fffffff0ull, ~0ull, 0};
   std::vector<uint64_t> want = init;
@@ -214,7 +214,7 @@ CONF_TEST(KernelAsmAtom64AndRed) {
   });
 }
 
-CONF_TEST(KernelAsmLdmatrix) {
+CONF_TEST(KernelAsmLdmatrixGivesEachLaneItsFragments) {
   std::vector<uint32_t> want(512, 0);
   for (uint32_t lane = 0; lane < 32; ++lane)
     for (uint32_t k = 0; k < 4; ++k) {
@@ -246,7 +246,7 @@ uint16_t half_of_int(int v) {  // exact for |v| < 2048
 }
 }  // namespace
 
-CONF_TEST(KernelWmma16x16x16) {
+CONF_TEST(KernelWmma16x16x16MatchesTheHostProduct) {
   kt::Rng rng(821);
   std::vector<int> ai(256), bi(256);
   std::vector<uint16_t> A(256), B(256);

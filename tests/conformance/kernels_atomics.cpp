@@ -26,7 +26,7 @@ uint16_t half_bits(float f) {  // exact for the small integers and halves used h
 
 }  // namespace
 
-CONF_TEST(KernelAtomicsGlobal) {
+CONF_TEST(KernelGlobalAtomicsGiveOrderIndependentResults) {
   const int blocks = 4, bs = 128, N = blocks * bs;
   const std::vector<int32_t> gi0 = {10, 1000000, 1 << 30, -(1 << 30), -1, 0x100, 0x0f0f0f0f, -77, 5};
   const std::vector<uint32_t> gu0 = {0, 5, 0xffffffffu, 0, 0, 0};
@@ -106,7 +106,7 @@ CONF_TEST(KernelAtomicsGlobal) {
   });
 }
 
-CONF_TEST(KernelAtomicsShared) {
+CONF_TEST(KernelSharedAtomicsGiveOrderIndependentResults) {
   const int blocks = 3, bs = 256, N = blocks * bs;
   std::vector<uint64_t> want(16 * blocks);
   for (int b = 0; b < blocks; ++b) {
@@ -165,7 +165,7 @@ CONF_TEST(KernelAtomicsShared) {
   });
 }
 
-CONF_TEST(KernelHistogram) {
+CONF_TEST(KernelHistogramCountsEveryByte) {
   const int n = 1 << 16;
   std::vector<uint8_t> data(n);
   kt::Rng rng(401);
@@ -182,7 +182,7 @@ CONF_TEST(KernelHistogram) {
   });
 }
 
-CONF_TEST(KernelThreadfenceLastBlock) {
+CONF_TEST(KernelThreadfenceLetsTheLastBlockSeeEveryPartial) {
   const int blocks = 37;
   std::vector<int32_t> in(blocks * 256);
   kt::Rng rng(411);
@@ -206,7 +206,7 @@ CONF_TEST(KernelThreadfenceLastBlock) {
 // Many blocks reduce into the same few words with atomics whose results
 // are unused (on cucpu, combined per worker before they reach memory): each
 // word ends as every order of the updates would leave it.
-CONF_TEST(KernelGridReductionsIntoFewWords) {
+CONF_TEST(KernelGridReductionsIntoFewWordsLoseNoUpdate) {
   const int blocks = 300, n = blocks * 128;
   std::vector<int32_t> in(n);
   kt::Rng rng(421);

@@ -37,7 +37,7 @@ unsigned long long ackermann_like(unsigned m, unsigned long long v) {
 
 }  // namespace
 
-CONF_TEST(KernelPredicatesSelects) {
+CONF_TEST(KernelPredicatesAndSelectsMatchTheHost) {
   const int n = 1024;
   std::vector<int32_t> a = int_inputs(n, 201);
   std::vector<float> f(n);
@@ -69,7 +69,7 @@ CONF_TEST(KernelPredicatesSelects) {
   });
 }
 
-CONF_TEST(KernelDivergentBranches) {
+CONF_TEST(KernelDivergentBranchesAndLoopsMatchTheHost) {
   const int n = 1000;  // not a multiple of the block: the tail block exits early
   std::vector<int32_t> a = int_inputs(n, 211);
   std::vector<int32_t> want(3 * n);
@@ -125,7 +125,7 @@ CONF_TEST(KernelDivergentBranches) {
   });
 }
 
-CONF_TEST(KernelRecursion) {
+CONF_TEST(KernelRecursionMatchesTheHost) {
   const int n = 256;
   std::vector<int32_t> a(n);
   for (int i = 0; i < n; ++i) a[i] = i * 7 + 3;
@@ -144,7 +144,7 @@ CONF_TEST(KernelRecursion) {
   });
 }
 
-CONF_TEST(KernelManyParamCall) {
+CONF_TEST(KernelCallWithManyParametersPassesEachOne) {
   const int n = 256;
   std::vector<int32_t> a(n);
   for (int i = 0; i < n; ++i) a[i] = i * 37 - 4000;
@@ -188,7 +188,7 @@ CONF_TEST(KernelManyParamCall) {
   });
 }
 
-CONF_TEST(KernelIndirectCalls) {
+CONF_TEST(KernelIndirectCallsReachTheChosenFunction) {
   const int n = 512;
   std::vector<int32_t> a = int_inputs(n, 221);
   std::vector<int32_t> want(n);

@@ -78,7 +78,7 @@ void fault_case(const char* key, CUresult expected, Go go) {
 
 }  // namespace
 
-CONF_TEST(KernelDevicePrintf) {
+CONF_TEST(KernelDevicePrintfCompletesWithoutError) {
   kt::for_each_variant("faults", [&](kt::Module& m) { kt::run(m.fn("say_hello"), {2}, {32}, 0, 42, 3.25); });
 }
 
@@ -91,15 +91,15 @@ CONF_TEST(KernelAssertPasses) {
   });
 }
 
-CONF_TEST(KernelAssertFails) { run_in_child("FaultChildAssertFails"); }
-CONF_TEST(FaultChildAssertFails) {
+CONF_TEST(KernelFailedAssertIsStickyAssert) { run_in_child("FaultChildFailedAssertIsStickyAssert"); }
+CONF_TEST(FaultChildFailedAssertIsStickyAssert) {
   fault_case("fault_assert", CUDA_ERROR_ASSERT, [](kt::Module& m, kt::Buf<int32_t>& buf) {
     return kt::launch(m.fn("assert_if"), {1}, {32}, 0, nullptr, 42, buf.p);
   });
 }
 
-CONF_TEST(KernelTrap) { run_in_child("FaultChildTrap"); }
-CONF_TEST(FaultChildTrap) {
+CONF_TEST(KernelTrapIsStickyLaunchFailed) { run_in_child("FaultChildTrapIsStickyLaunchFailed"); }
+CONF_TEST(FaultChildTrapIsStickyLaunchFailed) {
   fault_case("fault_trap", CUDA_ERROR_LAUNCH_FAILED, [](kt::Module& m, kt::Buf<int32_t>& buf) {
     return kt::launch(m.fn("trap_if"), {1}, {1}, 0, nullptr, 1, buf.p);
   });
@@ -112,49 +112,49 @@ CONF_TEST(KernelTrapNotTaken) {
   EXPECT_TRUE(out.get()[0] == 2);
 }
 
-CONF_TEST(KernelStoreFarOutOfBounds) { run_in_child("FaultChildStoreFarOutOfBounds"); }
-CONF_TEST(FaultChildStoreFarOutOfBounds) {
+CONF_TEST(KernelFarStoreIsStickyIllegalAddress) { run_in_child("FaultChildFarStoreIsStickyIllegalAddress"); }
+CONF_TEST(FaultChildFarStoreIsStickyIllegalAddress) {
   fault_case("fault_store_far", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
     return kt::launch(m.fn("store_far"), {1}, {1}, 0, nullptr, buf.p, 1ll << 40);
   });
 }
 
-CONF_TEST(KernelLoadFarOutOfBounds) { run_in_child("FaultChildLoadFarOutOfBounds"); }
-CONF_TEST(FaultChildLoadFarOutOfBounds) {
+CONF_TEST(KernelFarLoadIsStickyIllegalAddress) { run_in_child("FaultChildFarLoadIsStickyIllegalAddress"); }
+CONF_TEST(FaultChildFarLoadIsStickyIllegalAddress) {
   fault_case("fault_load_far", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
     return kt::launch(m.fn("load_far"), {1}, {32}, 0, nullptr, buf.p, -(1ll << 38), buf.p);
   });
 }
 
-CONF_TEST(KernelReductionFarOutOfBounds) { run_in_child("FaultChildReductionFarOutOfBounds"); }
-CONF_TEST(FaultChildReductionFarOutOfBounds) {
+CONF_TEST(KernelFarReductionIsStickyIllegalAddress) { run_in_child("FaultChildFarReductionIsStickyIllegalAddress"); }
+CONF_TEST(FaultChildFarReductionIsStickyIllegalAddress) {
   fault_case("fault_reduce_far", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
     return kt::launch(m.fn("reduce_far"), {4}, {32}, 0, nullptr, buf.p, 1ll << 40);
   });
 }
 
-CONF_TEST(KernelLoadNullPage) { run_in_child("FaultChildLoadNullPage"); }
-CONF_TEST(FaultChildLoadNullPage) {
+CONF_TEST(KernelNullPageLoadIsStickyIllegalAddress) { run_in_child("FaultChildNullPageLoadIsStickyIllegalAddress"); }
+CONF_TEST(FaultChildNullPageLoadIsStickyIllegalAddress) {
   fault_case("fault_load_null", CUDA_ERROR_ILLEGAL_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
     return kt::launch(m.fn("load_far"), {1}, {1}, 0, nullptr, (CUdeviceptr)16, 0ll, buf.p);
   });
 }
 
-CONF_TEST(KernelLoadMisaligned) { run_in_child("FaultChildLoadMisaligned"); }
-CONF_TEST(FaultChildLoadMisaligned) {
+CONF_TEST(KernelMisalignedLoadIsStickyMisalignedAddress) { run_in_child("FaultChildMisalignedLoadIsStickyMisalignedAddress"); }
+CONF_TEST(FaultChildMisalignedLoadIsStickyMisalignedAddress) {
   fault_case("fault_load_misaligned", CUDA_ERROR_MISALIGNED_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
     return kt::launch(m.fn("load_misaligned"), {1}, {1}, 0, nullptr, buf.p, 1, buf.p);
   });
 }
 
-CONF_TEST(KernelStoreMisaligned) { run_in_child("FaultChildStoreMisaligned"); }
-CONF_TEST(FaultChildStoreMisaligned) {
+CONF_TEST(KernelMisalignedStoreIsStickyMisalignedAddress) { run_in_child("FaultChildMisalignedStoreIsStickyMisalignedAddress"); }
+CONF_TEST(FaultChildMisalignedStoreIsStickyMisalignedAddress) {
   fault_case("fault_store_misaligned", CUDA_ERROR_MISALIGNED_ADDRESS, [](kt::Module& m, kt::Buf<int32_t>& buf) {
     return kt::launch(m.fn("store_misaligned"), {1}, {1}, 0, nullptr, buf.p, 4);
   });
 }
 
-CONF_TEST(KernelNanosleep) {
+CONF_TEST(KernelNanosleepReturnsWithinASecond) {
   kt::for_each_variant("faults", [&](kt::Module& m) {
     kt::Buf<uint64_t> out(64);
     kt::run(m.fn("nap"), {2}, {32}, 0, 20000u, out.p);

@@ -145,8 +145,8 @@ void check_round(const char* file, const char* kernel, const char* suffix, uint6
 
 }  // namespace
 
-CONF_TEST(KernelF32RoundingModes) { check_round<float, uint32_t>("float_ops", "f32_round", "", 11); }
-CONF_TEST(KernelF64RoundingModes) { check_round<double, uint64_t>("float_ops", "f64_round", "", 12); }
+CONF_TEST(KernelF32RoundingModesMatchTheHostBitForBit) { check_round<float, uint32_t>("float_ops", "f32_round", "", 11); }
+CONF_TEST(KernelF64RoundingModesMatchTheHostBitForBit) { check_round<double, uint64_t>("float_ops", "f64_round", "", 12); }
 
 namespace {
 
@@ -206,8 +206,8 @@ void check_exact(const char* kernel, uint64_t seed, bool is_float) {
 
 }  // namespace
 
-CONF_TEST(KernelF32ExactFunctions) { check_exact<float, uint32_t>("f32_exact", 21, true); }
-CONF_TEST(KernelF64ExactFunctions) { check_exact<double, uint64_t>("f64_exact", 22, false); }
+CONF_TEST(KernelF32ExactFunctionsMatchTheHostBitForBit) { check_exact<float, uint32_t>("f32_exact", 21, true); }
+CONF_TEST(KernelF64ExactFunctionsMatchTheHostBitForBit) { check_exact<double, uint64_t>("f64_exact", 22, false); }
 
 namespace {
 
@@ -280,8 +280,8 @@ void check_fast(const char* kernel, const Tol (&tols)[N], uint64_t seed) {
 
 }  // namespace
 
-CONF_TEST(KernelF32FastMath) { check_fast<float>("f32_fast", kF32Fast, 31); }
-CONF_TEST(KernelF64Functions) { check_fast<double>("f64_fast", kF64Fast, 32); }
+CONF_TEST(KernelF32FastMathStaysWithinTheGuideTolerances) { check_fast<float>("f32_fast", kF32Fast, 31); }
+CONF_TEST(KernelF64FunctionsStayWithinTheGuideTolerances) { check_fast<double>("f64_fast", kF64Fast, 32); }
 
 namespace {
 
@@ -384,10 +384,10 @@ To convert_in_mode(From v, int mode) {
 
 }  // namespace
 
-CONF_TEST(KernelFloatToInt) { check_f2i<float>("cvt_f2i", 41); }
-CONF_TEST(KernelDoubleToInt) { check_f2i<double>("cvt_d2i", 42); }
+CONF_TEST(KernelFloatToIntRoundsAndSaturates) { check_f2i<float>("cvt_f2i", 41); }
+CONF_TEST(KernelDoubleToIntRoundsAndSaturates) { check_f2i<double>("cvt_d2i", 42); }
 
-CONF_TEST(KernelIntToFloat) {
+CONF_TEST(KernelIntToFloatRoundsInEveryModeLikeTheHost) {
   std::vector<int64_t> v = {0,
                             1,
                             -1,

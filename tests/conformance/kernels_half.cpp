@@ -150,7 +150,7 @@ bool same16(uint16_t g, uint16_t w, bool (*isnan16)(uint16_t), bool zero_any_sig
 
 }  // namespace
 
-CONF_TEST(KernelHalfArithmetic) {
+CONF_TEST(KernelHalfArithmeticMatchesTheHostBitForBit) {
   const int n = 1024;
   std::vector<uint16_t> a = half_inputs(n, 61, false), b = half_inputs(n, 62, false), c = half_inputs(n, 63, false);
   pair_specials(a, b, false);
@@ -193,7 +193,7 @@ CONF_TEST(KernelHalfArithmetic) {
   });
 }
 
-CONF_TEST(KernelHalf2Arithmetic) {
+CONF_TEST(KernelHalf2ArithmeticMatchesTheHostBitForBit) {
   const int n = 512;  // __half2 elements
   std::vector<uint16_t> a = half_inputs(2 * n, 71, false), b = half_inputs(2 * n, 72, false),
                         c = half_inputs(2 * n, 73, false);
@@ -245,7 +245,7 @@ I sat_int(double v, Mode m) {
 }
 }  // namespace
 
-CONF_TEST(KernelHalfConversions) {
+CONF_TEST(KernelHalfConversionsMatchTheHostBitForBit) {
   std::vector<float> f = {0.0f,
                           -0.0f,
                           1.0f,
@@ -325,7 +325,7 @@ CONF_TEST(KernelHalfConversions) {
   });
 }
 
-CONF_TEST(KernelBf16) {
+CONF_TEST(KernelBf16ArithmeticAndConversionsMatchTheHostBitForBit) {
   const int n = 1024;
   std::vector<uint16_t> a = half_inputs(n, 91, true), b = half_inputs(n, 92, true), c = half_inputs(n, 93, true);
   pair_specials(a, b, true);
@@ -390,7 +390,7 @@ CONF_TEST(KernelBf16) {
   });
 }
 
-CONF_TEST(KernelFp8Decode) {
+CONF_TEST(KernelFp8DecodeMatchesTheHostForEveryCode) {
   std::vector<uint16_t> w4(256), w5(256);
   for (int i = 0; i < 256; ++i) {
     w4[i] = enc_half(dec_e4m3((uint8_t)i));
@@ -424,7 +424,7 @@ uint8_t to_fp8(double x, bool e4m3, bool satfinite) {
 bool fp8_nan(uint8_t b, bool e4m3) { return e4m3 ? (b & 0x7f) == 0x7f : (b & 0x7c) == 0x7c && (b & 3); }
 }  // namespace
 
-CONF_TEST(KernelFp8Encode) {
+CONF_TEST(KernelFp8EncodeRoundsAndSaturatesLikeTheHost) {
   std::vector<float> f = {0.0f,
                           -0.0f,
                           448.0f,

@@ -245,7 +245,7 @@ const std::vector<std::string> kI64Names = {
 
 }  // namespace
 
-CONF_TEST(KernelInt32Ops) {
+CONF_TEST(KernelInt32OpsMatchTheHostBitForBit) {
   const std::vector<int32_t> edge = {0,
                                      1,
                                      -1,
@@ -298,7 +298,7 @@ CONF_TEST(KernelInt32Ops) {
   });
 }
 
-CONF_TEST(KernelInt64Ops) {
+CONF_TEST(KernelInt64OpsMatchTheHostBitForBit) {
   const std::vector<int64_t> edge = {0,
                                      1,
                                      -1,

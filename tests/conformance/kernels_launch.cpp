@@ -22,7 +22,7 @@ int device_attr(CUdevice_attribute a) {
 }
 }  // namespace
 
-CONF_TEST(LaunchConfigLimits) {
+CONF_TEST(LaunchShapesPastTheLimitsAreRefusedWithoutStickyError) {
   kt::Module m(kModulePtx);
   CUfunction f = m.fn("add_one");
   kt::Buf<int32_t> buf(4096);
@@ -48,7 +48,7 @@ CONF_TEST(LaunchConfigLimits) {
   EXPECT_TRUE(got[0] == 1 && got[1] == 1 && got[4095] == 1);
 }
 
-CONF_TEST(LaunchLaunchBoundsExceeded) {
+CONF_TEST(LaunchAboveTheLaunchBoundsIsRefused) {
   kt::Module m(kModulePtx);
   CUfunction f = m.fn("bounded");
   kt::Buf<int32_t> buf(256);
@@ -61,7 +61,7 @@ CONF_TEST(LaunchLaunchBoundsExceeded) {
   EXPECT_TRUE(got[0] == 17 && got[255] == 127 + 17);
 }
 
-CONF_TEST(LaunchDynamicSharedLimits) {
+CONF_TEST(LaunchDynamicSharedMemoryWorksUpToTheSetLimit) {
   kt::Module m(kModulePtx);
   CUfunction f = m.fn("dyn_smem");
   const int n = 25000;  // 100000 bytes
@@ -89,7 +89,7 @@ CONF_TEST(LaunchDynamicSharedLimits) {
   ASSERT_CU(cuCtxSynchronize());
 }
 
-CONF_TEST(LaunchMalformedArguments) {
+CONF_TEST(LaunchMalformedArgumentsAreRefusedWithoutStickyError) {
   kt::Module m(kModulePtx);
   CUfunction f = m.fn("add_one");
   kt::Buf<int32_t> buf(32);
@@ -120,7 +120,7 @@ CONF_TEST(LaunchMalformedArguments) {
   EXPECT_TRUE(got[0] == 1 && got[31] == 1);
 }
 
-CONF_TEST(LaunchKernelEx) {
+CONF_TEST(LaunchKernelExRunsOnItsStreamAndRefusesBadShapes) {
   kt::Module m(kModulePtx);
   CUfunction f = m.fn("scale_copy");
   const int n = 300;
@@ -147,7 +147,7 @@ CONF_TEST(LaunchKernelEx) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(LaunchCapturedIntoGraph) {
+CONF_TEST(LaunchCapturedIntoAGraphRunsOnlyWhenTheGraphDoes) {
   kt::Module m(kModulePtx);
   CUfunction add = m.fn("add_one"), scale = m.fn("scale_copy");
   const int n = 1000;
@@ -189,7 +189,7 @@ CONF_TEST(LaunchCapturedIntoGraph) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(LaunchGraphKernelNode) {
+CONF_TEST(LaunchGraphKernelNodeCopiesParamsAndTakesExecUpdates) {
   kt::Module m(kModulePtx);
   CUfunction scale = m.fn("scale_copy");
   const int n = 64;
@@ -265,7 +265,7 @@ CONF_TEST(LaunchStreamsOrderedByEvents) {
   ASSERT_CU(cuStreamDestroy(b));
 }
 
-CONF_TEST(LaunchOccupancyQueries) {
+CONF_TEST(LaunchOccupancyQueriesGivePositiveAnswers) {
   kt::Module m(kModulePtx);
   int blocks = -1;
   ASSERT_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, m.fn("bounded"), 128, 0));
@@ -282,7 +282,7 @@ CONF_TEST(LaunchOccupancyQueries) {
 
 // cuLaunchCooperativeKernel: every block resident at once, so grid.sync()
 // (tests/kernels/cooperative.cu) orders the whole grid's writes and reads.
-CONF_TEST(KernelCooperativeGridSync) {
+CONF_TEST(KernelCooperativeGridSyncOrdersTheWholeGrid) {
   kt::Module m("ptx/cooperative.sm90.ptx");
   CUfunction f = m.fn("grid_exchange");
   const unsigned blocks = 4, threads = 64, n = blocks * threads;
@@ -299,7 +299,7 @@ CONF_TEST(KernelCooperativeGridSync) {
 
 // A cooperative launch captured into a graph stays cooperative: the
 // replayed grid still synchronizes as a whole, twice.
-CONF_TEST(KernelCooperativeLaunchCaptured) {
+CONF_TEST(KernelCooperativeLaunchCapturedStaysCooperative) {
   kt::Module m("ptx/cooperative.sm90.ptx");
   CUfunction f = m.fn("grid_exchange");
   const unsigned blocks = 4, threads = 64, n = blocks * threads;
@@ -334,7 +334,7 @@ CONF_TEST(KernelCooperativeLaunchCaptured) {
 
 // The pre-4.0 launch API: block shape, shared size and packed parameters
 // set on the function, then cuLaunchGrid / cuLaunchGridAsync / cuLaunch.
-CONF_TEST(KernelLegacyLaunchApi) {
+CONF_TEST(KernelLegacyLaunchApiRunsWithTheFunctionsSettings) {
   const char* ptx =
       ".version 8.0\n.target sm_90\n.address_size 64\n"
       ".visible .entry fill(.param .u64 p, .param .u32 v)\n{\n.reg .b64 %rd<4>;\n.reg .b32 %r<6>;\n"

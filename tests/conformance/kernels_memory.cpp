@@ -32,7 +32,7 @@ std::vector<int32_t> ints(int n, uint64_t seed, int lo, int hi) {
 
 }  // namespace
 
-CONF_TEST(KernelParamScalars) {
+CONF_TEST(KernelScalarParametersArriveIntact) {
   kt::for_each_variant("memory", [&](kt::Module& m) {
     kt::Buf<int64_t> out(10);
     signed char c = -5;
@@ -55,7 +55,7 @@ CONF_TEST(KernelParamScalars) {
   });
 }
 
-CONF_TEST(KernelParamStructs) {
+CONF_TEST(KernelStructParametersArriveByValue) {
   Small sm{};
   sm.c = 'Z';
   sm.i = -77;
@@ -93,7 +93,7 @@ CONF_TEST(KernelParamStructs) {
 // The same kernel launched through kernelParams and through the `extra`
 // buffer (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE) with the parameters laid out
 // at their natural alignment.
-CONF_TEST(KernelParamExtraBuffer) {
+CONF_TEST(KernelParametersFromAnExtraBufferMatchKernelParams) {
   kt::for_each_variant("memory", [&](kt::Module& m) {
     CUfunction f = m.fn("params_packed");
     kt::Buf<int32_t> a(4), b(4);
@@ -120,7 +120,7 @@ CONF_TEST(KernelParamExtraBuffer) {
   });
 }
 
-CONF_TEST(KernelGlobalWidths) {
+CONF_TEST(KernelGlobalAccessesOfEveryWidthMoveTheRightBytes) {
   const int n = 1024;
   kt::Rng rng(301);
   std::vector<uint8_t> b8(n);
@@ -181,7 +181,7 @@ CONF_TEST(KernelGlobalWidths) {
   });
 }
 
-CONF_TEST(KernelSharedStatic) {
+CONF_TEST(KernelStaticSharedMemoryIsSharedByTheBlock) {
   const int blocks = 4, n = blocks * 256;
   std::vector<int32_t> in = ints(n, 311, -1000000, 1000000), want(n);
   for (int b = 0; b < blocks; ++b)
@@ -195,7 +195,7 @@ CONF_TEST(KernelSharedStatic) {
   });
 }
 
-CONF_TEST(KernelSharedDynamic) {
+CONF_TEST(KernelDynamicSharedMemoryIsSharedByTheBlock) {
   for (unsigned bs : {64u, 256u, 1024u}) {
     const int blocks = 3, n = blocks * (int)bs;
     std::vector<int32_t> in = ints(n, 321 + bs, -100000, 100000), want(n);
@@ -211,7 +211,7 @@ CONF_TEST(KernelSharedDynamic) {
   }
 }
 
-CONF_TEST(KernelLocalArray) {
+CONF_TEST(KernelLocalArraysKeepEachThreadsValues) {
   const int n = 500;
   std::vector<int32_t> in = ints(n, 331, -50000, 50000), want(n);
   for (int i = 0; i < n; ++i) {
@@ -232,7 +232,7 @@ CONF_TEST(KernelLocalArray) {
   });
 }
 
-CONF_TEST(KernelConstantData) {
+CONF_TEST(KernelConstantDataIsSetByTheHostAndReadByKernels) {
   const int n = 1024;
   std::vector<int32_t> in = ints(n, 341, -100000, 100000), lut(256);
   for (int j = 0; j < 256; ++j) lut[j] = (j * 7) % 100 - 50;
@@ -265,7 +265,7 @@ CONF_TEST(KernelConstantData) {
   });
 }
 
-CONF_TEST(KernelDeviceGlobals) {
+CONF_TEST(KernelDeviceGlobalsKeepTheirValuesAcrossLaunches) {
   kt::for_each_variant("memory", [&](kt::Module& m) {
     size_t s_scale, s_table, s_out, s_counter;
     CUdeviceptr scale = m.global("d_scale", &s_scale), table = m.global("d_table", &s_table),
@@ -296,7 +296,7 @@ CONF_TEST(KernelDeviceGlobals) {
   });
 }
 
-CONF_TEST(KernelManagedVars) {
+CONF_TEST(KernelManagedVariablesAreSharedWithTheHost) {
   kt::for_each_variant("memory", [&](kt::Module& m) {
     size_t sv = 0, sa = 0;
     CUdeviceptr v = m.global("m_value", &sv), arr = m.global("m_array", &sa);
@@ -328,7 +328,7 @@ CONF_TEST(KernelManagedVars) {
   });
 }
 
-CONF_TEST(KernelGenericPointers) {
+CONF_TEST(KernelGenericPointersReachEachSpaceAndIsspacepNamesIt) {
   std::vector<int32_t> in = ints(64, 351, -1000, 1000), want(128);
   for (int t = 0; t < 32; ++t) {
     auto p0 = [&](int j) { return in[t + j]; };

@@ -28,7 +28,7 @@ int device_attr(CUdevice_attribute a) {
 }
 }  // namespace
 
-CONF_TEST(ModuleGetFunctionMissing) {
+CONF_TEST(ModuleGetFunctionFindsOnlyKernels) {
   kt::Module m(kModulePtx);
   CUfunction f = nullptr;
   EXPECT_CU(CUDA_ERROR_NOT_FOUND, cuModuleGetFunction(&f, m.mod, "no_such_kernel"));
@@ -40,7 +40,7 @@ CONF_TEST(ModuleGetFunctionMissing) {
   EXPECT_TRUE(f != nullptr);
 }
 
-CONF_TEST(ModuleGetGlobalSizes) {
+CONF_TEST(ModuleGlobalsHaveTheirSizesAndACopyPerLoad) {
   kt::Module m(kModulePtx);
   size_t bytes = 0;
   CUdeviceptr p = 0;
@@ -66,7 +66,7 @@ CONF_TEST(ModuleGetGlobalSizes) {
   EXPECT_TRUE(p2 != p);
 }
 
-CONF_TEST(ModuleFunctionCountAndEnumerate) {
+CONF_TEST(ModuleCountsAndEnumeratesAllItsKernels) {
   kt::Module m(kModulePtx);
   unsigned count = 0;
   ASSERT_CU(cuModuleGetFunctionCount(&count, m.mod));
@@ -129,7 +129,7 @@ CONF_TEST(FuncAttributesDeterministic) {
   });
 }
 
-CONF_TEST(FuncSetMaxDynamicShared) {
+CONF_TEST(FuncMaxDynamicSharedStopsAtTheOptInLessStatic) {
   kt::Module m(kModulePtx);
   CUfunction f = m.fn("dyn_smem"), st = m.fn("static_smem");
   const int optin = device_attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
@@ -149,7 +149,7 @@ CONF_TEST(FuncSetMaxDynamicShared) {
   EXPECT_TRUE(attr(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) == 50);
 }
 
-CONF_TEST(FuncParamInfo) {
+CONF_TEST(FuncParamInfoGivesEachParametersOffsetAndSize) {
   kt::Module m(kModulePtx);
   CUfunction f = m.fn("param_layout");
   const size_t offs[] = {0, 8, 16, 24, 48}, sizes[] = {1, 8, 8, 24, 2};
@@ -165,7 +165,7 @@ CONF_TEST(FuncParamInfo) {
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo(m.fn("no_params"), 0, &o, &s));
 }
 
-CONF_TEST(ModuleLoadFromFileAndFatbin) {
+CONF_TEST(ModuleLoadsFromAFileAndFromAFatbin) {
   const std::string dir = kt::kernels_dir();
   CUmodule mod = nullptr;
   ASSERT_CU(cuModuleLoad(&mod, (dir + "/" + kModulePtx).c_str()));
@@ -208,7 +208,7 @@ CONF_TEST(FatbinKernelsRun) {
   ck.done();
 }
 
-CONF_TEST(LibraryLoadDataApi) {
+CONF_TEST(LibraryFromPtxGivesKernelsGlobalsAndAModule) {
   std::vector<char> ptx = kt::read_image(kModulePtx);
   CUlibrary lib = nullptr;
   CUresult r = cuLibraryLoadData(&lib, ptx.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
@@ -252,7 +252,7 @@ const char* kHeader = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
 // Malformed images fail with the code the real driver gives (each also
 // recorded as INFO).
-CONF_TEST(ModuleLoadMalformed) {
+CONF_TEST(MalformedModulesFailWithTheDriversCodes) {
   std::vector<char> ptx = kt::read_image(kModulePtx);
   struct Case {
     const char* key;
@@ -290,7 +290,7 @@ CONF_TEST(ModuleLoadMalformed) {
   ASSERT_CU(load_text(std::string(kHeader) + ".visible .entry k() { ret; }\n"));
 }
 
-CONF_TEST(ModuleLoadErrorLog) {
+CONF_TEST(ModuleLoadExFillsTheErrorLog) {
   const std::string bad = std::string(kHeader) + ".visible .entry broken() {\n  bogus.instruction %r1;\n}\n";
   char log[4096] = {0};
   char info_log[4096] = {0};

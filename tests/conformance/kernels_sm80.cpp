@@ -6,7 +6,7 @@
 
 #include "kernels_util.h"
 
-CONF_TEST(KernelCpAsync) {
+CONF_TEST(KernelCpAsyncDataIsInPlaceAfterEachWait) {
   kt::Rng rng(901);
   std::vector<int32_t> in(512), want(1024, 0);
   for (auto& v : in) v = (int32_t)rng.u32();
@@ -37,7 +37,7 @@ uint16_t half_of_int(int v) {  // exact for |v| < 2048
 }
 }  // namespace
 
-CONF_TEST(KernelMmaSyncM16n8k16) {
+CONF_TEST(KernelMmaSyncM16n8k16MatchesTheHostProduct) {
   kt::Rng rng(911);
   std::vector<int> ai(256), bi(128);
   std::vector<uint16_t> A(256), B(128);
@@ -62,7 +62,7 @@ CONF_TEST(KernelMmaSyncM16n8k16) {
   });
 }
 
-CONF_TEST(KernelReduceSync) {
+CONF_TEST(KernelReduceSyncGivesEveryLaneTheWarpsResult) {
   const int n = 128;
   kt::Rng rng(921);
   std::vector<uint32_t> in(n);
@@ -127,7 +127,7 @@ bool eq16(uint16_t g, uint16_t w) {
 }
 }  // namespace
 
-CONF_TEST(KernelMinMaxNaN) {
+CONF_TEST(KernelMinMaxNaNVariantsPropagateNaNAndPlainOnesDoNot) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const std::vector<float> sp = {0.0f, -0.0f, 1.0f, -2.5f, nan, inf, -inf, 0.25f, 1000.0f};
   std::vector<float> a, b;

@@ -51,7 +51,7 @@ void check_sregs(kt::Module& m, kt::Dim grid, kt::Dim block) {
 
 }  // namespace
 
-CONF_TEST(KernelSpecialRegisters3D) {
+CONF_TEST(KernelSpecialRegistersGiveEachThreadItsPlaceIn3D) {
   kt::for_each_variant("sregs_sync", [&](kt::Module& m) {
     check_sregs(m, {3, 2, 2}, {8, 4, 2});
     check_sregs(m, {2, 1, 3}, {5, 7, 3});  // 105 threads: the last warp is partial
@@ -87,7 +87,7 @@ CONF_TEST(KernelClocksMonotonic) {
   });
 }
 
-CONF_TEST(KernelSyncthreadsCountAndOr) {
+CONF_TEST(KernelSyncthreadsCountAndOrSeeTheWholeBlock) {
   const int blocks = 4, n = blocks * 256;
   std::vector<int32_t> pred(n, 0);
   for (int t = 0; t < 256; ++t) {
@@ -118,7 +118,7 @@ CONF_TEST(KernelSyncthreadsCountAndOr) {
   });
 }
 
-CONF_TEST(KernelBarrierInLoop) {
+CONF_TEST(KernelBarrierInALoopKeepsTheBlockInStep) {
   const int blocks = 3, bs = 256, n = blocks * bs, iters = 12;
   kt::Rng rng(501);
   std::vector<int32_t> in(n), want(n);
@@ -143,7 +143,7 @@ CONF_TEST(KernelBarrierInLoop) {
   });
 }
 
-CONF_TEST(KernelBarrierFromTwoPaths) {
+CONF_TEST(KernelBarrierReachedFromTwoPathsSyncsTheBlock) {
   const int blocks = 2, bs = 128, n = blocks * bs;
   kt::Rng rng(511);
   std::vector<int32_t> in(n), want(n);

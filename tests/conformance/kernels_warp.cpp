@@ -40,7 +40,7 @@ int shfl_src(Shfl mode, int lane, int b, int width) {
 
 }  // namespace
 
-CONF_TEST(KernelShuffles) {
+CONF_TEST(KernelShufflesFollowTheIsaForEveryWidth) {
   const int n = 128;
   kt::Rng rng(601);
   std::vector<int32_t> in(n);
@@ -79,7 +79,7 @@ CONF_TEST(KernelShuffles) {
   });
 }
 
-CONF_TEST(KernelVotesMatchSyncwarp) {
+CONF_TEST(KernelVotesMatchAndSyncwarpFollowTheActiveLanes) {
   const int n = 128;
   kt::Rng rng(611);
   std::vector<int32_t> in(n);
@@ -134,7 +134,7 @@ CONF_TEST(KernelVotesMatchSyncwarp) {
   });
 }
 
-CONF_TEST(KernelActivemaskPartialWarp) {
+CONF_TEST(KernelActivemaskOfAPartialWarpHasOnlyItsLanes) {
   std::vector<uint32_t> want(96);
   for (int t = 0; t < 48; ++t) {
     want[t] = t < 32 ? ~0u : 0xffffu;
@@ -149,7 +149,7 @@ CONF_TEST(KernelActivemaskPartialWarp) {
   });
 }
 
-CONF_TEST(KernelWarpReduceScan) {
+CONF_TEST(KernelWarpReduceAndScanMatchTheHost) {
   const int n = 256;
   kt::Rng rng(621);
   std::vector<int32_t> in(n), wsum(n), wscan(n);

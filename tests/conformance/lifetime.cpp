@@ -17,7 +17,7 @@ CUstream new_stream() {
 }
 }  // namespace
 
-CONF_TEST(LifetimeGraphDestroyedDuringCaptureToGraph) {
+CONF_TEST(LifetimeGraphBeingCapturedIntoCannotBeDestroyed) {
   CUstream s = new_stream();
   CUgraph g;
   ASSERT_CU(cuGraphCreate(&g, 0));
@@ -31,7 +31,7 @@ CONF_TEST(LifetimeGraphDestroyedDuringCaptureToGraph) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(LifetimeCaptureInfoGraphDestroyedDuringCapture) {
+CONF_TEST(LifetimeCaptureGraphCannotBeDestroyedDuringCapture) {
   CUstream s = new_stream();
   ASSERT_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
   ASSERT_CU(cuLaunchHostFunc(s, count_run, nullptr));
@@ -46,7 +46,7 @@ CONF_TEST(LifetimeCaptureInfoGraphDestroyedDuringCapture) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(LifetimeCaptureDependencyNodeDestroyed) {
+CONF_TEST(LifetimeCaptureDependencyNodeCannotBeDestroyed) {
   CUstream s = new_stream();
   ASSERT_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
   ASSERT_CU(cuLaunchHostFunc(s, count_run, nullptr));
@@ -82,7 +82,7 @@ CUresult add_child_moved(CUgraphNode* node, CUgraph parent, CUgraph child) {
 }
 }  // namespace
 
-CONF_TEST(LifetimeMovedChildGraph) {
+CONF_TEST(LifetimeMovedChildGraphBelongsToItsParent) {
   CUgraph parent, child;
   ASSERT_CU(cuGraphCreate(&parent, 0));
   ASSERT_CU(cuGraphCreate(&child, 0));
@@ -102,7 +102,7 @@ CONF_TEST(LifetimeMovedChildGraph) {
 // Driver 580 accepts a graph moved into a node of its own, or of one of its
 // descendants, after which the graphs own each other and can never be
 // destroyed (cuGraphDestroy: INVALID_VALUE, as owned); cucpu refuses both.
-CONF_TEST(LifetimeMoveGraphIntoItselfOrADescendant) {
+CONF_TEST(LifetimeMoveOfAGraphIntoItselfOrADescendantIsRefused) {
   SKIP_ON_NVIDIA("driver 580 accepts the move and leaves graphs that own themselves");
   CUgraph g, c;
   ASSERT_CU(cuGraphCreate(&g, 0));
@@ -115,7 +115,7 @@ CONF_TEST(LifetimeMoveGraphIntoItselfOrADescendant) {
 }
 
 // A graph a node owns already cannot be moved again.
-CONF_TEST(LifetimeMoveOfAnOwnedGraph) {
+CONF_TEST(LifetimeOwnedGraphCannotBeMovedAgain) {
   CUgraph g, c, other;
   ASSERT_CU(cuGraphCreate(&g, 0));
   ASSERT_CU(cuGraphCreate(&c, 0));
@@ -128,7 +128,7 @@ CONF_TEST(LifetimeMoveOfAnOwnedGraph) {
 }
 
 // Driver 580 crashes in the launch; cucpu's exec keeps the array's storage.
-CONF_TEST(LifetimeArrayDestroyedUnderGraphExec) {
+CONF_TEST(LifetimeGraphExecKeepsADestroyedArraysStorage) {
   SKIP_ON_NVIDIA("driver 580 crashes launching a graph whose array was destroyed");
   CUDA_ARRAY_DESCRIPTOR d{};
   d.Width = 64;
@@ -165,7 +165,7 @@ CONF_TEST(LifetimeArrayDestroyedUnderGraphExec) {
 }
 
 // Driver 580 crashes in cuGraphInstantiate; cucpu refuses the copy node.
-CONF_TEST(LifetimeMemoryFreedBeforeInstantiate) {
+CONF_TEST(LifetimeInstantiateRefusesACopyOfFreedMemory) {
   SKIP_ON_NVIDIA("driver 580 crashes instantiating a copy of freed memory");
   CUdeviceptr a, b;
   ASSERT_CU(cuMemAlloc(&a, 4096));
@@ -226,7 +226,7 @@ CONF_TEST(LifetimeFreeWaitsForOtherContextsCopy) {
 
 // Driver 580 crashes here now and then (one run of three: segmentation
 // fault); cucpu ends the capture with its context.
-CONF_TEST(LifetimeContextDestroyedDuringCapture) {
+CONF_TEST(LifetimeContextDestroyEndsItsCaptures) {
   SKIP_ON_NVIDIA("driver 580 crashes in some runs when a context is destroyed during a capture");
   CUdevice dev;
   ASSERT_CU(cuDeviceGet(&dev, 0));
@@ -271,7 +271,7 @@ CONF_TEST(LifetimeArraysOutliveContext) {
   ASSERT_CU(cuStreamDestroy(s2));
 }
 
-CONF_TEST(LifetimePerThreadStreamAfterPrimaryReset) {
+CONF_TEST(LifetimePerThreadStreamWorksAfterPrimaryReset) {
   CUdevice dev;
   ASSERT_CU(cuDeviceGet(&dev, 0));
   CUcontext pc;
@@ -290,7 +290,7 @@ CONF_TEST(LifetimePerThreadStreamAfterPrimaryReset) {
   ASSERT_CU(cuDevicePrimaryCtxRelease(dev));
 }
 
-CONF_TEST(NullCountPointers) {
+CONF_TEST(GraphQueriesRefuseANullCountPointer) {
   CUgraph g;
   ASSERT_CU(cuGraphCreate(&g, 0));
   CUgraphNode a, b;

@@ -51,7 +51,7 @@ CONF_TEST(MemOpsWaitReleasedByOtherStreamsWrite) {
 }
 
 // The four conditions, each satisfied by the value written before it.
-CONF_TEST(MemOpsWaitConditions) {
+CONF_TEST(MemOpsEveryWaitConditionIsMetByTheValueBeforeIt) {
   cuCtxSetCurrent(conf::primary());
   CUdeviceptr p;
   ASSERT_CU(cuMemAlloc(&p, 16));
@@ -213,7 +213,7 @@ CONF_TEST(MemOpsBadInput) {
 
 // Batch-memop graph nodes: added directly and through cuGraphAddNode, read
 // back, updated in the executable graph, launched.
-CONF_TEST(MemOpsGraphNodes) {
+CONF_TEST(MemOpsGraphNodesRunAndTakeExecUpdates) {
   cuCtxSetCurrent(conf::primary());
   CUdeviceptr p;
   ASSERT_CU(cuMemAlloc(&p, 16));

@@ -3,7 +3,7 @@
 
 #include "harness.h"
 
-CONF_TEST(MemAllocFree) {
+CONF_TEST(AllocationsAre256ByteAlignedAndFreeNeedsTheBase) {
   CUdeviceptr p = 0;
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemAlloc(&p, 0));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemAlloc(nullptr, 16));
@@ -21,7 +21,7 @@ CONF_TEST(MemAllocFree) {
   EXPECT_TRUE(fr <= tot && tot > 0);
 }
 
-CONF_TEST(MemcpyRoundTrip) {
+CONF_TEST(CopiesRoundTripBytesAndRefuseOverruns) {
   CUdeviceptr a, b;
   ASSERT_CU(cuMemAlloc(&a, 4096));
   ASSERT_CU(cuMemAlloc(&b, 4096));
@@ -38,7 +38,7 @@ CONF_TEST(MemcpyRoundTrip) {
   ASSERT_CU(cuMemFree(b));
 }
 
-CONF_TEST(MemsetValues) {
+CONF_TEST(MemsetsWriteLittleEndianElementsAndRefuseBadRanges) {
   CUdeviceptr p;
   ASSERT_CU(cuMemAlloc(&p, 64));
   ASSERT_CU(cuMemsetD32(p, 0xdeadbeef, 16));
@@ -55,7 +55,7 @@ CONF_TEST(MemsetValues) {
   ASSERT_CU(cuMemFree(p));
 }
 
-CONF_TEST(Memcpy2DPitched) {
+CONF_TEST(PitchedCopyRoundTripsAndRefusesAPitchBelowTheWidth) {
   CUdeviceptr d;
   size_t pitch = 0;
   ASSERT_CU(cuMemAllocPitch(&d, &pitch, 100, 8, 4));
@@ -89,7 +89,7 @@ CONF_TEST(Memcpy2DPitched) {
   ASSERT_CU(cuMemFree(d));
 }
 
-CONF_TEST(HostMemory) {
+CONF_TEST(HostAllocMapsToTheDeviceAndRegisteringTwiceIsRefused) {
   void* h = nullptr;
   ASSERT_CU(cuMemHostAlloc(&h, 256, CU_MEMHOSTALLOC_DEVICEMAP));
   CUdeviceptr dp = 0;
@@ -110,7 +110,7 @@ CONF_TEST(HostMemory) {
   EXPECT_CU(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cuMemHostUnregister(buf.data()));
 }
 
-CONF_TEST(PointerAttributes) {
+CONF_TEST(PointerAttributesReportTypeContextSizeAndManaged) {
   CUdeviceptr p;
   ASSERT_CU(cuMemAlloc(&p, 512));
   unsigned type = 0;
@@ -135,7 +135,7 @@ CONF_TEST(PointerAttributes) {
   ASSERT_CU(cuMemFree(m));
 }
 
-CONF_TEST(Arrays) {
+CONF_TEST(Array3DRoundTripsDataAndRefusesBadShapes) {
   CUDA_ARRAY3D_DESCRIPTOR d{};
   d.Width = 16;
   d.Height = 4;
@@ -181,7 +181,7 @@ CONF_TEST(Arrays) {
 
 // The stream-ordered allocator: a block allocated on a stream is usable by
 // work enqueued after it there, and freed in stream order; pools count it.
-CONF_TEST(StreamOrderedAllocation) {
+CONF_TEST(AsyncAllocationsAreUsableInStreamOrderAndCountedByPools) {
   int pools = 0;
   ASSERT_CU(cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0));
   EXPECT_TRUE(pools == 1);
@@ -254,7 +254,7 @@ CONF_TEST(StreamOrderedAllocation) {
 }
 
 // The 1D array copies: host, device and array to and from a 1D CUDA array.
-CONF_TEST(ArrayLinearCopies) {
+CONF_TEST(Array1DCopiesMoveBytesToAndFromEveryKind) {
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
   CUDA_ARRAY_DESCRIPTOR d{};
   d.Width = 256;

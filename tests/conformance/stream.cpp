@@ -17,7 +17,7 @@ struct Tagged {
 };
 }  // namespace
 
-CONF_TEST(StreamCreateFlags) {
+CONF_TEST(StreamKeepsItsNonBlockingFlagAndRefusesUnknownFlags) {
   CUstream s;
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamCreate(&s, 2));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamCreate(nullptr, 0));
@@ -59,7 +59,7 @@ CONF_TEST(StreamIdsUnique) {
   ASSERT_CU(cuStreamDestroy(b));
 }
 
-CONF_TEST(SpecialStreamGetters) {
+CONF_TEST(SpecialStreamHandlesAnswerForThePrimaryContext) {
   for (CUstream h : {static_cast<CUstream>(nullptr), CU_STREAM_LEGACY, CU_STREAM_PER_THREAD}) {
     CUcontext c = nullptr;
     ASSERT_CU(cuStreamGetCtx(h, &c));
@@ -82,7 +82,7 @@ CONF_TEST(SpecialStreamGetters) {
   }
 }
 
-CONF_TEST(StreamQueryBusy) {
+CONF_TEST(StreamQuerySaysNotReadyWhileWorkIsHeld) {
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, 0));
   conf::Gate gate;
@@ -94,7 +94,7 @@ CONF_TEST(StreamQueryBusy) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(HostFuncOrder) {
+CONF_TEST(HostFunctionsRunInEnqueueOrder) {
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, 0));
   Log log;
@@ -110,7 +110,7 @@ CONF_TEST(HostFuncOrder) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(StreamCallback) {
+CONF_TEST(StreamCallbackRunsOnceWithItsStreamAndSuccess) {
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, 0));
   struct Seen {
@@ -132,7 +132,7 @@ CONF_TEST(StreamCallback) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(DestroyWithPendingWork) {
+CONF_TEST(StreamDestroyReturnsAtOnceAndPendingWorkStillRuns) {
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, 0));
   conf::Gate gate;
@@ -147,7 +147,7 @@ CONF_TEST(DestroyWithPendingWork) {
   EXPECT_TRUE(log.n == 1 && log.order[0] == 5);
 }
 
-CONF_TEST(DestroyedStreamHandle) {
+CONF_TEST(DestroyedStreamHandleIsInvalidHandle) {
   SKIP_ON_NVIDIA("a destroyed stream handle is undefined behaviour on the driver");
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, 0));
@@ -157,7 +157,7 @@ CONF_TEST(DestroyedStreamHandle) {
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuStreamQuery(reinterpret_cast<CUstream>(0x1234)));
 }
 
-CONF_TEST(EventBasics) {
+CONF_TEST(EventQueryAndSyncSeeRecordedWork) {
   CUevent e;
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuEventCreate(&e, 0x40));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuEventCreate(&e, CU_EVENT_INTERPROCESS));
@@ -178,7 +178,7 @@ CONF_TEST(EventBasics) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(EventElapsed) {
+CONF_TEST(ElapsedTimeNeedsTwoCompletedTimingEvents) {
   CUevent a, b, nt;
   ASSERT_CU(cuEventCreate(&a, 0));
   ASSERT_CU(cuEventCreate(&b, 0));
@@ -205,7 +205,7 @@ CONF_TEST(EventElapsed) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
-CONF_TEST(StreamWaitEvent) {
+CONF_TEST(StreamWaitEventHoldsWorkUntilTheEventCompletes) {
   CUstream s1, s2;
   ASSERT_CU(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
   ASSERT_CU(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
@@ -290,7 +290,7 @@ CONF_TEST(PerThreadStreamIsBlocking) {
   EXPECT_TRUE(log.n == 1);
 }
 
-CONF_TEST(StreamAttributes) {
+CONF_TEST(StreamAttributesCanBeSetAndCopiedToAnotherStream) {
   CUstream s, d;
   ASSERT_CU(cuStreamCreate(&s, 0));
   ASSERT_CU(cuStreamCreate(&d, 0));
@@ -336,7 +336,7 @@ CONF_TEST(StreamAttributes) {
   ASSERT_CU(cuStreamDestroy(d));
 }
 
-CONF_TEST(AttachMem) {
+CONF_TEST(AttachMemAcceptsWholeManagedAllocations) {
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, 0));
   CUdeviceptr m, dev;
@@ -387,7 +387,7 @@ CONF_TEST(AsyncCopiesInOrder) {
 }
 
 // Streams and events of two contexts mixed: observed on each driver.
-CONF_TEST(CrossContextStreamsAndEvents) {
+CONF_TEST(StreamKeepsItsContextAndAttributesDoNotCopyAcrossContexts) {
   CUdevice dev;
   ASSERT_CU(cuDeviceGet(&dev, 0));
   CUcontext other;

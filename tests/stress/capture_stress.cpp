@@ -74,7 +74,7 @@ void capture_and_launch(CUcontext ctx, int t, std::atomic<int>* failures) {
   cuMemFree(buf);
 }
 
-TEST(CaptureStress, ConcurrentCapturesAndLaunches) {
+TEST(CaptureStress, ConcurrentCapturesAndLaunchesRunEveryNode) {
   ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
   CUcontext ctx;
   ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);

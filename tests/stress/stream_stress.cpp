@@ -80,7 +80,7 @@ void worker(CUcontext ctx, int seed, int streams, Counter* counter, std::atomic<
   cuMemFree(buf);
 }
 
-TEST(Stress, ManyThreadsManyStreams) {
+TEST(Stress, ManyThreadsOnManyStreamsRunEachOpOnceInOrder) {
   ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
   CUcontext ctx;
   ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);

@@ -19,7 +19,7 @@ T forged() {
 
 class BadInput : public ApiContextTest {};
 
-TEST_F(BadInput, ForgedHandles) {
+TEST_F(BadInput, ForgedHandlesGiveAnErrorFromEveryCall) {
   CUstream s = forged<CUstream>();
   CUevent e = forged<CUevent>();
   CUgraph g = forged<CUgraph>();
@@ -58,7 +58,7 @@ TEST_F(BadInput, ForgedHandles) {
   EXPECT_NE(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
 }
 
-TEST_F(BadInput, DestroyedHandles) {
+TEST_F(BadInput, DestroyedHandlesAreInvalidHandle) {
   CUstream s;
   CUevent e;
   CUgraph g;
@@ -77,7 +77,7 @@ TEST_F(BadInput, DestroyedHandles) {
   EXPECT_NE(cuGraphDestroy(g), CUDA_SUCCESS);
 }
 
-TEST_F(BadInput, NullOutputsAndValues) {
+TEST_F(BadInput, NullOutputsAndOutOfRangeCopiesAreInvalidValue) {
   EXPECT_EQ(cuStreamCreate(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuEventCreate(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuGraphCreate(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
@@ -125,7 +125,7 @@ TEST_F(BadInput, StreamOrderedFreesAreCheckedOnce) {
 
 // Loaded code: forged, null and unloaded module, function, library, kernel
 // and linker handles, and null outputs, get errors (never a crash).
-TEST_F(BadInput, LoadedCodeHandles) {
+TEST_F(BadInput, ForgedNullAndUnloadedCodeHandlesGiveErrors) {
   const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
   auto fm = forged<CUmodule>();
   auto ff = forged<CUfunction>();

@@ -22,7 +22,7 @@ static_assert([] {
 }());
 static_assert(saturating_add(kMax, 1) == kMax);
 
-TEST(CheckedMath, AddAndMulAtTheEdge) {
+TEST(CheckedMath, AddSubAndMulFailExactlyWhenTheResultWraps) {
   size_t r = 0;
   EXPECT_TRUE(checked_add(kMax - 1, 1, &r));
   EXPECT_EQ(r, kMax);
@@ -44,7 +44,7 @@ TEST(CheckedMath, AddAndMulAtTheEdge) {
   EXPECT_EQ(r, 0u);
 }
 
-TEST(CheckedMath, ProductsAndSums) {
+TEST(CheckedMath, ProductsAndSumsFailWhenAnyStepWraps) {
   size_t r = 0;
   EXPECT_TRUE(checked_product(&r, size_t{64}, size_t{4}, size_t{4}, 16u));
   EXPECT_EQ(r, 64u * 4 * 4 * 16);
@@ -61,7 +61,7 @@ TEST(CheckedMath, ProductsAndSums) {
   EXPECT_EQ(saturating_add(3, 4), 7u);
 }
 
-TEST(CheckedMath, PitchedOffsetAndSpan) {
+TEST(CheckedMath, PitchedOffsetsAndSpansFailWhenTheyWrap) {
   size_t r = 0;
   EXPECT_TRUE(checked_pitched_offset(3, 2, 1, 64, 256, &r));
   EXPECT_EQ(r, 256u + 128 + 3);
@@ -82,7 +82,7 @@ TEST(CheckedMath, PitchedOffsetAndSpan) {
   EXPECT_EQ(r, 42u);
 }
 
-TEST(CheckedMath, RangeFits) {
+TEST(CheckedMath, RangeFitsOnlyUpToTheEndOfTheAddressSpace) {
   EXPECT_TRUE(range_fits(UINTPTR_MAX, 0));
   EXPECT_TRUE(range_fits(UINTPTR_MAX, 1));
   EXPECT_FALSE(range_fits(UINTPTR_MAX, 2));

@@ -113,7 +113,7 @@ TEST(ImagePtxText, PassesThroughAsIs) {
   EXPECT_EQ(r.ptx[0], ptx);
 }
 
-TEST(ImagePtxText, DirectivesAfterBlanksAndComments) {
+TEST(ImagePtxText, BlanksAndCommentsBeforeTheDirectivesAreAccepted) {
   const std::string ptx = "\n  /* a block\n comment */\t// a line comment\n.version 9.0\n.target sm_75\n";
   ImageContents r = read_image(ptx.c_str(), 0);
   ASSERT_EQ(r.status, ImageStatus::kOk) << r.log;
@@ -177,7 +177,7 @@ TEST(ImageFatbin, SassBesidePtxIsSkipped) {
 }
 
 // A program's .nv_fatbin holds its translation units back to back.
-TEST(ImageFatbin, ContainersBackToBack) {
+TEST(ImageFatbin, BackToBackContainersAreReadInTurn) {
   const Bytes section = sample("two_units.nv_fatbin");
   ImageContents r = read_known(section);
   ASSERT_EQ(r.status, ImageStatus::kOk) << r.log;
@@ -212,7 +212,7 @@ TEST(ImageWrapper, Version1PointsAtTheFatbin) {
 
 // -rdc: the linked fatbin has SASS only; each unit's prelinked fatbin has
 // its PTX. Every unit's PTX is part of the program, to be linked.
-TEST(ImageWrapper, Version2PrelinkedFatbins) {
+TEST(ImageWrapper, Version2TakesThePtxOfItsPrelinkedFatbins) {
   const Bytes linked = sample("rdc.linked.fatbin");
   const Bytes add_one = sample("add_one.rdc.relfatbin");
   const Bytes scale = sample("scale.rdc.relfatbin");
@@ -279,7 +279,7 @@ TEST(ImageNoPtx, SassOnlyFatbinSaysHowToEmbedPtx) {
 
 // -- bad input ----------------------------------------------------------------------
 
-TEST(ImageBadInput, NullEmptyAndHuge) {
+TEST(ImageBadInput, NullEmptyAndHugeImagesAreRefused) {
   EXPECT_EQ(read_image(nullptr, 0).status, ImageStatus::kInvalidImage);
   EXPECT_EQ(read_image(nullptr, 100).status, ImageStatus::kInvalidImage);
   // Refused on the size alone: the block is 16 bytes, so any read past it
@@ -292,7 +292,7 @@ TEST(ImageBadInput, NullEmptyAndHuge) {
   EXPECT_EQ(read_image(&zero, 1).status, ImageStatus::kInvalidImage);
 }
 
-TEST(ImageBadInput, TruncatedAtEveryOffset) {
+TEST(ImageBadInput, TruncationAtAnyOffsetIsRefused) {
   std::vector<std::string> names(std::begin(kPtxFatbins), std::end(kPtxFatbins));
   names.push_back("add_one.sm_75.fatbin");
   for (const std::string& name : names) {
@@ -312,7 +312,7 @@ TEST(ImageBadInput, TruncatedAtEveryOffset) {
 // Each field of the compute_75 sample's container and entry headers set to
 // values that do not fit. `unknown_ok`: the container's own size is intact,
 // so the image may also be read with its size unknown.
-TEST(ImageBadInput, CorruptedHeaders) {
+TEST(ImageBadInput, CorruptedHeaderFieldsAreRefused) {
   const Bytes good = sample("add_one.compute_75.fatbin");
   ASSERT_EQ(read_known(good).status, ImageStatus::kOk);
   constexpr size_t e = 16;  // the entry header
@@ -367,7 +367,7 @@ TEST(ImageBadInput, CorruptedHeaders) {
   }
 }
 
-TEST(ImageBadInput, GarbageBytes) {
+TEST(ImageBadInput, GarbageBytesAreRefused) {
   std::mt19937 rng(7);
   for (size_t size : {1, 3, 4, 15, 16, 17, 64, 100, 4096}) {
     Bytes garbage(size);

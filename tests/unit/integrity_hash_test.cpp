@@ -20,7 +20,7 @@ std::string hex(const std::array<uint8_t, 16>& d) {
   return s;
 }
 
-TEST(IntegrityHash, Md2TestVectors) {
+TEST(IntegrityHash, Md2MatchesTheRfcTestVectors) {
   EXPECT_EQ(hex(cucpu::md2("", 0)), "8350e5a3e24c153df2275c9f80692773");
   EXPECT_EQ(hex(cucpu::md2("a", 1)), "32ec01ec4a6dac72c0ab96fb34c0b5d1");
   EXPECT_EQ(hex(cucpu::md2("abc", 3)), "da853b0d3f88d99b30283a69e6ded6bb");

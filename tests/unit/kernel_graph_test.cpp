@@ -99,7 +99,7 @@ TEST_F(KernelGraph, CapturedLaunchBecomesAKernelNode) {
   cuStreamDestroy(s);
 }
 
-TEST_F(KernelGraph, KernelNodeApi) {
+TEST_F(KernelGraph, KernelNodeParamsAreCheckedWhenAddedAndUpdatesReachTheExec) {
   std::atomic<long> sum{0};
   void* p = &sum;
   long one = 1, ten = 10;

@@ -82,7 +82,7 @@ TEST_F(Launch, EveryBlockRunsOnce) {
   expect_each_block_once(100000, 1, 1, 64);
 }
 
-TEST_F(Launch, ParametersFromExtraBuffer) {
+TEST_F(Launch, ParametersFromAnExtraBufferReachTheKernel) {
   std::vector<std::atomic<int>> counts(8);
   void* buf[1] = {counts.data()};
   size_t size = sizeof buf;
@@ -111,7 +111,7 @@ TEST_F(Launch, ParametersAreCopiedAtTheCall) {
   cuStreamDestroy(s);
 }
 
-TEST_F(Launch, BadShapes) {
+TEST_F(Launch, ShapesPastTheDeviceOrKernelLimitsAreRefused) {
   int x = 0;
   void* p = &x;
   void* args[] = {&p};
@@ -139,7 +139,7 @@ TEST_F(Launch, BadShapes) {
   EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
-TEST_F(Launch, DynamicSharedMemoryLimits) {
+TEST_F(Launch, DynamicSharedMemoryStopsAt48KiBUnlessOptedIn) {
   // Without the opt-in, static + dynamic stays within 48 KiB.
   EXPECT_EQ(cuLaunchKernel(small_, 1, 1, 1, 1, 1, 1, 48 * 1024 - 1024, nullptr, nullptr, nullptr), CUDA_SUCCESS);
   EXPECT_EQ(cuLaunchKernel(small_, 1, 1, 1, 1, 1, 1, 48 * 1024 - 1023, nullptr, nullptr, nullptr),
@@ -157,7 +157,7 @@ TEST_F(Launch, DynamicSharedMemoryLimits) {
   EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
-TEST_F(Launch, BadParameters) {
+TEST_F(Launch, MissingOrMalformedParametersAreRefused) {
   int x = 0;
   void* p = &x;
   void* args[] = {&p};
@@ -191,7 +191,7 @@ TEST_F(Launch, BadParameters) {
   EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
-TEST_F(Launch, BadHandles) {
+TEST_F(Launch, ForgedForeignAndUnloadedHandlesAreInvalidHandle) {
   EXPECT_EQ(cuLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_HANDLE);
   auto forged = reinterpret_cast<CUfunction>(uintptr_t{0x1234560});
   EXPECT_EQ(cuLaunchKernel(forged, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_HANDLE);
@@ -212,7 +212,7 @@ TEST_F(Launch, BadHandles) {
   EXPECT_EQ(cuModuleUnload(mod_), CUDA_ERROR_INVALID_HANDLE);
 }
 
-TEST_F(Launch, LaunchKernelExAndCooperative) {
+TEST_F(Launch, LaunchKernelExHonoursAttributesAndCooperativeGridsMustFit) {
   std::vector<std::atomic<int>> counts(4);
   void* p = counts.data();
   void* args[] = {&p};

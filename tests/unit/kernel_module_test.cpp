@@ -35,7 +35,7 @@ class Modules : public ApiContextTest {
   Context* ctx() { return reinterpret_cast<Context*>(ctx_); }
 };
 
-TEST_F(Modules, FunctionsAndGlobals) {
+TEST_F(Modules, FunctionsAndGlobalsAreFoundAndGoWithTheModule) {
   auto p = std::make_shared<FakeProgram>();
   p->add("read", 1, read_global).add("other", 0, no_fault);
   p->add_global(global("counter", 4, {7, 0, 0, 0}));
@@ -163,7 +163,7 @@ TEST_F(Modules, ContextDestroyTakesItsModules) {
   EXPECT_EQ(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, g), CUDA_ERROR_INVALID_VALUE);
 }
 
-TEST_F(Modules, FunctionAttributes) {
+TEST_F(Modules, FunctionAttributesAndOccupancyFollowTheKernelInfo) {
   auto p = std::make_shared<FakeProgram>();
   ptx::KernelInfo info;
   info.num_regs = 32;
@@ -303,7 +303,7 @@ TEST_F(Modules, LibrariesLoadAModulePerContext) {
   EXPECT_EQ(cuLibraryGetKernelCount(&count, l), CUDA_ERROR_INVALID_HANDLE);
 }
 
-TEST_F(Modules, LoadingBadImages) {
+TEST_F(Modules, BadImagesOptionsAndHandlesAreRefused) {
   CUmodule m;
   EXPECT_EQ(cuModuleLoadData(nullptr, ".version 8.0"), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuModuleLoadData(&m, nullptr), CUDA_ERROR_INVALID_VALUE);

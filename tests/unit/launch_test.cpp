@@ -69,7 +69,7 @@ class RealPtx : public ApiContextTest {
   }
 };
 
-TEST_F(RealPtx, LoadAndLaunch) {
+TEST_F(RealPtx, LoadedKernelRunsAndReportsItsAttributes) {
   CUmodule m = load(kStoreTid);
   CUfunction f;
   ASSERT_EQ(cuModuleGetFunction(&f, m, "store_tid"), CUDA_SUCCESS);
@@ -92,7 +92,7 @@ TEST_F(RealPtx, LoadAndLaunch) {
   EXPECT_EQ(cuModuleUnload(m), CUDA_SUCCESS);
 }
 
-TEST_F(RealPtx, FatbinFromFile) {
+TEST_F(RealPtx, FatbinFileRunsAndACubinIsNoBinaryForTheGpu) {
   CUmodule m;
   const std::string dir = CUCPU_IMAGE_SAMPLES_DIR;
   ASSERT_EQ(cuModuleLoad(&m, (dir + "/add_one.compute_75.fatbin").c_str()), CUDA_SUCCESS);
@@ -113,7 +113,7 @@ TEST_F(RealPtx, FatbinFromFile) {
   EXPECT_EQ(cuModuleLoad(&m, (dir + "/add_one.sm_75.cubin").c_str()), CUDA_ERROR_NO_BINARY_FOR_GPU);
 }
 
-TEST_F(RealPtx, ModuleVariables) {
+TEST_F(RealPtx, ModuleGlobalsHaveTheirSizesAndTakeCopies) {
   CUmodule m = load(read_file(std::string(CUCPU_PTX_TEST_DIR) + "/basics.sm90.ptx"));
   CUdeviceptr c, g;
   size_t cbytes, gbytes;
@@ -167,16 +167,16 @@ TEST_F(Faults, WildStoreIsIllegalAddress) {
   EXPECT_EQ(cuMemAlloc(&d, 4), CUDA_ERROR_ILLEGAL_ADDRESS);  // sticky
 }
 
-TEST_F(Faults, Misaligned) {
+TEST_F(Faults, MisalignedAccessIsMisalignedAddress) {
   CUdeviceptr d;
   ASSERT_EQ(cuMemAlloc(&d, 64), CUDA_SUCCESS);
   void* args[] = {&d};
   EXPECT_EQ(run("misaligned", args, 1), CUDA_ERROR_MISALIGNED_ADDRESS);
 }
 
-TEST_F(Faults, Trap) { EXPECT_EQ(run("trap_kernel", nullptr), CUDA_ERROR_LAUNCH_FAILED); }
+TEST_F(Faults, TrapIsLaunchFailed) { EXPECT_EQ(run("trap_kernel", nullptr), CUDA_ERROR_LAUNCH_FAILED); }
 
-TEST_F(Faults, Assert) {
+TEST_F(Faults, FailedAssertIsAssertError) {
   int v = 41;
   void* args[] = {&v};
   EXPECT_EQ(run("assert_kernel", args, 1), CUDA_ERROR_ASSERT);
@@ -200,7 +200,7 @@ TEST_F(RealPtx, StorePastTheModuleVariablesFaults) {
   EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
 }
 
-TEST_F(RealPtx, LibraryAndKernelHandles) {
+TEST_F(RealPtx, LibraryKernelLaunchesAsAFunctionAndAnswersAttributes) {
   CUlibrary lib;
   ASSERT_EQ(cuLibraryLoadData(&lib, kStoreTid, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
   CUkernel k;
@@ -254,7 +254,7 @@ TEST_F(RealPtx, LinkerResolvesExternVariables) {
   cuModuleUnload(m);
 }
 
-TEST_F(RealPtx, CapturedLaunchInAGraph) {
+TEST_F(RealPtx, CapturedLaunchReplaysFromAGraph) {
   CUmodule m = load(kStoreTid);
   CUfunction f;
   ASSERT_EQ(cuModuleGetFunction(&f, m, "store_tid"), CUDA_SUCCESS);

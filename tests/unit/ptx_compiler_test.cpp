@@ -85,7 +85,7 @@ TEST(PtxCompiler, SaxpyMatchesTheHostLoop) {
   EXPECT_EQ(0, std::memcmp(y.data(), ref.data(), sizeof(float) * n));
 }
 
-TEST(PtxCompiler, BlockReductionWithShufflesBarriersAndAtomics) {
+TEST(PtxCompiler, BlockReductionWithShufflesBarriersAndAtomicsSumsExactly) {
   auto k = compile("basics.sm90.ptx", "reduce");
   ASSERT_TRUE(k);
   EXPECT_EQ(128u, k->info().static_shared_bytes);
@@ -103,7 +103,7 @@ TEST(PtxCompiler, BlockReductionWithShufflesBarriersAndAtomics) {
   EXPECT_EQ(ref, out);
 }
 
-TEST(PtxCompiler, LocalConstGlobalAndPrintf) {
+TEST(PtxCompiler, LocalConstAndGlobalMemoryFeedTheResultAndPrintfPrints) {
   std::string log;
   auto p = Program::parse(read_file("basics.sm90.ptx"), &log);
   ASSERT_TRUE(p) << log;
@@ -133,7 +133,7 @@ TEST(PtxCompiler, LocalConstGlobalAndPrintf) {
   EXPECT_NE(std::string::npos, printed.find("hi 3\n"));
 }
 
-TEST(PtxCompiler, TiledSgemmWithSharedMemory) {
+TEST(PtxCompiler, TiledSgemmWithSharedMemoryMatchesTheHostLoop) {
   auto k = compile("features.sm90.ptx", "sgemm");
   ASSERT_TRUE(k);
   const int n = 64;
@@ -158,7 +158,7 @@ TEST(PtxCompiler, TiledSgemmWithSharedMemory) {
   EXPECT_EQ(ref, c);
 }
 
-TEST(PtxCompiler, RecursionThroughANonInlinedFunction) {
+TEST(PtxCompiler, RecursionThroughANonInlinedFunctionComputesFibonacci) {
   auto k = compile("features.sm90.ptx", "rec");
   ASSERT_TRUE(k);
   std::vector<int> o(20);
@@ -173,7 +173,7 @@ TEST(PtxCompiler, RecursionThroughANonInlinedFunction) {
   }
 }
 
-TEST(PtxCompiler, DynamicSharedMemory) {
+TEST(PtxCompiler, DynamicSharedMemoryIsSeenByTheWholeBlock) {
   auto k = compile("features.sm90.ptx", "dyn");
   ASSERT_TRUE(k);
   std::vector<float> o(128);

@@ -182,11 +182,11 @@ void check_shuffles(Dim3 block) {
 
 }  // namespace
 
-TEST(PtxCuts, ShufflesAndVotesOfWholeWarpsInCompiledCode) { check_shuffles({64, 2, 1}); }
+TEST(PtxCuts, ShufflesAndVotesOfWholeWarpsReadTheRightLanes) { check_shuffles({64, 2, 1}); }
 
-TEST(PtxCuts, ShufflesAndVotesWhenRowsAreNotWholeWarps) { check_shuffles({16, 8, 1}); }
+TEST(PtxCuts, ShufflesAndVotesReadTheRightLanesWhenRowsAreNotWholeWarps) { check_shuffles({16, 8, 1}); }
 
-TEST(PtxCuts, RegistersAndLocalMemoryAcrossBarriers) {
+TEST(PtxCuts, RegistersAndLocalMemorySurviveBarriers) {
   auto k = kernel("local_bar");
   ASSERT_TRUE(k);
   for (Dim3 block : {Dim3{16, 4, 1}, Dim3{7, 5, 3}, Dim3{96, 1, 1}}) {
@@ -214,7 +214,7 @@ TEST(PtxCuts, RegistersAndLocalMemoryAcrossBarriers) {
 // A warp whose halves stop at different shuffles (the whole warp's rows
 // of each cut go to the frames for the lanes stopped there), then meet at
 // whole-warp collectives again.
-TEST(PtxCuts, WarpsSplitBetweenWholeWarpShuffles) {
+TEST(PtxCuts, WarpSplitBetweenShufflesRejoinsWithTheRightValues) {
   auto k = kernel("split_warp");
   ASSERT_TRUE(k);
   for (Dim3 block : {Dim3{64, 1, 1}, Dim3{128, 1, 1}}) {
