@@ -209,9 +209,9 @@ OpRef Timeline::last_pending_op() {
 }
 
 void Timeline::drop_handle() {
-  // Our own reference while we look at the stream: once final_seq_ is
+  // Our own reference while we look at the timeline: once final_seq_ is
   // stored, the worker completing the last op may drop the handle's
-  // reference at any moment (found by TSan in the stress test).
+  // reference at any moment.
   retain();
   const uint64_t last = enqueued.load(std::memory_order_seq_cst);
   final_seq_.store(last, std::memory_order_seq_cst);

@@ -654,8 +654,8 @@ TEST_F(BadInput, HostRegisterOverlapsAreRefused) {
   EXPECT_EQ(cuMemHostUnregister(buf + 4096), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
 }
 
-// Found by the API fuzzer: a registration reaching far past the buffer (into
-// unmapped address space) was accepted.
+// A registration reaching far past the buffer (into unmapped address
+// space) is refused.
 TEST_F(BadInput, HostRegisterOfUnmappedPagesIsRefused) {
   static unsigned char buf[4096];
   EXPECT_EQ(cuMemHostRegister(buf, (size_t{1} << 47) + 204, 0), CUDA_ERROR_INVALID_VALUE);
@@ -700,7 +700,7 @@ TEST_F(BadInput, OutOfRangeEnumArgumentsAreRefused) {
 }
 
 // Enum fields of caller structs holding values outside their enumerations
-// (found by the API fuzzer under UBSan): refused, never loaded as enums.
+// are refused, never loaded as enums (UBSan checks the loads).
 TEST_F(BadInput, OutOfRangeEnumFieldsAreRefused) {
   const int bad = static_cast<int>(0xbabababa);
   CUDA_ARRAY_DESCRIPTOR ad{};
@@ -725,8 +725,8 @@ TEST_F(BadInput, OutOfRangeEnumFieldsAreRefused) {
   EXPECT_EQ(cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
 }
 
-// Found by the API fuzzer: a "host" source that lies in a device allocation
-// and runs past its end was read out of bounds by the copy.
+// A "host" source that lies in a device allocation and runs past its end
+// is refused rather than read out of bounds.
 TEST_F(BadInput, HostSideInsideAnAllocationMustStayInside) {
   CUdeviceptr a, b;
   ASSERT_EQ(cuMemAlloc(&a, 9216), CUDA_SUCCESS);
@@ -741,8 +741,8 @@ TEST_F(BadInput, HostSideInsideAnAllocationMustStayInside) {
   EXPECT_EQ(cuMemFree(b), CUDA_SUCCESS);
 }
 
-// Found by the API fuzzer: a host pointer just above NULL was copied to on a
-// worker (a crash); it is refused like NULL.
+// A host pointer just above NULL is refused like NULL (a worker copying to
+// it would crash).
 TEST_F(BadInput, HostPointersInTheNullPageAreRefused) {
   CUdeviceptr d;
   ASSERT_EQ(cuMemAlloc(&d, 4096), CUDA_SUCCESS);

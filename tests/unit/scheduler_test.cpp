@@ -78,7 +78,7 @@ TEST_F(SchedulerWakeups, OpSubmittedFromARunningOpLeavesNoSearcherBehind) {
   own.stream->wait_idle();
   EXPECT_EQ(runs.load(), 8);
   ASSERT_EQ(all_asleep().searching, 0);
-  // And the next op runs (before the fix, this wait never returned).
+  // And the next op runs (a lost wake-up would leave this wait hanging).
   test_support::Gate open;
   open.release();  // the op runs through at once
   own.stream->enqueue(new test::GateOp(&open));
