@@ -78,36 +78,4 @@ CUresult update_v2(NullStream ns, CUstream h, CUgraphNode* deps, const CUgraphEd
 
 }  // namespace
 
-CUCPU_STREAM_ENTRY(cuStreamBeginCapture, _ptsz, begin_v1, (CUstream hStream), hStream)
-CUCPU_STREAM_ENTRY(cuStreamBeginCapture_v2, _ptsz, begin, (CUstream hStream, CUstreamCaptureMode mode), hStream, mode)
-CUCPU_STREAM_ENTRY(cuStreamBeginCaptureToGraph, _ptsz, begin_to_graph,
-                   (CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies,
-                    const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode),
-                   hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
-CUCPU_STREAM_ENTRY(cuStreamEndCapture, _ptsz, end, (CUstream hStream, CUgraph* phGraph), hStream, phGraph)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamIsCapturing, _ptsz, is_capturing, (CUstream hStream, CUstreamCaptureStatus* captureStatus),
-                   hStream, captureStatus)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetCaptureInfo, _ptsz, info_v1,
-                   (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out), hStream,
-                   captureStatus_out, id_out)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetCaptureInfo_v2, _ptsz, info_v2,
-                   (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
-                    CUgraph* graph_out, const CUgraphNode** dependencies_out, size_t* numDependencies_out),
-                   hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetCaptureInfo_v3, _ptsz, info_v3,
-                   (CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
-                    CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
-                    size_t* numDependencies_out),
-                   hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out)
-CUCPU_STREAM_ENTRY(cuStreamUpdateCaptureDependencies, _ptsz, update_v1,
-                   (CUstream hStream, CUgraphNode* dependencies, size_t numDependencies, unsigned int flags),
-                   hStream, dependencies, numDependencies, flags)
-CUCPU_STREAM_ENTRY(cuStreamUpdateCaptureDependencies_v2, _ptsz, update_v2,
-                   (CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData,
-                    size_t numDependencies, unsigned int flags),
-                   hStream, dependencies, dependencyData, numDependencies, flags)
-
-extern "C" CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
-  return api::call("cuThreadExchangeStreamCaptureMode", api::kDefault, [&] { return exchange_capture_mode(mode); },
-                   mode);
-}
+#include "api/entries/capture.inc"

@@ -102,24 +102,3 @@ inline CUresult refuse_during_capture(Stream* s, Route* route, bool invalidate =
 
 }  // namespace cucpu::api
 
-// Defines an entry point and its per-thread-default-stream twin (SUFFIX is
-// _ptsz or _ptds). IMPL(NullStream, args...) does the work; the two differ
-// only in what a NULL stream handle means.
-#define CUCPU_STREAM_ENTRY_GATED(NAME, SUFFIX, GATE, IMPL, PARAMS, ...)                                     \
-  extern "C" CUresult NAME PARAMS {                                                             \
-    return ::cucpu::api::call(                                                                  \
-        #NAME, GATE,                                                                            \
-        [&] { return IMPL(::cucpu::api::NullStream::kLegacy, __VA_ARGS__); }, __VA_ARGS__);     \
-  }                                                                                             \
-  extern "C" CUresult NAME##SUFFIX PARAMS {                                                     \
-    return ::cucpu::api::call(                                                                  \
-        #NAME #SUFFIX, GATE,                                                                    \
-        [&] { return IMPL(::cucpu::api::NullStream::kPerThread, __VA_ARGS__); }, __VA_ARGS__);  \
-  }
-
-#define CUCPU_STREAM_ENTRY(NAME, SUFFIX, IMPL, PARAMS, ...) \
-  CUCPU_STREAM_ENTRY_GATED(NAME, SUFFIX, ::cucpu::api::kDefault, IMPL, PARAMS, __VA_ARGS__)
-// Stream-ordered and query calls that NVIDIA's driver accepts from inside a
-// host function (observed on driver 580; see docs/conformance.md).
-#define CUCPU_STREAM_ENTRY_HOSTFN_OK(NAME, SUFFIX, IMPL, PARAMS, ...) \
-  CUCPU_STREAM_ENTRY_GATED(NAME, SUFFIX, ::cucpu::api::kInHostFn, IMPL, PARAMS, __VA_ARGS__)

@@ -216,18 +216,4 @@ CUresult batch_1d_v2(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t
 
 }  // namespace
 
-CUCPU_STREAM_ENTRY(cuMemcpy3DBatchAsync_v2, _ptsz, batch_3d_v2,
-                   (size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream),
-                   numOps, opList, flags, hStream)
-CUCPU_STREAM_ENTRY(cuMemcpy3DBatchAsync, _ptsz, batch_3d,
-                   (size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, size_t* failIdx, unsigned long long flags,
-                    CUstream hStream),
-                   numOps, opList, failIdx, flags, hStream)
-CUCPU_STREAM_ENTRY(cuMemcpyBatchAsync_v2, _ptsz, batch_1d_v2,
-                   (CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs,
-                    size_t* attrsIdxs, size_t numAttrs, CUstream hStream),
-                   dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)
-CUCPU_STREAM_ENTRY(cuMemcpyBatchAsync, _ptsz, batch_1d,
-                   (CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs,
-                    size_t* attrsIdxs, size_t numAttrs, size_t* failIdx, CUstream hStream),
-                   dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream)
+#include "api/entries/copy_batch.inc"

@@ -36,33 +36,27 @@ CUresult attribute(int* pi, int a, CUdevice dev) {
 }
 }  // namespace
 
-extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal) {
-  return api::call("cuDeviceGet", api::kDefault, [&] {
-    if (!device) return CUDA_ERROR_INVALID_VALUE;
-    if (!device_ok(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
-    *device = ordinal;
-    return CUDA_SUCCESS;
-  }, device, ordinal);
+static CUresult impl_cuDeviceGet(CUdevice* device, int ordinal) {
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDeviceGetCount(int* count) {
-  return api::call("cuDeviceGetCount", api::kDefault, [&] {
-    if (!count) return CUDA_ERROR_INVALID_VALUE;
-    *count = static_cast<int>(rt().devices.size());
-    return CUDA_SUCCESS;
-  }, count);
+static CUresult impl_cuDeviceGetCount(int* count) {
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  *count = static_cast<int>(rt().devices.size());
+  return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
-  return api::call("cuDeviceGetName", api::kDefault, [&] {
-    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    const std::string& n = rt().devices[static_cast<size_t>(dev)].name;
-    size_t k = std::min(n.size(), static_cast<size_t>(len) - 1);
-    std::memcpy(name, n.data(), k);
-    name[k] = 0;
-    return CUDA_SUCCESS;
-  }, name, len, dev);
+static CUresult impl_cuDeviceGetName(char* name, int len, CUdevice dev) {
+  if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  const std::string& n = rt().devices[static_cast<size_t>(dev)].name;
+  size_t k = std::min(n.size(), static_cast<size_t>(len) - 1);
+  std::memcpy(name, n.data(), k);
+  name[k] = 0;
+  return CUDA_SUCCESS;
 }
 
 static CUresult get_uuid(CUuuid* uuid, CUdevice dev) {
@@ -72,72 +66,52 @@ static CUresult get_uuid(CUuuid* uuid, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
-  return api::call("cuDeviceGetUuid", api::kDefault, [&] { return get_uuid(uuid, dev); }, uuid, dev);
-}
-extern "C" CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
-  return api::call("cuDeviceGetUuid_v2", api::kDefault, [&] { return get_uuid(uuid, dev); }, uuid, dev);
-}
-
-extern "C" CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
-  return api::call("cuDeviceTotalMem_v2", api::kDefault, [&] {
-    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    *bytes = rt().devices[static_cast<size_t>(dev)].total_mem;
-    return CUDA_SUCCESS;
-  }, bytes, dev);
+static CUresult impl_cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = rt().devices[static_cast<size_t>(dev)].total_mem;
+  return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
-  return api::call("cuDeviceTotalMem", api::kDefault, [&] {
-    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    size_t t = rt().devices[static_cast<size_t>(dev)].total_mem;
-    *bytes = t > 0xffffffffu ? 0xffffffffu : static_cast<unsigned>(t);
-    return CUDA_SUCCESS;
-  }, bytes, dev);
+static CUresult impl_cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  size_t t = rt().devices[static_cast<size_t>(dev)].total_mem;
+  *bytes = t > 0xffffffffu ? 0xffffffffu : static_cast<unsigned>(t);
+  return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
-  return api::call("cuDeviceGetAttribute", api::kDefault, [&] { return attribute(pi, api::raw_enum(attrib), dev); },
-                   pi, attrib, dev);
+static CUresult impl_cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) { return attribute(pi, api::raw_enum(attrib), dev); }
+
+static CUresult impl_cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
+  if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  *major = 9;
+  *minor = 0;
+  return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
-  return api::call("cuDeviceComputeCapability", api::kDefault, [&] {
-    if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
-    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    *major = 9;
-    *minor = 0;
-    return CUDA_SUCCESS;
-  }, major, minor, dev);
-}
-
-extern "C" CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
-  return api::call("cuDeviceCanAccessPeer", api::kDefault, [&] {
-    if (!canAccessPeer) return CUDA_ERROR_INVALID_VALUE;
-    if (!device_ok(dev) || !device_ok(peerDev)) return CUDA_ERROR_INVALID_DEVICE;
-    // Every virtual device shares the host's memory; a device is not its own peer.
-    *canAccessPeer = dev != peerDev ? 1 : 0;
-    return CUDA_SUCCESS;
-  }, canAccessPeer, dev, peerDev);
+static CUresult impl_cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
+  if (!canAccessPeer) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev) || !device_ok(peerDev)) return CUDA_ERROR_INVALID_DEVICE;
+  // Every virtual device shares the host's memory; a device is not its own peer.
+  *canAccessPeer = dev != peerDev ? 1 : 0;
+  return CUDA_SUCCESS;
 }
 
 // Between two virtual devices, every peer capability holds (one memory);
 // a device is not its own peer.
-extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+static CUresult impl_cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
                                              CUdevice dstDevice) {
-  return api::call("cuDeviceGetP2PAttribute", api::kDefault, [&] {
-    if (!value) return CUDA_ERROR_INVALID_VALUE;
-    if (!device_ok(srcDevice) || !device_ok(dstDevice) || srcDevice == dstDevice) return CUDA_ERROR_INVALID_DEVICE;
-    switch (api::raw_enum(attrib)) {
-      case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; return CUDA_SUCCESS;
-      case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
-      case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
-      case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = 1; return CUDA_SUCCESS;
-      default: return CUDA_ERROR_INVALID_VALUE;
-    }
-  }, value, attrib, srcDevice, dstDevice);
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(srcDevice) || !device_ok(dstDevice) || srcDevice == dstDevice) return CUDA_ERROR_INVALID_DEVICE;
+  switch (api::raw_enum(attrib)) {
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = 1; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
 }
 
 PciLocation cucpu::api::pci_location(CUdevice dev) {
@@ -164,31 +138,29 @@ bool parse_bus_id(const char* text, PciLocation* out) {
 }  // namespace
 
 // PCI identity, in the driver's "dddd:bb:dd.f" form (12 characters on driver 580).
-extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
-  return api::call("cuDeviceGetPCIBusId", api::kDefault, [&] {
-    if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    const PciLocation l = api::pci_location(dev);
-    char id[32];
-    const int n = std::snprintf(id, sizeof id, "%04x:%02x:%02x.0", l.domain, l.bus, l.device);
-    if (n < 0 || n >= len) return CUDA_ERROR_INVALID_VALUE;  // no room for the whole id
-    std::memcpy(pciBusId, id, static_cast<size_t>(n) + 1);
-    return CUDA_SUCCESS;
-  }, pciBusId, len, dev);
+static CUresult impl_cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+  if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  const PciLocation l = api::pci_location(dev);
+  char id[32];
+  const int n = std::snprintf(id, sizeof id, "%04x:%02x:%02x.0", l.domain, l.bus, l.device);
+  if (n < 0 || n >= len) return CUDA_ERROR_INVALID_VALUE;  // no room for the whole id
+  std::memcpy(pciBusId, id, static_cast<size_t>(n) + 1);
+  return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
-  return api::call("cuDeviceGetByPCIBusId", api::kDefault, [&] {
-    if (!dev || !pciBusId) return CUDA_ERROR_INVALID_VALUE;
-    PciLocation want;
-    if (!parse_bus_id(pciBusId, &want)) return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < rt().devices.size(); ++i) {
-      const PciLocation l = api::pci_location(static_cast<CUdevice>(i));
-      if (l.domain == want.domain && l.bus == want.bus && l.device == want.device) {
-        *dev = static_cast<CUdevice>(i);
-        return CUDA_SUCCESS;
-      }
+static CUresult impl_cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
+  if (!dev || !pciBusId) return CUDA_ERROR_INVALID_VALUE;
+  PciLocation want;
+  if (!parse_bus_id(pciBusId, &want)) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < rt().devices.size(); ++i) {
+    const PciLocation l = api::pci_location(static_cast<CUdevice>(i));
+    if (l.domain == want.domain && l.bus == want.bus && l.device == want.device) {
+      *dev = static_cast<CUdevice>(i);
+      return CUDA_SUCCESS;
     }
-    return CUDA_ERROR_INVALID_DEVICE;
-  }, dev, pciBusId);
+  }
+  return CUDA_ERROR_INVALID_DEVICE;
 }
+
+#include "api/entries/device.inc"

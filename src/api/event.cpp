@@ -91,33 +91,6 @@ CUresult elapsed(float* ms, CUevent hs, CUevent he) {
 
 }  // namespace
 
-extern "C" {
-CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
-  return api::call("cuEventCreate", api::kDefault, [&] { return create(phEvent, Flags); }, phEvent, Flags);
-}
-CUresult cuEventDestroy(CUevent hEvent) {
-  return api::call("cuEventDestroy", api::kDefault, [&] { return destroy(hEvent); }, hEvent);
-}
-CUresult cuEventDestroy_v2(CUevent hEvent) {
-  return api::call("cuEventDestroy_v2", api::kDefault, [&] { return destroy(hEvent); }, hEvent);
-}
-CUresult cuEventQuery(CUevent hEvent) {
-  return api::call("cuEventQuery", api::kInHostFn, [&] { return query(hEvent); }, hEvent);
-}
-CUresult cuEventSynchronize(CUevent hEvent) {
-  return api::call("cuEventSynchronize", api::kDefault, [&] { return synchronize(hEvent); }, hEvent);
-}
-CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
-  return api::call("cuEventElapsedTime", api::kDefault, [&] { return elapsed(pMilliseconds, hStart, hEnd); },
-                   pMilliseconds, hStart, hEnd);
-}
-CUresult cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
-  return api::call("cuEventElapsedTime_v2", api::kDefault, [&] { return elapsed(pMilliseconds, hStart, hEnd); },
-                   pMilliseconds, hStart, hEnd);
-}
-}
-
 static CUresult record_default(NullStream ns, CUevent e, CUstream s) { return record(ns, e, s, 0); }
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuEventRecord, _ptsz, record_default, (CUevent hEvent, CUstream hStream), hEvent, hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuEventRecordWithFlags, _ptsz, record, (CUevent hEvent, CUstream hStream, unsigned int flags),
-                   hEvent, hStream, flags)
+
+#include "api/entries/event.inc"

@@ -218,20 +218,20 @@ void uuid_text(const CUuuid* id, char* out) {
 
 }  // namespace
 
-extern "C" CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
-  return api::call("cuGetExportTable", api::kNoInit | api::kInHostFn, [&] {
-    if (!ppExportTable || !pExportTableId) return CUDA_ERROR_INVALID_VALUE;
-    char id[33];
-    uuid_text(pExportTableId, id);
-    for (size_t i = 0; i < std::size(kServed); ++i) {
-      if (std::memcmp(kServed[i].uuid, pExportTableId->bytes, 16) == 0) {
-        if (trace_enabled()) log_line("cuGetExportTable: table %s (%s)", id, kTableNames[i]);
-        *ppExportTable = kServed[i].table;
-        return CUDA_SUCCESS;
-      }
+static CUresult impl_cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+  if (!ppExportTable || !pExportTableId) return CUDA_ERROR_INVALID_VALUE;
+  char id[33];
+  uuid_text(pExportTableId, id);
+  for (size_t i = 0; i < std::size(kServed); ++i) {
+    if (std::memcmp(kServed[i].uuid, pExportTableId->bytes, 16) == 0) {
+      if (trace_enabled()) log_line("cuGetExportTable: table %s (%s)", id, kTableNames[i]);
+      *ppExportTable = kServed[i].table;
+      return CUDA_SUCCESS;
     }
-    if (log_enabled())
-      log_line("cuGetExportTable: table %s is not served (answering as NVIDIA's driver does for an unknown id)", id);
-    return CUDA_ERROR_INVALID_VALUE;
-  }, ppExportTable, pExportTableId);
+  }
+  if (log_enabled())
+    log_line("cuGetExportTable: table %s is not served (answering as NVIDIA's driver does for an unknown id)", id);
+  return CUDA_ERROR_INVALID_VALUE;
 }
+
+#include "api/entries/export_table.inc"

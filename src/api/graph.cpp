@@ -199,353 +199,218 @@ CUresult exec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultInfo* in
 
 }  // namespace
 
-extern "C" {
-
-CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
-  return api::call("cuGraphCreate", api::kDefault, [&] {
-    if (!phGraph || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    Context* c;
-    if (CUresult r = api::current_ctx(&c)) return r;
-    *phGraph = reinterpret_cast<CUgraph>(new_graph(c));
-    return CUDA_SUCCESS;
-  }, phGraph, flags);
+static CUresult impl_cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
+  if (!phGraph || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  *phGraph = reinterpret_cast<CUgraph>(new_graph(c));
+  return CUDA_SUCCESS;
 }
 
-CUresult cuGraphDestroy(CUgraph hGraph) {
-  return api::call("cuGraphDestroy", api::kDefault, [&] {
-    Graph* g = graph_of(hGraph);
-    if (!g) return CUDA_ERROR_INVALID_VALUE;
-    // Driver 580: a child graph belongs to its node; a graph a capture adds
-    // to (directly or through a child) stays until the capture ends.
-    if (g->owner) return CUDA_ERROR_INVALID_VALUE;
-    if (capture_uses_graph(g)) return CUDA_ERROR_ILLEGAL_STATE;
-    if (!rt().graphs.try_kill(g)) return CUDA_ERROR_INVALID_VALUE;  // another thread destroyed it first
-    rt().graphs.release(g);
-    return CUDA_SUCCESS;
-  }, hGraph);
+static CUresult impl_cuGraphDestroy(CUgraph hGraph) {
+  Graph* g = graph_of(hGraph);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  // Driver 580: a child graph belongs to its node; a graph a capture adds
+  // to (directly or through a child) stays until the capture ends.
+  if (g->owner) return CUDA_ERROR_INVALID_VALUE;
+  if (capture_uses_graph(g)) return CUDA_ERROR_ILLEGAL_STATE;
+  if (!rt().graphs.try_kill(g)) return CUDA_ERROR_INVALID_VALUE;  // another thread destroyed it first
+  rt().graphs.release(g);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) {
-  return api::call("cuGraphClone", api::kDefault, [&] {
-    Graph* g = graph_of(originalGraph);
-    if (!phGraphClone || !g) return CUDA_ERROR_INVALID_VALUE;
-    *phGraphClone = reinterpret_cast<CUgraph>(g->clone());
-    return CUDA_SUCCESS;
-  }, phGraphClone, originalGraph);
+static CUresult impl_cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) {
+  Graph* g = graph_of(originalGraph);
+  if (!phGraphClone || !g) return CUDA_ERROR_INVALID_VALUE;
+  *phGraphClone = reinterpret_cast<CUgraph>(g->clone());
+  return CUDA_SUCCESS;
 }
 
-CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
-  return api::call("cuGraphNodeFindInClone", api::kDefault, [&] {
-    Node* orig = node_of(hOriginalNode);
-    Graph* g = graph_of(hClonedGraph);
-    if (!phNode || !orig || !g) return CUDA_ERROR_INVALID_VALUE;
-    // Clones add nodes in the same order, so ids match.
-    for (Node* n : g->nodes())
-      if (n->id == orig->id && n->params.kind == orig->params.kind) {
-        *phNode = handle(n);
-        return CUDA_SUCCESS;
-      }
-    return CUDA_ERROR_INVALID_VALUE;
-  }, phNode, hOriginalNode, hClonedGraph);
-}
-
-CUresult cuGraphAddEmptyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n) {
-  return api::call("cuGraphAddEmptyNode", api::kDefault, [&] { return add_node(out, g, deps, n, NodeParams{}); },
-                   out, g, deps, n);
-}
-CUresult cuGraphAddHostNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
-                            const CUDA_HOST_NODE_PARAMS* p) {
-  return api::call("cuGraphAddHostNode", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return add_node(out, g, deps, n, host_params(p));
-  }, out, g, deps, n, p);
-}
-CUresult cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
-                              const CUDA_MEMCPY3D* p, CUcontext ctx) {
-  return api::call("cuGraphAddMemcpyNode", api::kDefault, [&] {
-    Context* c;
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = api::ctx_handle(ctx, &c)) return r;
-    return add_node(out, g, deps, n, copy_params(p));
-  }, out, g, deps, n, p, ctx);
-}
-CUresult cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
-                              const CUDA_MEMSET_NODE_PARAMS* p, CUcontext ctx) {
-  return api::call("cuGraphAddMemsetNode", api::kDefault, [&] {
-    Context* c;
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = api::ctx_handle(ctx, &c)) return r;
-    return add_node(out, g, deps, n, set_params(p));
-  }, out, g, deps, n, p, ctx);
-}
-CUresult cuGraphAddEventRecordNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) {
-  return api::call("cuGraphAddEventRecordNode", api::kDefault,
-                   [&] { return add_node(out, g, deps, n, event_params(NodeKind::kEventRecord, e)); }, out, g, deps,
-                   n, e);
-}
-CUresult cuGraphAddEventWaitNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) {
-  return api::call("cuGraphAddEventWaitNode", api::kDefault,
-                   [&] { return add_node(out, g, deps, n, event_params(NodeKind::kEventWait, e)); }, out, g, deps,
-                   n, e);
-}
-CUresult cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUgraph child) {
-  return api::call("cuGraphAddChildGraphNode", api::kDefault, [&] {
-    Graph* c = graph_of(child);
-    if (!c || child == g) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams p;
-    p.kind = NodeKind::kChildGraph;
-    p.child = c->clone();  // the node embeds a copy, as the driver's does
-    CUresult r = add_node(out, g, deps, n, p);
-    if (r != CUDA_SUCCESS) destroy_graph(p.child);
-    return r;
-  }, out, g, deps, n, child);
-}
-CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
-  return api::call("cuGraphChildGraphNodeGetGraph", api::kDefault, [&] {
-    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(hNode, NodeKind::kChildGraph, [&](Node* n) {
-      *phGraph = reinterpret_cast<CUgraph>(n->params.child);
+static CUresult impl_cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
+  Node* orig = node_of(hOriginalNode);
+  Graph* g = graph_of(hClonedGraph);
+  if (!phNode || !orig || !g) return CUDA_ERROR_INVALID_VALUE;
+  // Clones add nodes in the same order, so ids match.
+  for (Node* n : g->nodes())
+    if (n->id == orig->id && n->params.kind == orig->params.kind) {
+      *phNode = handle(n);
       return CUDA_SUCCESS;
-    });
-  }, hNode, phGraph);
+    }
+  return CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult cuGraphDestroyNode(CUgraphNode hNode) {
-  return api::call("cuGraphDestroyNode", api::kDefault, [&] {
-    Node* n = node_of(hNode);
-    if (!n) return CUDA_ERROR_INVALID_VALUE;
-    if (capture_holds_node(n)) return CUDA_ERROR_ILLEGAL_STATE;  // driver 580
-    n->graph->remove(n);
+static CUresult impl_cuGraphAddEmptyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n) { return add_node(out, g, deps, n, NodeParams{}); }
+static CUresult impl_cuGraphAddHostNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
+                                        const CUDA_HOST_NODE_PARAMS* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return add_node(out, g, deps, n, host_params(p));
+}
+static CUresult impl_cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
+                                          const CUDA_MEMCPY3D* p, CUcontext ctx) {
+  Context* c;
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+  return add_node(out, g, deps, n, copy_params(p));
+}
+static CUresult impl_cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
+                                          const CUDA_MEMSET_NODE_PARAMS* p, CUcontext ctx) {
+  Context* c;
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+  return add_node(out, g, deps, n, set_params(p));
+}
+static CUresult impl_cuGraphAddEventRecordNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) { return add_node(out, g, deps, n, event_params(NodeKind::kEventRecord, e)); }
+static CUresult impl_cuGraphAddEventWaitNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) { return add_node(out, g, deps, n, event_params(NodeKind::kEventWait, e)); }
+static CUresult impl_cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUgraph child) {
+  Graph* c = graph_of(child);
+  if (!c || child == g) return CUDA_ERROR_INVALID_VALUE;
+  NodeParams p;
+  p.kind = NodeKind::kChildGraph;
+  p.child = c->clone();  // the node embeds a copy, as the driver's does
+  CUresult r = add_node(out, g, deps, n, p);
+  if (r != CUDA_SUCCESS) destroy_graph(p.child);
+  return r;
+}
+static CUresult impl_cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
+  if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(hNode, NodeKind::kChildGraph, [&](Node* n) {
+    *phGraph = reinterpret_cast<CUgraph>(n->params.child);
     return CUDA_SUCCESS;
-  }, hNode);
+  });
 }
 
-CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
-  return api::call("cuGraphNodeGetType", api::kDefault, [&] {
-    Node* n = node_of(hNode);
-    if (!n || !type) return CUDA_ERROR_INVALID_VALUE;
-    *type = node_type(n->params.kind);
-    return CUDA_SUCCESS;
-  }, hNode, type);
+static CUresult impl_cuGraphDestroyNode(CUgraphNode hNode) {
+  Node* n = node_of(hNode);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  if (capture_holds_node(n)) return CUDA_ERROR_ILLEGAL_STATE;  // driver 580
+  n->graph->remove(n);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
-  return api::call("cuGraphGetNodes", api::kDefault, [&] {
-    Graph* g = graph_of(hGraph);
-    if (!g) return CUDA_ERROR_INVALID_VALUE;
-    return list_out(nodes, numNodes, g->nodes().size(), [&](size_t i) { return handle(g->nodes()[i]); });
-  }, hGraph, nodes, numNodes);
+static CUresult impl_cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
+  Node* n = node_of(hNode);
+  if (!n || !type) return CUDA_ERROR_INVALID_VALUE;
+  *type = node_type(n->params.kind);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* roots, size_t* numRoots) {
-  return api::call("cuGraphGetRootNodes", api::kDefault, [&] {
-    Graph* g = graph_of(hGraph);
-    if (!g) return CUDA_ERROR_INVALID_VALUE;
-    std::vector<Node*> r;
-    for (Node* n : g->nodes())
-      if (n->deps.empty()) r.push_back(n);
-    return list_out(roots, numRoots, r.size(), [&](size_t i) { return handle(r[i]); });
-  }, hGraph, roots, numRoots);
+static CUresult impl_cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
+  Graph* g = graph_of(hGraph);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  return list_out(nodes, numNodes, g->nodes().size(), [&](size_t i) { return handle(g->nodes()[i]); });
 }
 
-CUresult cuGraphGetEdges(CUgraph g, CUgraphNode* from, CUgraphNode* to, size_t* n) {
-  return api::call("cuGraphGetEdges", api::kDefault, [&] { return edges_of(g, from, to, nullptr, n); }, g, from,
-                   to, n);
-}
-CUresult cuGraphGetEdges_v2(CUgraph g, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* d, size_t* n) {
-  return api::call("cuGraphGetEdges_v2", api::kDefault, [&] { return edges_of(g, from, to, d, n); }, g, from, to,
-                   d, n);
-}
-CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode* deps, size_t* n) {
-  return api::call("cuGraphNodeGetDependencies", api::kDefault,
-                   [&] { return node_deps(h, deps, nullptr, n, true); }, h, deps, n);
-}
-CUresult cuGraphNodeGetDependencies_v2(CUgraphNode h, CUgraphNode* deps, CUgraphEdgeData* d, size_t* n) {
-  return api::call("cuGraphNodeGetDependencies_v2", api::kDefault, [&] { return node_deps(h, deps, d, n, true); },
-                   h, deps, d, n);
-}
-CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode* deps, size_t* n) {
-  return api::call("cuGraphNodeGetDependentNodes", api::kDefault,
-                   [&] { return node_deps(h, deps, nullptr, n, false); }, h, deps, n);
-}
-CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode h, CUgraphNode* deps, CUgraphEdgeData* d, size_t* n) {
-  return api::call("cuGraphNodeGetDependentNodes_v2", api::kDefault,
-                   [&] { return node_deps(h, deps, d, n, false); }, h, deps, d, n);
-}
-CUresult cuGraphAddDependencies(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, size_t n) {
-  return api::call("cuGraphAddDependencies", api::kDefault,
-                   [&] { return change_deps(g, from, to, nullptr, n, true); }, g, from, to, n);
-}
-CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to,
-                                   const CUgraphEdgeData* d, size_t n) {
-  return api::call("cuGraphAddDependencies_v2", api::kDefault, [&] { return change_deps(g, from, to, d, n, true); },
-                   g, from, to, d, n);
-}
-CUresult cuGraphRemoveDependencies(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, size_t n) {
-  return api::call("cuGraphRemoveDependencies", api::kDefault,
-                   [&] { return change_deps(g, from, to, nullptr, n, false); }, g, from, to, n);
-}
-CUresult cuGraphRemoveDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to,
-                                      const CUgraphEdgeData* d, size_t n) {
-  return api::call("cuGraphRemoveDependencies_v2", api::kDefault,
-                   [&] { return change_deps(g, from, to, d, n, false); }, g, from, to, d, n);
+static CUresult impl_cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* roots, size_t* numRoots) {
+  Graph* g = graph_of(hGraph);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<Node*> r;
+  for (Node* n : g->nodes())
+    if (n->deps.empty()) r.push_back(n);
+  return list_out(roots, numRoots, r.size(), [&](size_t i) { return handle(r[i]); });
 }
 
-CUresult cuGraphHostNodeGetParams(CUgraphNode h, CUDA_HOST_NODE_PARAMS* p) {
-  return api::call("cuGraphHostNodeGetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(h, NodeKind::kHost, [&](Node* n) { *p = n->params.host; return CUDA_SUCCESS; });
-  }, h, p);
-}
-CUresult cuGraphHostNodeSetParams(CUgraphNode h, const CUDA_HOST_NODE_PARAMS* p) {
-  return api::call("cuGraphHostNodeSetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return set_node_params(h, NodeKind::kHost, host_params(p));
-  }, h, p);
-}
-CUresult cuGraphMemcpyNodeGetParams(CUgraphNode h, CUDA_MEMCPY3D* p) {
-  return api::call("cuGraphMemcpyNodeGetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(h, NodeKind::kMemcpy, [&](Node* n) { *p = n->params.copy; return CUDA_SUCCESS; });
-  }, h, p);
-}
-CUresult cuGraphMemcpyNodeSetParams(CUgraphNode h, const CUDA_MEMCPY3D* p) {
-  return api::call("cuGraphMemcpyNodeSetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return set_node_params(h, NodeKind::kMemcpy, copy_params(p));
-  }, h, p);
-}
-CUresult cuGraphMemsetNodeGetParams(CUgraphNode h, CUDA_MEMSET_NODE_PARAMS* p) {
-  return api::call("cuGraphMemsetNodeGetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(h, NodeKind::kMemset, [&](Node* n) { *p = n->params.memset; return CUDA_SUCCESS; });
-  }, h, p);
-}
-CUresult cuGraphMemsetNodeSetParams(CUgraphNode h, const CUDA_MEMSET_NODE_PARAMS* p) {
-  return api::call("cuGraphMemsetNodeSetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return set_node_params(h, NodeKind::kMemset, set_params(p));
-  }, h, p);
-}
-CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode h, CUevent* e) {
-  return api::call("cuGraphEventRecordNodeGetEvent", api::kDefault, [&] {
-    if (!e) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(h, NodeKind::kEventRecord, [&](Node* n) { *e = n->params.event; return CUDA_SUCCESS; });
-  }, h, e);
-}
-CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode h, CUevent e) {
-  return api::call("cuGraphEventRecordNodeSetEvent", api::kDefault,
-                   [&] { return set_node_params(h, NodeKind::kEventRecord, event_params(NodeKind::kEventRecord, e)); },
-                   h, e);
-}
-CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode h, CUevent* e) {
-  return api::call("cuGraphEventWaitNodeGetEvent", api::kDefault, [&] {
-    if (!e) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(h, NodeKind::kEventWait, [&](Node* n) { *e = n->params.event; return CUDA_SUCCESS; });
-  }, h, e);
-}
-CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode h, CUevent e) {
-  return api::call("cuGraphEventWaitNodeSetEvent", api::kDefault,
-                   [&] { return set_node_params(h, NodeKind::kEventWait, event_params(NodeKind::kEventWait, e)); }, h,
-                   e);
-}
+static CUresult impl_cuGraphGetEdges(CUgraph g, CUgraphNode* from, CUgraphNode* to, size_t* n) { return edges_of(g, from, to, nullptr, n); }
 
-CUresult cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph g, unsigned long long flags) {
-  return api::call("cuGraphInstantiateWithFlags", api::kDefault, [&] { return instantiate(out, g, flags, nullptr); },
-                   out, g, flags);
+static CUresult impl_cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode* deps, size_t* n) { return node_deps(h, deps, nullptr, n, true); }
+static CUresult impl_cuGraphNodeGetDependencies_v2(CUgraphNode h, CUgraphNode* deps, CUgraphEdgeData* d, size_t* n) { return node_deps(h, deps, d, n, true); }
+static CUresult impl_cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode* deps, size_t* n) { return node_deps(h, deps, nullptr, n, false); }
+static CUresult impl_cuGraphNodeGetDependentNodes_v2(CUgraphNode h, CUgraphNode* deps, CUgraphEdgeData* d, size_t* n) { return node_deps(h, deps, d, n, false); }
+static CUresult impl_cuGraphAddDependencies(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, size_t n) { return change_deps(g, from, to, nullptr, n, true); }
+static CUresult impl_cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to,
+                                               const CUgraphEdgeData* d, size_t n) { return change_deps(g, from, to, d, n, true); }
+static CUresult impl_cuGraphRemoveDependencies(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, size_t n) { return change_deps(g, from, to, nullptr, n, false); }
+static CUresult impl_cuGraphRemoveDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to,
+                                                  const CUgraphEdgeData* d, size_t n) { return change_deps(g, from, to, d, n, false); }
+
+static CUresult impl_cuGraphHostNodeGetParams(CUgraphNode h, CUDA_HOST_NODE_PARAMS* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(h, NodeKind::kHost, [&](Node* n) { *p = n->params.host; return CUDA_SUCCESS; });
 }
+static CUresult impl_cuGraphHostNodeSetParams(CUgraphNode h, const CUDA_HOST_NODE_PARAMS* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return set_node_params(h, NodeKind::kHost, host_params(p));
+}
+static CUresult impl_cuGraphMemcpyNodeGetParams(CUgraphNode h, CUDA_MEMCPY3D* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(h, NodeKind::kMemcpy, [&](Node* n) { *p = n->params.copy; return CUDA_SUCCESS; });
+}
+static CUresult impl_cuGraphMemcpyNodeSetParams(CUgraphNode h, const CUDA_MEMCPY3D* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return set_node_params(h, NodeKind::kMemcpy, copy_params(p));
+}
+static CUresult impl_cuGraphMemsetNodeGetParams(CUgraphNode h, CUDA_MEMSET_NODE_PARAMS* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(h, NodeKind::kMemset, [&](Node* n) { *p = n->params.memset; return CUDA_SUCCESS; });
+}
+static CUresult impl_cuGraphMemsetNodeSetParams(CUgraphNode h, const CUDA_MEMSET_NODE_PARAMS* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return set_node_params(h, NodeKind::kMemset, set_params(p));
+}
+static CUresult impl_cuGraphEventRecordNodeGetEvent(CUgraphNode h, CUevent* e) {
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(h, NodeKind::kEventRecord, [&](Node* n) { *e = n->params.event; return CUDA_SUCCESS; });
+}
+static CUresult impl_cuGraphEventRecordNodeSetEvent(CUgraphNode h, CUevent e) { return set_node_params(h, NodeKind::kEventRecord, event_params(NodeKind::kEventRecord, e)); }
+static CUresult impl_cuGraphEventWaitNodeGetEvent(CUgraphNode h, CUevent* e) {
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(h, NodeKind::kEventWait, [&](Node* n) { *e = n->params.event; return CUDA_SUCCESS; });
+}
+static CUresult impl_cuGraphEventWaitNodeSetEvent(CUgraphNode h, CUevent e) { return set_node_params(h, NodeKind::kEventWait, event_params(NodeKind::kEventWait, e)); }
+
+static CUresult impl_cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph g, unsigned long long flags) { return instantiate(out, g, flags, nullptr); }
 static CUresult instantiate_logged(CUgraphExec* out, CUgraph g, CUgraphNode* err, char* log, size_t size) {
   if (log && size) log[0] = 0;
   return instantiate(out, g, 0, err);
 }
-CUresult cuGraphInstantiate(CUgraphExec* out, CUgraph g, CUgraphNode* err, char* log, size_t size) {
-  return api::call("cuGraphInstantiate", api::kDefault, [&] { return instantiate_logged(out, g, err, log, size); },
-                   out, g, err, log, size);
-}
-CUresult cuGraphInstantiate_v2(CUgraphExec* out, CUgraph g, CUgraphNode* err, char* log, size_t size) {
-  return api::call("cuGraphInstantiate_v2", api::kDefault, [&] { return instantiate_logged(out, g, err, log, size); },
-                   out, g, err, log, size);
+
+static CUresult impl_cuGraphExecDestroy(CUgraphExec h) {
+  GraphExec* e = rt().execs.live(h);
+  if (!e || !rt().execs.try_kill(e)) return CUDA_ERROR_INVALID_VALUE;
+  rt().execs.release(e);  // launches in flight hold their own ops
+  return CUDA_SUCCESS;
 }
 
-CUresult cuGraphExecDestroy(CUgraphExec h) {
-  return api::call("cuGraphExecDestroy", api::kDefault, [&] {
-    GraphExec* e = rt().execs.live(h);
-    if (!e || !rt().execs.try_kill(e)) return CUDA_ERROR_INVALID_VALUE;
-    rt().execs.release(e);  // launches in flight hold their own ops
-    return CUDA_SUCCESS;
-  }, h);
+static CUresult impl_cuGraphExecGetFlags(CUgraphExec h, cuuint64_t* flags) {
+  GraphExec* e = rt().execs.live(h);
+  if (!e || !flags) return CUDA_ERROR_INVALID_VALUE;
+  *flags = e->flags;
+  return CUDA_SUCCESS;
 }
 
-CUresult cuGraphExecGetFlags(CUgraphExec h, cuuint64_t* flags) {
-  return api::call("cuGraphExecGetFlags", api::kDefault, [&] {
-    GraphExec* e = rt().execs.live(h);
-    if (!e || !flags) return CUDA_ERROR_INVALID_VALUE;
-    *flags = e->flags;
-    return CUDA_SUCCESS;
-  }, h, flags);
+static CUresult impl_cuGraphExecUpdate(CUgraphExec he, CUgraph hg, CUgraphNode* err, CUgraphExecUpdateResult* res) {
+  if (!err || !res) return CUDA_ERROR_INVALID_VALUE;
+  CUgraphExecUpdateResultInfo info{};
+  CUresult r = exec_update(he, hg, &info);
+  *err = info.errorNode;
+  *res = info.result;
+  return r;
 }
 
-CUresult cuGraphExecUpdate_v2(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultInfo* info) {
-  return api::call("cuGraphExecUpdate_v2", api::kDefault, [&] { return exec_update(he, hg, info); }, he, hg, info);
+static CUresult impl_cuGraphExecHostNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_HOST_NODE_PARAMS* p) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return exec_set(e, n, NodeKind::kHost, host_params(p));
 }
-CUresult cuGraphExecUpdate(CUgraphExec he, CUgraph hg, CUgraphNode* err, CUgraphExecUpdateResult* res) {
-  return api::call("cuGraphExecUpdate", api::kDefault, [&] {
-    if (!err || !res) return CUDA_ERROR_INVALID_VALUE;
-    CUgraphExecUpdateResultInfo info{};
-    CUresult r = exec_update(he, hg, &info);
-    *err = info.errorNode;
-    *res = info.result;
-    return r;
-  }, he, hg, err, res);
+static CUresult impl_cuGraphExecMemcpyNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D* p, CUcontext ctx) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return exec_set(e, n, NodeKind::kMemcpy, copy_params(p));
+}
+static CUresult impl_cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS* p,
+                                                    CUcontext ctx) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  return exec_set(e, n, NodeKind::kMemset, set_params(p));
+}
+static CUresult impl_cuGraphExecEventRecordNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) { return exec_set(e, n, NodeKind::kEventRecord, event_params(NodeKind::kEventRecord, ev)); }
+static CUresult impl_cuGraphExecEventWaitNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) { return exec_set(e, n, NodeKind::kEventWait, event_params(NodeKind::kEventWait, ev)); }
+
+static CUresult impl_cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
+  Graph* g = graph_of(hGraph);
+  if (!g || !path) return CUDA_ERROR_INVALID_VALUE;
+  std::FILE* f = std::fopen(path, "w");
+  if (!f) return CUDA_ERROR_OPERATING_SYSTEM;
+  std::string text = g->dot(flags);
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
 }
 
-CUresult cuGraphExecHostNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_HOST_NODE_PARAMS* p) {
-  return api::call("cuGraphExecHostNodeSetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return exec_set(e, n, NodeKind::kHost, host_params(p));
-  }, e, n, p);
-}
-CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D* p, CUcontext ctx) {
-  return api::call("cuGraphExecMemcpyNodeSetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return exec_set(e, n, NodeKind::kMemcpy, copy_params(p));
-  }, e, n, p, ctx);
-}
-CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS* p,
-                                        CUcontext ctx) {
-  return api::call("cuGraphExecMemsetNodeSetParams", api::kDefault, [&] {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return exec_set(e, n, NodeKind::kMemset, set_params(p));
-  }, e, n, p, ctx);
-}
-CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) {
-  return api::call("cuGraphExecEventRecordNodeSetEvent", api::kDefault,
-                   [&] { return exec_set(e, n, NodeKind::kEventRecord, event_params(NodeKind::kEventRecord, ev)); },
-                   e, n, ev);
-}
-CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) {
-  return api::call("cuGraphExecEventWaitNodeSetEvent", api::kDefault,
-                   [&] { return exec_set(e, n, NodeKind::kEventWait, event_params(NodeKind::kEventWait, ev)); }, e,
-                   n, ev);
-}
-
-CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
-  return api::call("cuGraphDebugDotPrint", api::kDefault, [&] {
-    Graph* g = graph_of(hGraph);
-    if (!g || !path) return CUDA_ERROR_INVALID_VALUE;
-    std::FILE* f = std::fopen(path, "w");
-    if (!f) return CUDA_ERROR_OPERATING_SYSTEM;
-    std::string text = g->dot(flags);
-    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    ok = std::fclose(f) == 0 && ok;
-    return ok ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
-  }, hGraph, path, flags);
-}
-
-}  // extern "C"
-
-CUCPU_STREAM_ENTRY(cuGraphLaunch, _ptsz, launch, (CUgraphExec hGraphExec, CUstream hStream), hGraphExec, hStream)
-CUCPU_STREAM_ENTRY(cuGraphUpload, _ptsz, upload, (CUgraphExec hGraphExec, CUstream hStream), hGraphExec, hStream)
-CUCPU_STREAM_ENTRY(cuGraphInstantiateWithParams, _ptsz, instantiate_with_params,
-                   (CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams),
-                   phGraphExec, hGraph, instantiateParams)
+#include "api/entries/graph.inc"

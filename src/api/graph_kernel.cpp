@@ -130,81 +130,30 @@ CUresult set_attribute(CUgraphNode h, const CUkernelNodeAttrID& attr, const CUke
 
 }  // namespace
 
-extern "C" {
-
-CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                              size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return api::call("cuGraphAddKernelNode", api::kDefault,
-                   [&] { return add(phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }, phGraphNode,
-                   hGraph, dependencies, numDependencies, nodeParams);
+static CUresult impl_cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
+  if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(hNode, NodeKind::kKernel, [&](Node* n) {
+    fill(n, nodeParams);
+    return CUDA_SUCCESS;
+  });
 }
-CUresult cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                                 size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v2* nodeParams) {
-  return api::call("cuGraphAddKernelNode_v2", api::kDefault,
-                   [&] { return add(phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }, phGraphNode,
-                   hGraph, dependencies, numDependencies, nodeParams);
-}
-
-CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return api::call("cuGraphKernelNodeGetParams", api::kDefault, [&] {
-    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(hNode, NodeKind::kKernel, [&](Node* n) {
-      fill(n, nodeParams);
-      return CUDA_SUCCESS;
-    });
-  }, hNode, nodeParams);
-}
-CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2* nodeParams) {
-  return api::call("cuGraphKernelNodeGetParams_v2", api::kDefault, [&] {
-    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(hNode, NodeKind::kKernel, [&](Node* n) {
-      fill(n, nodeParams);
-      nodeParams->kern = n->params.kernel.kern;  // cudart maps it back to its host stub
-      nodeParams->ctx = reinterpret_cast<CUcontext>(n->params.kernel.fn->module->ctx);
-      return CUDA_SUCCESS;
-    });
-  }, hNode, nodeParams);
+static CUresult impl_cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2* nodeParams) {
+  if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(hNode, NodeKind::kKernel, [&](Node* n) {
+    fill(n, nodeParams);
+    nodeParams->kern = n->params.kernel.kern;  // cudart maps it back to its host stub
+    nodeParams->ctx = reinterpret_cast<CUcontext>(n->params.kernel.fn->module->ctx);
+    return CUDA_SUCCESS;
+  });
 }
 
-CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return api::call("cuGraphKernelNodeSetParams", api::kDefault, [&] { return set(hNode, nodeParams); }, hNode,
-                   nodeParams);
-}
-CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2* nodeParams) {
-  return api::call("cuGraphKernelNodeSetParams_v2", api::kDefault, [&] { return set(hNode, nodeParams); }, hNode,
-                   nodeParams);
-}
-
-CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                        const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return api::call("cuGraphExecKernelNodeSetParams", api::kDefault,
-                   [&] { return exec_set_kernel(hGraphExec, hNode, nodeParams); }, hGraphExec, hNode, nodeParams);
-}
-CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                           const CUDA_KERNEL_NODE_PARAMS_v2* nodeParams) {
-  return api::call("cuGraphExecKernelNodeSetParams_v2", api::kDefault,
-                   [&] { return exec_set_kernel(hGraphExec, hNode, nodeParams); }, hGraphExec, hNode, nodeParams);
+static CUresult impl_cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
+  Node* s = node_of(src);
+  if (!s || s->params.kind != NodeKind::kKernel) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(dst, NodeKind::kKernel, [&](Node* d) {
+    d->params.kernel.attrs = s->params.kernel.attrs;
+    return CUDA_SUCCESS;
+  });
 }
 
-CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue* value_out) {
-  return api::call("cuGraphKernelNodeGetAttribute", api::kDefault, [&] { return get_attribute(hNode, attr, value_out); },
-                   hNode, attr, value_out);
-}
-
-CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) {
-  return api::call("cuGraphKernelNodeSetAttribute", api::kDefault, [&] { return set_attribute(hNode, attr, value); },
-                   hNode, attr, value);
-}
-
-CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
-  return api::call("cuGraphKernelNodeCopyAttributes", api::kDefault, [&] {
-    Node* s = node_of(src);
-    if (!s || s->params.kind != NodeKind::kKernel) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(dst, NodeKind::kKernel, [&](Node* d) {
-      d->params.kernel.attrs = s->params.kernel.attrs;
-      return CUDA_SUCCESS;
-    });
-  }, dst, src);
-}
-
-}  // extern "C"
+#include "api/entries/graph_kernel.inc"

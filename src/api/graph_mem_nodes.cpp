@@ -72,101 +72,85 @@ std::shared_ptr<const GraphMemoryBlock> graph_memory_at(CUdeviceptr dptr) {
 
 }  // namespace cucpu::api
 
-extern "C" {
+static CUresult impl_cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                            size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+  if (!phGraphNode || !graph_of(hGraph)) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = alloc_params(nodeParams, &c)) return r;
+  CUresult r;
+  NodeParams np;
+  np.kind = NodeKind::kMemAlloc;
+  np.memory = make_graph_memory(c, nodeParams->bytesize, nodeParams->poolProps,
+                                {nodeParams->accessDescs, nodeParams->accessDescs + nodeParams->accessDescCount}, &r);
+  if (!np.memory) return r;
+  if ((r = add_node(phGraphNode, hGraph, dependencies, numDependencies, np))) return r;
+  nodeParams->dptr = np.memory->dptr;
+  return CUDA_SUCCESS;
+}
 
-CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                                size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
-  return api::call("cuGraphAddMemAllocNode", api::kDefault, [&] {
-    if (!phGraphNode || !graph_of(hGraph)) return CUDA_ERROR_INVALID_VALUE;
-    Context* c;
-    if (CUresult r = alloc_params(nodeParams, &c)) return r;
-    CUresult r;
-    NodeParams np;
-    np.kind = NodeKind::kMemAlloc;
-    np.memory = make_graph_memory(c, nodeParams->bytesize, nodeParams->poolProps,
-                                  {nodeParams->accessDescs, nodeParams->accessDescs + nodeParams->accessDescCount}, &r);
-    if (!np.memory) return r;
-    if ((r = add_node(phGraphNode, hGraph, dependencies, numDependencies, np))) return r;
-    nodeParams->dptr = np.memory->dptr;
+static CUresult impl_cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
+  if (!params_out) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(hNode, NodeKind::kMemAlloc, [&](Node* n) {
+    const GraphMemoryBlock& b = *n->params.memory;
+    params_out->poolProps = b.pool;
+    params_out->accessDescs = b.access.empty() ? nullptr : b.access.data();
+    params_out->accessDescCount = b.access.size();
+    params_out->bytesize = b.bytes;
+    params_out->dptr = b.dptr;
     return CUDA_SUCCESS;
-  }, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  });
 }
 
-CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
-  return api::call("cuGraphMemAllocNodeGetParams", api::kDefault, [&] {
-    if (!params_out) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(hNode, NodeKind::kMemAlloc, [&](Node* n) {
-      const GraphMemoryBlock& b = *n->params.memory;
-      params_out->poolProps = b.pool;
-      params_out->accessDescs = b.access.empty() ? nullptr : b.access.data();
-      params_out->accessDescCount = b.access.size();
-      params_out->bytesize = b.bytes;
-      params_out->dptr = b.dptr;
-      return CUDA_SUCCESS;
-    });
-  }, hNode, params_out);
+static CUresult impl_cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                           size_t numDependencies, CUdeviceptr dptr) {
+  if (!phGraphNode || !graph_of(hGraph)) return CUDA_ERROR_INVALID_VALUE;
+  NodeParams np;
+  np.kind = NodeKind::kMemFree;
+  np.memory = graph_memory_at(dptr);  // only graph memory is freed by a node
+  if (!np.memory) return CUDA_ERROR_INVALID_VALUE;
+  return add_node(phGraphNode, hGraph, dependencies, numDependencies, np);
 }
 
-CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                               size_t numDependencies, CUdeviceptr dptr) {
-  return api::call("cuGraphAddMemFreeNode", api::kDefault, [&] {
-    if (!phGraphNode || !graph_of(hGraph)) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams np;
-    np.kind = NodeKind::kMemFree;
-    np.memory = graph_memory_at(dptr);  // only graph memory is freed by a node
-    if (!np.memory) return CUDA_ERROR_INVALID_VALUE;
-    return add_node(phGraphNode, hGraph, dependencies, numDependencies, np);
-  }, phGraphNode, hGraph, dependencies, numDependencies, dptr);
-}
-
-CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
-  return api::call("cuGraphMemFreeNodeGetParams", api::kDefault, [&] {
-    if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
-    return with_node(hNode, NodeKind::kMemFree, [&](Node* n) {
-      *dptr_out = n->params.memory->dptr;
-      return CUDA_SUCCESS;
-    });
-  }, hNode, dptr_out);
+static CUresult impl_cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
+  if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
+  return with_node(hNode, NodeKind::kMemFree, [&](Node* n) {
+    *dptr_out = n->params.memory->dptr;
+    return CUDA_SUCCESS;
+  });
 }
 
 // Graph memory is held only while a graph names it: nothing is cached to trim.
-CUresult cuDeviceGraphMemTrim(CUdevice device) {
-  return api::call("cuDeviceGraphMemTrim", api::kDefault, [&] {
-    if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
-    return CUDA_SUCCESS;
-  }, device);
+static CUresult impl_cuDeviceGraphMemTrim(CUdevice device) {
+  if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+  return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
-  return api::call("cuDeviceGetGraphMemAttribute", api::kDefault, [&] {
-    if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
-    if (!value) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(blocks().mu);
-    uint64_t v;
-    switch (raw_enum(attr)) {
-      case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
-      case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: v = blocks().used; break;
-      case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
-      case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: v = blocks().high; break;
-      default: return CUDA_ERROR_INVALID_VALUE;
-    }
-    *static_cast<cuuint64_t*>(value) = v;
-    return CUDA_SUCCESS;
-  }, device, attr, value);
+static CUresult impl_cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+  if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> g(blocks().mu);
+  uint64_t v;
+  switch (raw_enum(attr)) {
+    case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: v = blocks().used; break;
+    case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: v = blocks().high; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  *static_cast<cuuint64_t*>(value) = v;
+  return CUDA_SUCCESS;
 }
 
 // Only the high watermarks can be set, and only to 0 (a reset).
-CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
-  return api::call("cuDeviceSetGraphMemAttribute", api::kDefault, [&] {
-    if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
-    if (!value) return CUDA_ERROR_INVALID_VALUE;
-    const int a = raw_enum(attr);
-    if (a != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && a != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) return CUDA_ERROR_INVALID_VALUE;
-    if (*static_cast<const cuuint64_t*>(value) != 0) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(blocks().mu);
-    blocks().high = blocks().used;
-    return CUDA_SUCCESS;
-  }, device, attr, value);
+static CUresult impl_cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+  if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  const int a = raw_enum(attr);
+  if (a != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && a != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) return CUDA_ERROR_INVALID_VALUE;
+  if (*static_cast<const cuuint64_t*>(value) != 0) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> g(blocks().mu);
+  blocks().high = blocks().used;
+  return CUDA_SUCCESS;
 }
 
-}  // extern "C"
+#include "api/entries/graph_mem_nodes.inc"

@@ -109,60 +109,38 @@ CUresult add(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, const CUgrap
 
 }  // namespace
 
-extern "C" {
+static CUresult impl_cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                    size_t numDependencies, CUgraphNodeParams* nodeParams) { return add(phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams); }
 
-CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                        size_t numDependencies, CUgraphNodeParams* nodeParams) {
-  return api::call("cuGraphAddNode", api::kDefault,
-                   [&] { return add(phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams); },
-                   phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+static CUresult impl_cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+  Node* n = node_of(hNode);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  NodeParams np;
+  if (CUresult r = translate(nodeParams, &np, false)) return r;
+  return set_node_params(hNode, np.kind, np);
 }
 
-CUresult cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                           const CUgraphEdgeData* dependencyData, size_t numDependencies,
-                           CUgraphNodeParams* nodeParams) {
-  return api::call("cuGraphAddNode_v2", api::kDefault,
-                   [&] { return add(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams); },
-                   phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+static CUresult impl_cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+  NodeParams np;
+  if (CUresult r = translate(nodeParams, &np, false)) return r;
+  return exec_set(hGraphExec, hNode, np.kind, np);
 }
 
-CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
-  return api::call("cuGraphNodeSetParams", api::kDefault, [&] {
-    Node* n = node_of(hNode);
-    if (!n) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams np;
-    if (CUresult r = translate(nodeParams, &np, false)) return r;
-    return set_node_params(hNode, np.kind, np);
-  }, hNode, nodeParams);
+static CUresult impl_cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
+  GraphExec* e = rt().execs.live(hGraphExec);
+  Node* n = node_of(hNode);
+  if (!e || !n) return CUDA_ERROR_INVALID_VALUE;
+  return e->set_enabled(n, isEnabled != 0);
 }
 
-CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
-  return api::call("cuGraphExecNodeSetParams", api::kDefault, [&] {
-    NodeParams np;
-    if (CUresult r = translate(nodeParams, &np, false)) return r;
-    return exec_set(hGraphExec, hNode, np.kind, np);
-  }, hGraphExec, hNode, nodeParams);
+static CUresult impl_cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) {
+  GraphExec* e = rt().execs.live(hGraphExec);
+  Node* n = node_of(hNode);
+  if (!e || !n || !isEnabled) return CUDA_ERROR_INVALID_VALUE;
+  bool on = false;
+  if (CUresult r = e->get_enabled(n, &on)) return r;
+  *isEnabled = on ? 1 : 0;
+  return CUDA_SUCCESS;
 }
 
-}  // extern "C"
-
-extern "C" CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
-  return api::call("cuGraphNodeSetEnabled", api::kDefault, [&] {
-    GraphExec* e = rt().execs.live(hGraphExec);
-    Node* n = node_of(hNode);
-    if (!e || !n) return CUDA_ERROR_INVALID_VALUE;
-    return e->set_enabled(n, isEnabled != 0);
-  }, hGraphExec, hNode, isEnabled);
-}
-
-extern "C" CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) {
-  return api::call("cuGraphNodeGetEnabled", api::kDefault, [&] {
-    GraphExec* e = rt().execs.live(hGraphExec);
-    Node* n = node_of(hNode);
-    if (!e || !n || !isEnabled) return CUDA_ERROR_INVALID_VALUE;
-    bool on = false;
-    if (CUresult r = e->get_enabled(n, &on)) return r;
-    *isEnabled = on ? 1 : 0;
-    return CUDA_SUCCESS;
-  }, hGraphExec, hNode, isEnabled);
-}
+#include "api/entries/graph_node_params.inc"

@@ -31,26 +31,22 @@ CUresult cucpu::api::state_error() {
   return lib_state() == LibState::kTornDown ? CUDA_ERROR_DEINITIALIZED : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-extern "C" CUresult cuInit(unsigned int Flags) {
-  return api::call("cuInit", api::kNoInit, [&] {
-    if (lib_state() == LibState::kTornDown) return CUDA_ERROR_DEINITIALIZED;
-    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    if (rt().devices.empty()) return CUDA_ERROR_NO_DEVICE;
-    int expected = static_cast<int>(LibState::kUninitialized);
-    rt().state.compare_exchange_strong(expected, static_cast<int>(LibState::kReady));
-    return CUDA_SUCCESS;
-  }, Flags);
+static CUresult impl_cuInit(unsigned int Flags) {
+  if (lib_state() == LibState::kTornDown) return CUDA_ERROR_DEINITIALIZED;
+  if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (rt().devices.empty()) return CUDA_ERROR_NO_DEVICE;
+  int expected = static_cast<int>(LibState::kUninitialized);
+  rt().state.compare_exchange_strong(expected, static_cast<int>(LibState::kReady));
+  return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDriverGetVersion(int* driverVersion) {
-  return api::call("cuDriverGetVersion", api::kNoInit | api::kInHostFn, [&] {
-    if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
-    *driverVersion = CUDA_VERSION;
-    return CUDA_SUCCESS;
-  }, driverVersion);
+static CUresult impl_cuDriverGetVersion(int* driverVersion) {
+  if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
+  *driverVersion = CUDA_VERSION;
+  return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuGetErrorName(CUresult error, const char** pStr) {
+static CUresult impl_cuGetErrorName(CUresult error, const char** pStr) {
   // Not traced: the tracer itself uses it.
   if (!pStr) return CUDA_ERROR_INVALID_VALUE;
   const ErrorName* e = find_error(error);
@@ -62,7 +58,7 @@ extern "C" CUresult cuGetErrorName(CUresult error, const char** pStr) {
   return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuGetErrorString(CUresult error, const char** pStr) {
+static CUresult impl_cuGetErrorString(CUresult error, const char** pStr) {
   if (!pStr) return CUDA_ERROR_INVALID_VALUE;
   const ErrorName* e = find_error(error);
   if (!e) {
@@ -78,3 +74,5 @@ bool cucpu::api::trace_peek(const void* addr, void* out, size_t n) {
   iovec remote{const_cast<void*>(addr), n};
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
 }
+
+#include "api/entries/init.inc"

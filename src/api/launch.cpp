@@ -186,18 +186,4 @@ CUresult launch_ex(NullStream ns, const CUlaunchConfig* config, CUfunction f, vo
 
 }  // namespace
 
-CUCPU_STREAM_ENTRY(cuLaunchKernel, _ptsz, launch_kernel,
-                   (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
-                    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
-                    unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra),
-                   f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                   kernelParams, extra)
-CUCPU_STREAM_ENTRY(cuLaunchKernelEx, _ptsz, launch_ex,
-                   (const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra), config, f,
-                   kernelParams, extra)
-CUCPU_STREAM_ENTRY(cuLaunchCooperativeKernel, _ptsz, launch_cooperative,
-                   (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
-                    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
-                    unsigned int sharedMemBytes, CUstream hStream, void** kernelParams),
-                   f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                   kernelParams)
+#include "api/entries/launch.inc"

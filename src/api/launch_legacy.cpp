@@ -55,68 +55,43 @@ CUresult launch(CUfunction h, unsigned gx, unsigned gy, CUstream s) {
 
 }  // namespace
 
-extern "C" {
-
-CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
-  return api::call("cuFuncSetBlockShape", api::kDefault, [&] {
-    if (x <= 0 || y <= 0 || z <= 0) return CUDA_ERROR_INVALID_VALUE;
-    return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
-      l.block[0] = static_cast<unsigned>(x), l.block[1] = static_cast<unsigned>(y), l.block[2] = static_cast<unsigned>(z);
-      return CUDA_SUCCESS;
-    });
-  }, hfunc, x, y, z);
+static CUresult impl_cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
+  if (x <= 0 || y <= 0 || z <= 0) return CUDA_ERROR_INVALID_VALUE;
+  return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
+    l.block[0] = static_cast<unsigned>(x), l.block[1] = static_cast<unsigned>(y), l.block[2] = static_cast<unsigned>(z);
+    return CUDA_SUCCESS;
+  });
 }
 
-CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
-  return api::call("cuFuncSetSharedSize", api::kDefault, [&] {
-    return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
-      l.shared = bytes;
-      return CUDA_SUCCESS;
-    });
-  }, hfunc, bytes);
+static CUresult impl_cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
+  return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
+    l.shared = bytes;
+    return CUDA_SUCCESS;
+  });
 }
 
-CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
-  return api::call("cuParamSetSize", api::kDefault, [&] {
-    if (numbytes > Function::LegacyLaunch::kParamSpace) return CUDA_ERROR_INVALID_VALUE;
-    return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
-      l.size = numbytes;
-      return CUDA_SUCCESS;
-    });
-  }, hfunc, numbytes);
+static CUresult impl_cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
+  if (numbytes > Function::LegacyLaunch::kParamSpace) return CUDA_ERROR_INVALID_VALUE;
+  return with_legacy(hfunc, [&](Function::LegacyLaunch& l) {
+    l.size = numbytes;
+    return CUDA_SUCCESS;
+  });
 }
 
-CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) {
-  return api::call("cuParamSeti", api::kDefault, [&] { return set_bytes(hfunc, offset, &value, sizeof value); },
-                   hfunc, offset, value);
+static CUresult impl_cuParamSeti(CUfunction hfunc, int offset, unsigned int value) { return set_bytes(hfunc, offset, &value, sizeof value); }
+
+static CUresult impl_cuParamSetf(CUfunction hfunc, int offset, float value) { return set_bytes(hfunc, offset, &value, sizeof value); }
+
+static CUresult impl_cuLaunch(CUfunction f) { return launch(f, 1, 1, nullptr); }
+
+static CUresult impl_cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
+  if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
+  return launch(f, static_cast<unsigned>(grid_width), static_cast<unsigned>(grid_height), nullptr);
 }
 
-CUresult cuParamSetf(CUfunction hfunc, int offset, float value) {
-  return api::call("cuParamSetf", api::kDefault, [&] { return set_bytes(hfunc, offset, &value, sizeof value); },
-                   hfunc, offset, value);
+static CUresult impl_cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
+  if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
+  return launch(f, static_cast<unsigned>(grid_width), static_cast<unsigned>(grid_height), hStream);
 }
 
-CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) {
-  return api::call("cuParamSetv", api::kDefault, [&] { return set_bytes(hfunc, offset, ptr, numbytes); }, hfunc,
-                   offset, ptr, numbytes);
-}
-
-CUresult cuLaunch(CUfunction f) {
-  return api::call("cuLaunch", api::kDefault, [&] { return launch(f, 1, 1, nullptr); }, f);
-}
-
-CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
-  return api::call("cuLaunchGrid", api::kDefault, [&] {
-    if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
-    return launch(f, static_cast<unsigned>(grid_width), static_cast<unsigned>(grid_height), nullptr);
-  }, f, grid_width, grid_height);
-}
-
-CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
-  return api::call("cuLaunchGridAsync", api::kDefault, [&] {
-    if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
-    return launch(f, static_cast<unsigned>(grid_width), static_cast<unsigned>(grid_height), hStream);
-  }, f, grid_width, grid_height, hStream);
-}
-
-}  // extern "C"
+#include "api/entries/launch_legacy.inc"

@@ -91,181 +91,145 @@ CUresult kernel_info(LibKernel* k, const ptx::KernelInfo** out) {
 
 }  // namespace
 
-extern "C" {
-
-CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues,
-                           unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues,
-                           unsigned int numLibraryOptions) {
-  return api::call("cuLibraryLoadData", api::kDefault, [&] {
-    return load(library, code, 0, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-                numLibraryOptions);
-  }, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-     numLibraryOptions);
+static CUresult impl_cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions,
+                                       void** jitOptionsValues, unsigned int numJitOptions,
+                                       CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                                       unsigned int numLibraryOptions) {
+  return load(library, code, 0, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+              numLibraryOptions);
 }
 
-CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions,
-                               void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions,
-                               void** libraryOptionValues, unsigned int numLibraryOptions) {
-  return api::call("cuLibraryLoadFromFile", api::kDefault, [&] {
-    if (!library || !fileName) return CUDA_ERROR_INVALID_VALUE;
-    std::vector<char> bytes;
-    if (CUresult r = api::read_file(fileName, &bytes)) return r;
-    return load(library, bytes.data(), bytes.size(), jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
-                libraryOptionValues, numLibraryOptions);
-  }, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-     numLibraryOptions);
+static CUresult impl_cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions,
+                                           void** jitOptionsValues, unsigned int numJitOptions,
+                                           CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                                           unsigned int numLibraryOptions) {
+  if (!library || !fileName) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<char> bytes;
+  if (CUresult r = api::read_file(fileName, &bytes)) return r;
+  return load(library, bytes.data(), bytes.size(), jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+              libraryOptionValues, numLibraryOptions);
 }
 
-CUresult cuLibraryUnload(CUlibrary library) {
-  return api::call("cuLibraryUnload", api::kDefault, [&] {
-    Library* lib = library_of(library);
-    if (!lib || !library_pool().try_kill(lib)) return CUDA_ERROR_INVALID_HANDLE;
-    lib->unload();  // launches in flight keep their modules
-    library_pool().release(lib);
-    return CUDA_SUCCESS;
-  }, library);
+static CUresult impl_cuLibraryUnload(CUlibrary library) {
+  Library* lib = library_of(library);
+  if (!lib || !library_pool().try_kill(lib)) return CUDA_ERROR_INVALID_HANDLE;
+  lib->unload();  // launches in flight keep their modules
+  library_pool().release(lib);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
-  return api::call("cuLibraryGetKernel", api::kDefault, [&] {
-    if (!pKernel || !name) return CUDA_ERROR_INVALID_VALUE;
-    Library* lib = library_of(library);
-    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
-    LibKernel* k = lib->find_kernel(name);
-    if (!k) return CUDA_ERROR_NOT_FOUND;
-    *pKernel = reinterpret_cast<CUkernel>(k);
-    return CUDA_SUCCESS;
-  }, pKernel, library, name);
+static CUresult impl_cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
+  if (!pKernel || !name) return CUDA_ERROR_INVALID_VALUE;
+  Library* lib = library_of(library);
+  if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+  LibKernel* k = lib->find_kernel(name);
+  if (!k) return CUDA_ERROR_NOT_FOUND;
+  *pKernel = reinterpret_cast<CUkernel>(k);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) {
-  return api::call("cuLibraryGetKernelCount", api::kDefault, [&] {
-    if (!count) return CUDA_ERROR_INVALID_VALUE;
-    Library* l = library_of(lib);
-    if (!l) return CUDA_ERROR_INVALID_HANDLE;
-    *count = static_cast<unsigned>(l->kernels().size());
-    return CUDA_SUCCESS;
-  }, count, lib);
+static CUresult impl_cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) {
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  Library* l = library_of(lib);
+  if (!l) return CUDA_ERROR_INVALID_HANDLE;
+  *count = static_cast<unsigned>(l->kernels().size());
+  return CUDA_SUCCESS;
 }
 
-CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
-  return api::call("cuLibraryEnumerateKernels", api::kDefault, [&] {
-    if (!kernels) return CUDA_ERROR_INVALID_VALUE;
-    Library* l = library_of(lib);
-    if (!l) return CUDA_ERROR_INVALID_HANDLE;
-    const auto& ks = l->kernels();
-    for (size_t i = 0; i < ks.size() && i < numKernels; ++i) kernels[i] = reinterpret_cast<CUkernel>(ks[i]);
-    return CUDA_SUCCESS;
-  }, kernels, numKernels, lib);
+static CUresult impl_cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
+  if (!kernels) return CUDA_ERROR_INVALID_VALUE;
+  Library* l = library_of(lib);
+  if (!l) return CUDA_ERROR_INVALID_HANDLE;
+  const auto& ks = l->kernels();
+  for (size_t i = 0; i < ks.size() && i < numKernels; ++i) kernels[i] = reinterpret_cast<CUkernel>(ks[i]);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
-  return api::call("cuLibraryGetModule", api::kDefault, [&] {
-    if (!pMod) return CUDA_ERROR_INVALID_VALUE;
-    Library* lib = library_of(library);
-    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
-    Module* m;
-    if (CUresult r = current_module(lib, &m)) return r;
-    *pMod = reinterpret_cast<CUmodule>(m);
-    return CUDA_SUCCESS;
-  }, pMod, library);
+static CUresult impl_cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
+  if (!pMod) return CUDA_ERROR_INVALID_VALUE;
+  Library* lib = library_of(library);
+  if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+  Module* m;
+  if (CUresult r = current_module(lib, &m)) return r;
+  *pMod = reinterpret_cast<CUmodule>(m);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
-  return api::call("cuLibraryGetGlobal", api::kDefault,
-                   [&] { return get_global(dptr, bytes, library, name, false); }, dptr, bytes, library, name);
+static CUresult impl_cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) { return get_global(dptr, bytes, library, name, false); }
+
+static CUresult impl_cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) { return get_global(dptr, bytes, library, name, true); }
+
+static CUresult impl_cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
+  if (!pFunc) return CUDA_ERROR_INVALID_VALUE;
+  LibKernel* k = kernel_of(kernel);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  Module* m;
+  if (CUresult r = current_module(k->library, &m)) return r;
+  Function* f = m->functions()[k->index];
+  if (CUresult r = f->load()) return r;
+  *pFunc = reinterpret_cast<CUfunction>(f);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
-  return api::call("cuLibraryGetManaged", api::kDefault,
-                   [&] { return get_global(dptr, bytes, library, name, true); }, dptr, bytes, library, name);
+static CUresult impl_cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
+  if (!pLib) return CUDA_ERROR_INVALID_VALUE;
+  LibKernel* k = kernel_of(kernel);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  *pLib = reinterpret_cast<CUlibrary>(k->library);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
-  return api::call("cuKernelGetFunction", api::kDefault, [&] {
-    if (!pFunc) return CUDA_ERROR_INVALID_VALUE;
-    LibKernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    Module* m;
-    if (CUresult r = current_module(k->library, &m)) return r;
-    Function* f = m->functions()[k->index];
-    if (CUresult r = f->load()) return r;
-    *pFunc = reinterpret_cast<CUfunction>(f);
-    return CUDA_SUCCESS;
-  }, pFunc, kernel);
+static CUresult impl_cuKernelGetName(const char** name, CUkernel hfunc) {
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  LibKernel* k = kernel_of(hfunc);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  *name = k->library->entry(k->index).name.c_str();
+  return CUDA_SUCCESS;
 }
 
-CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
-  return api::call("cuKernelGetLibrary", api::kDefault, [&] {
-    if (!pLib) return CUDA_ERROR_INVALID_VALUE;
-    LibKernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    *pLib = reinterpret_cast<CUlibrary>(k->library);
-    return CUDA_SUCCESS;
-  }, pLib, kernel);
+static CUresult impl_cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
+  if (!paramOffset) return CUDA_ERROR_INVALID_VALUE;
+  LibKernel* k = kernel_of(kernel);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  const auto& params = k->library->entry(k->index).params;
+  if (paramIndex >= params.size()) return CUDA_ERROR_INVALID_VALUE;
+  *paramOffset = params[paramIndex].offset;
+  if (paramSize) *paramSize = params[paramIndex].size;
+  return CUDA_SUCCESS;
 }
 
-CUresult cuKernelGetName(const char** name, CUkernel hfunc) {
-  return api::call("cuKernelGetName", api::kDefault, [&] {
-    if (!name) return CUDA_ERROR_INVALID_VALUE;
-    LibKernel* k = kernel_of(hfunc);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    *name = k->library->entry(k->index).name.c_str();
-    return CUDA_SUCCESS;
-  }, name, hfunc);
+static CUresult impl_cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+  if (!pi) return CUDA_ERROR_INVALID_VALUE;
+  LibKernel* k = kernel_of(kernel);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  const ptx::KernelInfo* info;
+  if (CUresult r = kernel_info(k, &info)) return r;
+  return get_function_attribute(*info, k->library->settings(k->index, dev), raw_enum(attrib), pi);
 }
 
-CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
-  return api::call("cuKernelGetParamInfo", api::kDefault, [&] {
-    if (!paramOffset) return CUDA_ERROR_INVALID_VALUE;
-    LibKernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    const auto& params = k->library->entry(k->index).params;
-    if (paramIndex >= params.size()) return CUDA_ERROR_INVALID_VALUE;
-    *paramOffset = params[paramIndex].offset;
-    if (paramSize) *paramSize = params[paramIndex].size;
-    return CUDA_SUCCESS;
-  }, kernel, paramIndex, paramOffset, paramSize);
+static CUresult impl_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+  LibKernel* k = kernel_of(kernel);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  const ptx::KernelInfo* info;
+  if (CUresult r = kernel_info(k, &info)) return r;
+  FuncSettings s = k->library->settings(k->index, dev);
+  if (CUresult r = set_function_attribute(*info, s, raw_enum(attrib), val)) return r;
+  k->library->set_settings(k->index, dev, s);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
-  return api::call("cuKernelGetAttribute", api::kDefault, [&] {
-    if (!pi) return CUDA_ERROR_INVALID_VALUE;
-    LibKernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    const ptx::KernelInfo* info;
-    if (CUresult r = kernel_info(k, &info)) return r;
-    return get_function_attribute(*info, k->library->settings(k->index, dev), raw_enum(attrib), pi);
-  }, pi, attrib, kernel, dev);
+static CUresult impl_cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+  LibKernel* k = kernel_of(kernel);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  int c = raw_enum(config);
+  if (c < CU_FUNC_CACHE_PREFER_NONE || c > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
+  FuncSettings s = k->library->settings(k->index, dev);
+  s.cache_config = c;
+  k->library->set_settings(k->index, dev, s);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
-  return api::call("cuKernelSetAttribute", api::kDefault, [&] {
-    LibKernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    const ptx::KernelInfo* info;
-    if (CUresult r = kernel_info(k, &info)) return r;
-    FuncSettings s = k->library->settings(k->index, dev);
-    if (CUresult r = set_function_attribute(*info, s, raw_enum(attrib), val)) return r;
-    k->library->set_settings(k->index, dev, s);
-    return CUDA_SUCCESS;
-  }, attrib, val, kernel, dev);
-}
-
-CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
-  return api::call("cuKernelSetCacheConfig", api::kDefault, [&] {
-    LibKernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    int c = raw_enum(config);
-    if (c < CU_FUNC_CACHE_PREFER_NONE || c > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
-    FuncSettings s = k->library->settings(k->index, dev);
-    s.cache_config = c;
-    k->library->set_settings(k->index, dev, s);
-    return CUDA_SUCCESS;
-  }, kernel, config, dev);
-}
-
-}  // extern "C"
+#include "api/entries/library.inc"

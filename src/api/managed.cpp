@@ -136,53 +136,23 @@ CUresult range_attribute(void* data, size_t size, int attr, CUdeviceptr p, size_
 
 }  // namespace
 
-extern "C" {
+static CUresult impl_cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) { return advise(devPtr, count, advice, from_device(device)); }
 
-CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) {
-  return api::call("cuMemAdvise", api::kDefault, [&] { return advise(devPtr, count, advice, from_device(device)); },
-                   devPtr, count, advice, device);
-}
-CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
-  return api::call("cuMemAdvise_v2", api::kDefault, [&] { return advise(devPtr, count, advice, location); }, devPtr,
-                   count, advice, location.id);
-}
-
-CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr,
-                                size_t count) {
-  return api::call("cuMemRangeGetAttribute", api::kDefault,
-                   [&] { return range_attribute(data, dataSize, raw_enum(attribute), devPtr, count); }, data,
-                   dataSize, attribute, devPtr, count);
-}
-CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes,
-                                 size_t numAttributes, CUdeviceptr devPtr, size_t count) {
-  return api::call("cuMemRangeGetAttributes", api::kDefault, [&] {
-    if (!data || !dataSizes || !attributes || numAttributes == 0) return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < numAttributes; ++i)
-      if (CUresult r = range_attribute(data[i], dataSizes[i], raw_enum(attributes[i]), devPtr, count)) return r;
-    return CUDA_SUCCESS;
-  }, data, dataSizes, attributes, numAttributes, devPtr, count);
+static CUresult impl_cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute,
+                                            CUdeviceptr devPtr, size_t count) { return range_attribute(data, dataSize, raw_enum(attribute), devPtr, count); }
+static CUresult impl_cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes,
+                                             size_t numAttributes, CUdeviceptr devPtr, size_t count) {
+  if (!data || !dataSizes || !attributes || numAttributes == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < numAttributes; ++i)
+    if (CUresult r = range_attribute(data[i], dataSizes[i], raw_enum(attributes[i]), devPtr, count)) return r;
+  return CUDA_SUCCESS;
 }
 
 // No profiler is ever attached to cucpu: starting and stopping collection
 // succeed and collect nothing, as with NVIDIA's driver when no profiler runs.
-CUresult cuProfilerStart(void) {
-  return api::call("cuProfilerStart", api::kDefault, [&] {
-    Context* c;
-    return current_ctx(&c);
-  });
-}
-CUresult cuProfilerStop(void) {
-  return api::call("cuProfilerStop", api::kDefault, [&] {
-    Context* c;
-    return current_ctx(&c);
-  });
+static CUresult impl_cuProfilerStart(void) {
+  Context* c;
+  return current_ctx(&c);
 }
 
-}  // extern "C"
-
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemPrefetchAsync, _ptsz, prefetch_v1,
-                   (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream), devPtr, count, dstDevice,
-                   hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuMemPrefetchAsync_v2, _ptsz, prefetch,
-                   (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream),
-                   devPtr, count, location, flags, hStream)
+#include "api/entries/managed.inc"

@@ -180,107 +180,61 @@ CUresult device_location(const CUmemLocation* loc, const CUmemAllocationType& ty
 
 }  // namespace
 
-CUCPU_STREAM_ENTRY(cuMemAllocAsync, _ptsz, alloc_async, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream), dptr,
-                   bytesize, hStream)
-CUCPU_STREAM_ENTRY(cuMemAllocFromPoolAsync, _ptsz, alloc_from_pool_async,
-                   (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream), dptr, bytesize, pool,
-                   hStream)
-CUCPU_STREAM_ENTRY(cuMemFreeAsync, _ptsz, free_async, (CUdeviceptr dptr, CUstream hStream), dptr, hStream)
-
-extern "C" {
-
-CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* out, CUdevice dev) {
-  return api::call("cuDeviceGetDefaultMemPool", api::kDefault, [&] {
-    Device* d;
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = device_of(dev, &d)) return r;
-    return get_default(d, out);
-  }, out, dev);
+static CUresult impl_cuDeviceGetDefaultMemPool(CUmemoryPool* out, CUdevice dev) {
+  Device* d;
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = device_of(dev, &d)) return r;
+  return get_default(d, out);
 }
 
-CUresult cuDeviceGetMemPool(CUmemoryPool* out, CUdevice dev) {
-  return api::call("cuDeviceGetMemPool", api::kDefault, [&] {
-    Device* d;
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = device_of(dev, &d)) return r;
-    *out = handle(current_pool(d));
-    return CUDA_SUCCESS;
-  }, out, dev);
+static CUresult impl_cuDeviceGetMemPool(CUmemoryPool* out, CUdevice dev) {
+  Device* d;
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = device_of(dev, &d)) return r;
+  *out = handle(current_pool(d));
+  return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool hp) {
-  return api::call("cuDeviceSetMemPool", api::kDefault, [&] {
-    Device* d;
-    if (CUresult r = device_of(dev, &d)) return r;
-    return set_current(d, hp);
-  }, dev, hp);
+static CUresult impl_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool hp) {
+  Device* d;
+  if (CUresult r = device_of(dev, &d)) return r;
+  return set_current(d, hp);
 }
 
-CUresult cuMemGetDefaultMemPool(CUmemoryPool* out, CUmemLocation* loc, CUmemAllocationType type) {
-  return api::call("cuMemGetDefaultMemPool", api::kDefault, [&] {
-    Device* d;
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = device_location(loc, type, &d)) return r;
-    return get_default(d, out);
-  }, out, loc, type);
+static CUresult impl_cuMemGetDefaultMemPool(CUmemoryPool* out, CUmemLocation* loc, CUmemAllocationType type) {
+  Device* d;
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = device_location(loc, type, &d)) return r;
+  return get_default(d, out);
 }
 
-CUresult cuMemGetMemPool(CUmemoryPool* out, CUmemLocation* loc, CUmemAllocationType type) {
-  return api::call("cuMemGetMemPool", api::kDefault, [&] {
-    Device* d;
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = device_location(loc, type, &d)) return r;
-    *out = handle(current_pool(d));
-    return CUDA_SUCCESS;
-  }, out, loc, type);
+static CUresult impl_cuMemGetMemPool(CUmemoryPool* out, CUmemLocation* loc, CUmemAllocationType type) {
+  Device* d;
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = device_location(loc, type, &d)) return r;
+  *out = handle(current_pool(d));
+  return CUDA_SUCCESS;
 }
 
-CUresult cuMemSetMemPool(CUmemLocation* loc, CUmemAllocationType type, CUmemoryPool hp) {
-  return api::call("cuMemSetMemPool", api::kDefault, [&] {
-    Device* d;
-    if (CUresult r = device_location(loc, type, &d)) return r;
-    return set_current(d, hp);
-  }, loc, type, hp);
+static CUresult impl_cuMemSetMemPool(CUmemLocation* loc, CUmemAllocationType type, CUmemoryPool hp) {
+  Device* d;
+  if (CUresult r = device_location(loc, type, &d)) return r;
+  return set_current(d, hp);
 }
 
-CUresult cuMemPoolCreate(CUmemoryPool* out, const CUmemPoolProps* props) {
-  return api::call("cuMemPoolCreate", api::kDefault, [&] { return pool_create(out, props); }, out, props);
+static CUresult impl_cuMemPoolGetAttribute(CUmemoryPool hp, CUmemPool_attribute attr, void* value) {
+  MemPool* pool = pool_of(hp);
+  if (!pool) return CUDA_ERROR_INVALID_VALUE;
+  return pool->get_attribute(api::raw_enum(attr), value);
 }
 
-CUresult cuMemPoolDestroy(CUmemoryPool hp) {
-  return api::call("cuMemPoolDestroy", api::kDefault, [&] { return pool_destroy(hp); }, hp);
-}
-
-CUresult cuMemPoolGetAttribute(CUmemoryPool hp, CUmemPool_attribute attr, void* value) {
-  return api::call("cuMemPoolGetAttribute", api::kDefault, [&] {
-    MemPool* pool = pool_of(hp);
-    if (!pool) return CUDA_ERROR_INVALID_VALUE;
-    return pool->get_attribute(api::raw_enum(attr), value);
-  }, hp, attr, value);
-}
-
-CUresult cuMemPoolSetAttribute(CUmemoryPool hp, CUmemPool_attribute attr, void* value) {
-  return api::call("cuMemPoolSetAttribute", api::kDefault, [&] {
-    MemPool* pool = pool_of(hp);
-    if (!pool) return CUDA_ERROR_INVALID_VALUE;
-    return pool->set_attribute(api::raw_enum(attr), value);
-  }, hp, attr, value);
+static CUresult impl_cuMemPoolSetAttribute(CUmemoryPool hp, CUmemPool_attribute attr, void* value) {
+  MemPool* pool = pool_of(hp);
+  if (!pool) return CUDA_ERROR_INVALID_VALUE;
+  return pool->set_attribute(api::raw_enum(attr), value);
 }
 
 // Nothing is cached, so there is nothing to trim.
-CUresult cuMemPoolTrimTo(CUmemoryPool hp, size_t min_bytes_to_keep) {
-  return api::call("cuMemPoolTrimTo", api::kDefault,
-                   [&] { return pool_of(hp) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }, hp, min_bytes_to_keep);
-}
+static CUresult impl_cuMemPoolTrimTo(CUmemoryPool hp, size_t min_bytes_to_keep) { return pool_of(hp) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
 
-CUresult cuMemPoolSetAccess(CUmemoryPool hp, const CUmemAccessDesc* map, size_t count) {
-  return api::call("cuMemPoolSetAccess", api::kDefault, [&] { return pool_set_access(hp, map, count); }, hp, map,
-                   count);
-}
-
-CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool hp, CUmemLocation* loc) {
-  return api::call("cuMemPoolGetAccess", api::kDefault, [&] { return pool_get_access(flags, hp, loc); }, flags, hp,
-                   loc);
-}
-
-}  // extern "C"
+#include "api/entries/mem_pool.inc"

@@ -18,7 +18,6 @@
 
 using namespace cucpu;
 
-
 namespace {
 
 using cucpu::allocate;
@@ -276,139 +275,77 @@ CUresult array_create(CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR& d) {
 
 }  // namespace
 
-extern "C" {
+static CUresult impl_cuMemFree_v2(CUdeviceptr dptr) { return mem_free(static_cast<uintptr_t>(dptr), false); }
+static CUresult impl_cuMemAllocHost_v2(void** pp, size_t bytesize) { return host_alloc(pp, bytesize, 0); }
 
-CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-  return api::call("cuMemAlloc_v2", api::kDefault, [&] { return mem_alloc(dptr, bytesize); }, dptr, bytesize);
+static CUresult impl_cuMemFreeHost(void* p) { return mem_free(reinterpret_cast<uintptr_t>(p), true); }
+
+static CUresult impl_cuMemHostGetFlags(unsigned int* pFlags, void* p) {
+  if (!pFlags || !p) return CUDA_ERROR_INVALID_VALUE;
+  auto a = Registry::instance().find(reinterpret_cast<uintptr_t>(p));
+  if (!a || a->kind != MemKind::kHost) return CUDA_ERROR_INVALID_VALUE;
+  *pFlags = a->flags;
+  return CUDA_SUCCESS;
 }
-CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t w, size_t h, unsigned int elem) {
-  return api::call("cuMemAllocPitch_v2", api::kDefault, [&] { return mem_alloc_pitch(dptr, pPitch, w, h, elem); },
-                   dptr, pPitch, w, h, elem);
-}
-CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  return api::call("cuMemFree_v2", api::kDefault, [&] { return mem_free(static_cast<uintptr_t>(dptr), false); },
-                   dptr);
-}
-CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
-  return api::call("cuMemAllocHost_v2", api::kDefault, [&] { return host_alloc(pp, bytesize, 0); }, pp, bytesize);
-}
-CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
-  return api::call("cuMemHostAlloc", api::kDefault, [&] { return host_alloc(pp, bytesize, Flags); }, pp,
-                   bytesize, Flags);
-}
-CUresult cuMemFreeHost(void* p) {
-  return api::call("cuMemFreeHost", api::kDefault, [&] { return mem_free(reinterpret_cast<uintptr_t>(p), true); }, p);
-}
-CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
-  return api::call("cuMemAllocManaged", api::kDefault, [&] { return managed_alloc(dptr, bytesize, flags); }, dptr,
-                   bytesize, flags);
-}
-CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
-  return api::call("cuMemHostRegister_v2", api::kDefault, [&] { return host_register(p, bytesize, Flags); }, p,
-                   bytesize, Flags);
-}
-CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
-  return api::call("cuMemHostRegister", api::kDefault, [&] { return host_register(p, bytesize, Flags); }, p,
-                   bytesize, Flags);
-}
-CUresult cuMemHostUnregister(void* p) {
-  return api::call("cuMemHostUnregister", api::kDefault, [&] { return host_unregister(p); }, p);
-}
-CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flags) {
-  return api::call("cuMemHostGetDevicePointer_v2", api::kDefault, [&] { return host_device_pointer(pdptr, p, Flags); },
-                   pdptr, p, Flags);
-}
-CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) {
-  return api::call("cuMemHostGetFlags", api::kDefault, [&] {
-    if (!pFlags || !p) return CUDA_ERROR_INVALID_VALUE;
-    auto a = Registry::instance().find(reinterpret_cast<uintptr_t>(p));
-    if (!a || a->kind != MemKind::kHost) return CUDA_ERROR_INVALID_VALUE;
-    *pFlags = a->flags;
-    return CUDA_SUCCESS;
-  }, pFlags, p);
-}
-CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
-  return api::call("cuMemGetAddressRange_v2", api::kDefault, [&] { return address_range(pbase, psize, dptr); },
-                   pbase, psize, dptr);
-}
-CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
-  return api::call("cuMemGetInfo_v2", api::kDefault, [&] { return mem_info(free_bytes, total); }, free_bytes, total);
-}
-CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
-  return api::call("cuPointerGetAttribute", api::kDefault, [&] { return pointer_attribute(data, api::raw_enum(attribute), ptr); },
-                   data, attribute, ptr);
-}
-CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
-  return api::call("cuPointerGetAttributes", api::kDefault, [&] {
-    if (n == 0 || !attrs || !data) return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned i = 0; i < n; ++i) {
-      if (!data[i]) return CUDA_ERROR_INVALID_VALUE;
-      const int attr = api::raw_enum(attrs[i]);
-      if (pointer_attribute(data[i], attr, ptr) != CUDA_SUCCESS) {
-        // The plural form reports "not applicable" by leaving a zero value.
-        std::memset(data[i], 0, attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE ? sizeof(size_t) : sizeof(unsigned));
-      }
+
+static CUresult impl_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) { return pointer_attribute(data, api::raw_enum(attribute), ptr); }
+static CUresult impl_cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
+  if (n == 0 || !attrs || !data) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i]) return CUDA_ERROR_INVALID_VALUE;
+    const int attr = api::raw_enum(attrs[i]);
+    if (pointer_attribute(data[i], attr, ptr) != CUDA_SUCCESS) {
+      // The plural form reports "not applicable" by leaving a zero value.
+      std::memset(data[i], 0, attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE ? sizeof(size_t) : sizeof(unsigned));
     }
-    return CUDA_SUCCESS;
-  }, n, attrs, data, ptr);
+  }
+  return CUDA_SUCCESS;
 }
-CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
-  return api::call("cuPointerSetAttribute", api::kDefault, [&] {
-    if (!value) return CUDA_ERROR_INVALID_VALUE;
-    if (api::raw_enum(attribute) != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
-    auto a = Registry::instance().find(static_cast<uintptr_t>(ptr));
-    if (!a) return CUDA_ERROR_INVALID_VALUE;
-    Registry::instance().set_sync_memops(a->base, *static_cast<const unsigned*>(value) != 0);
-    return CUDA_SUCCESS;
-  }, value, attribute, ptr);
+static CUresult impl_cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  if (api::raw_enum(attribute) != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
+  auto a = Registry::instance().find(static_cast<uintptr_t>(ptr));
+  if (!a) return CUDA_ERROR_INVALID_VALUE;
+  Registry::instance().set_sync_memops(a->base, *static_cast<const unsigned*>(value) != 0);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d) {
-  return api::call("cuArrayCreate_v2", api::kDefault, [&] {
-    if (!d) return CUDA_ERROR_INVALID_VALUE;
-    CUDA_ARRAY3D_DESCRIPTOR d3{d->Width, d->Height, 0, {}, d->NumChannels, 0};
-    copy_enum(d3.Format, d->Format);
-    return array_create(pHandle, d3);
-  }, pHandle, d);
+static CUresult impl_cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d) {
+  if (!d) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_ARRAY3D_DESCRIPTOR d3{d->Width, d->Height, 0, {}, d->NumChannels, 0};
+  copy_enum(d3.Format, d->Format);
+  return array_create(pHandle, d3);
 }
-CUresult cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d) {
-  return api::call("cuArray3DCreate_v2", api::kDefault, [&] {
-    if (!d) return CUDA_ERROR_INVALID_VALUE;
-    return array_create(pHandle, *d);
-  }, pHandle, d);
+static CUresult impl_cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d) {
+  if (!d) return CUDA_ERROR_INVALID_VALUE;
+  return array_create(pHandle, *d);
 }
-CUresult cuArrayDestroy(CUarray h) {
-  return api::call("cuArrayDestroy", api::kDefault, [&] {
-    Array* a = rt().arrays.live(h);
-    if (!a) return CUDA_ERROR_INVALID_HANDLE;
-    // An array outlives its context's destruction as a handle only: driver
-    // 580 then answers CONTEXT_IS_DESTROYED (the handle goes either way).
-    // The slot may hold a newer context: its id tells.
-    const bool ctx_alive = rt().contexts.live(a->ctx) && a->ctx->id == a->ctx_id;
-    if (!rt().arrays.try_kill(a)) return CUDA_ERROR_INVALID_HANDLE;  // another thread destroyed it first
-    if (ctx_alive) synchronize_all_contexts();
-    rt().arrays.release(a);  // executable graphs that copy to or from it keep its storage
-    return ctx_alive ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  }, h);
+static CUresult impl_cuArrayDestroy(CUarray h) {
+  Array* a = rt().arrays.live(h);
+  if (!a) return CUDA_ERROR_INVALID_HANDLE;
+  // An array outlives its context's destruction as a handle only: driver
+  // 580 then answers CONTEXT_IS_DESTROYED (the handle goes either way).
+  // The slot may hold a newer context: its id tells.
+  const bool ctx_alive = rt().contexts.live(a->ctx) && a->ctx->id == a->ctx_id;
+  if (!rt().arrays.try_kill(a)) return CUDA_ERROR_INVALID_HANDLE;  // another thread destroyed it first
+  if (ctx_alive) synchronize_all_contexts();
+  rt().arrays.release(a);  // executable graphs that copy to or from it keep its storage
+  return ctx_alive ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
 }
-CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR* d, CUarray h) {
-  return api::call("cuArray3DGetDescriptor_v2", api::kDefault, [&] {
-    if (!d) return CUDA_ERROR_INVALID_VALUE;
-    Array* a = rt().arrays.live(h);
-    if (!a) return CUDA_ERROR_INVALID_HANDLE;
-    *d = a->desc;
-    return CUDA_SUCCESS;
-  }, d, h);
+static CUresult impl_cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR* d, CUarray h) {
+  if (!d) return CUDA_ERROR_INVALID_VALUE;
+  Array* a = rt().arrays.live(h);
+  if (!a) return CUDA_ERROR_INVALID_HANDLE;
+  *d = a->desc;
+  return CUDA_SUCCESS;
 }
-CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR* d, CUarray h) {
-  return api::call("cuArrayGetDescriptor_v2", api::kDefault, [&] {
-    if (!d) return CUDA_ERROR_INVALID_VALUE;
-    Array* a = rt().arrays.live(h);
-    if (!a) return CUDA_ERROR_INVALID_HANDLE;
-    if (a->desc.Depth) return CUDA_ERROR_INVALID_VALUE;
-    *d = {a->desc.Width, a->desc.Height, a->desc.Format, a->desc.NumChannels};
-    return CUDA_SUCCESS;
-  }, d, h);
+static CUresult impl_cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR* d, CUarray h) {
+  if (!d) return CUDA_ERROR_INVALID_VALUE;
+  Array* a = rt().arrays.live(h);
+  if (!a) return CUDA_ERROR_INVALID_HANDLE;
+  if (a->desc.Depth) return CUDA_ERROR_INVALID_VALUE;
+  *d = {a->desc.Width, a->desc.Height, a->desc.Format, a->desc.NumChannels};
+  return CUDA_SUCCESS;
 }
 
-}  // extern "C"
+#include "api/entries/memory.inc"

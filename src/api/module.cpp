@@ -86,85 +86,47 @@ CUresult get_global(CUdeviceptr* dptr, size_t* bytes, CUmodule h, const char* na
 
 }  // namespace
 
-extern "C" {
+static CUresult impl_cuModuleLoadData(CUmodule* module, const void* image) { return load(module, image, 0, 0, nullptr, nullptr); }
 
-CUresult cuModuleLoad(CUmodule* module, const char* fname) {
-  return api::call("cuModuleLoad", api::kDefault, [&] { return load_file(module, fname); }, module, fname);
-}
+static CUresult impl_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
+                                        CUjit_option* options, void** optionValues) { return load(module, image, 0, numOptions, options, optionValues); }
 
-CUresult cuModuleLoadData(CUmodule* module, const void* image) {
-  return api::call("cuModuleLoadData", api::kDefault, [&] { return load(module, image, 0, 0, nullptr, nullptr); },
-                   module, image);
-}
-
-CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options,
-                            void** optionValues) {
-  return api::call("cuModuleLoadDataEx", api::kDefault,
-                   [&] { return load(module, image, 0, numOptions, options, optionValues); }, module, image,
-                   numOptions, options, optionValues);
-}
-
-CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
-  return api::call("cuModuleLoadFatBinary", api::kDefault,
-                   [&] { return load(module, fatCubin, 0, 0, nullptr, nullptr); }, module, fatCubin);
-}
-
-CUresult cuModuleUnload(CUmodule hmod) {
-  return api::call("cuModuleUnload", api::kDefault, [&] { return unload(hmod); }, hmod);
-}
-
-CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
-  return api::call("cuModuleGetFunction", api::kDefault, [&] { return get_function(hfunc, hmod, name); }, hfunc,
-                   hmod, name);
-}
-
-CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
-  return api::call("cuModuleGetGlobal_v2", api::kDefault, [&] { return get_global(dptr, bytes, hmod, name); }, dptr,
-                   bytes, hmod, name);
-}
+static CUresult impl_cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) { return load(module, fatCubin, 0, 0, nullptr, nullptr); }
 
 // The 32-bit form: an address or size that does not fit is INVALID_VALUE.
-CUresult cuModuleGetGlobal(CUdeviceptr_v1* dptr, unsigned int* bytes, CUmodule hmod, const char* name) {
-  return api::call("cuModuleGetGlobal", api::kDefault, [&] {
-    CUdeviceptr p;
-    size_t n;
-    if (CUresult r = get_global(&p, &n, hmod, name)) return r;
-    if (p > 0xffffffffu || n > 0xffffffffu) return CUDA_ERROR_INVALID_VALUE;
-    if (dptr) *dptr = static_cast<CUdeviceptr_v1>(p);
-    if (bytes) *bytes = static_cast<unsigned>(n);
-    return CUDA_SUCCESS;
-  }, dptr, bytes, hmod, name);
+static CUresult impl_cuModuleGetGlobal(CUdeviceptr_v1* dptr, unsigned int* bytes, CUmodule hmod, const char* name) {
+  CUdeviceptr p;
+  size_t n;
+  if (CUresult r = get_global(&p, &n, hmod, name)) return r;
+  if (p > 0xffffffffu || n > 0xffffffffu) return CUDA_ERROR_INVALID_VALUE;
+  if (dptr) *dptr = static_cast<CUdeviceptr_v1>(p);
+  if (bytes) *bytes = static_cast<unsigned>(n);
+  return CUDA_SUCCESS;
 }
 
-CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
-  return api::call("cuModuleGetFunctionCount", api::kDefault, [&] {
-    if (!count) return CUDA_ERROR_INVALID_VALUE;
-    Module* m;
-    if (CUresult r = module_handle(mod, &m)) return r;
-    *count = static_cast<unsigned>(m->functions().size());
-    return CUDA_SUCCESS;
-  }, count, mod);
+static CUresult impl_cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  Module* m;
+  if (CUresult r = module_handle(mod, &m)) return r;
+  *count = static_cast<unsigned>(m->functions().size());
+  return CUDA_SUCCESS;
 }
 
 // Fills up to numFunctions handles; the functions stay unloaded until used.
-CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) {
-  return api::call("cuModuleEnumerateFunctions", api::kDefault, [&] {
-    if (!functions) return CUDA_ERROR_INVALID_VALUE;
-    Module* m;
-    if (CUresult r = module_handle(mod, &m)) return r;
-    const auto& fs = m->functions();
-    for (size_t i = 0; i < fs.size() && i < numFunctions; ++i) functions[i] = reinterpret_cast<CUfunction>(fs[i]);
-    return CUDA_SUCCESS;
-  }, functions, numFunctions, mod);
+static CUresult impl_cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) {
+  if (!functions) return CUDA_ERROR_INVALID_VALUE;
+  Module* m;
+  if (CUresult r = module_handle(mod, &m)) return r;
+  const auto& fs = m->functions();
+  for (size_t i = 0; i < fs.size() && i < numFunctions; ++i) functions[i] = reinterpret_cast<CUfunction>(fs[i]);
+  return CUDA_SUCCESS;
 }
 
 // Lazy unless CUDA_MODULE_LOADING=EAGER (the driver's default since CUDA 12.2).
-CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
-  return api::call("cuModuleGetLoadingMode", api::kDefault, [&] {
-    if (!mode) return CUDA_ERROR_INVALID_VALUE;
-    *mode = eager_loading() ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
-    return CUDA_SUCCESS;
-  }, mode);
+static CUresult impl_cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  if (!mode) return CUDA_ERROR_INVALID_VALUE;
+  *mode = eager_loading() ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
+  return CUDA_SUCCESS;
 }
 
-}  // extern "C"
+#include "api/entries/module.inc"

@@ -84,45 +84,14 @@ CUresult available_smem(size_t* out, CUfunction func, int blocks, int block_size
 
 }  // namespace
 
-extern "C" {
+static CUresult impl_cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
+                                                                 size_t dynamicSMemSize) { return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, 0); }
 
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
-                                                     size_t dynamicSMemSize) {
-  return api::call("cuOccupancyMaxActiveBlocksPerMultiprocessor", api::kDefault,
-                   [&] { return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, 0); }, numBlocks,
-                   func, blockSize, dynamicSMemSize);
+static CUresult impl_cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                                      CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                      size_t dynamicSMemSize, int blockSizeLimit) {
+  return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+                              blockSizeLimit, 0);
 }
 
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
-                                                              size_t dynamicSMemSize, unsigned int flags) {
-  return api::call("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", api::kDefault,
-                   [&] { return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags); }, numBlocks,
-                   func, blockSize, dynamicSMemSize, flags);
-}
-
-CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
-                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
-                                          int blockSizeLimit) {
-  return api::call("cuOccupancyMaxPotentialBlockSize", api::kDefault, [&] {
-    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
-                                blockSizeLimit, 0);
-  }, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
-}
-
-CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
-                                                   CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-                                                   size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
-  return api::call("cuOccupancyMaxPotentialBlockSizeWithFlags", api::kDefault, [&] {
-    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
-                                blockSizeLimit, flags);
-  }, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
-}
-
-CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks,
-                                                 int blockSize) {
-  return api::call("cuOccupancyAvailableDynamicSMemPerBlock", api::kDefault,
-                   [&] { return available_smem(dynamicSmemSize, func, numBlocks, blockSize); }, dynamicSmemSize,
-                   func, numBlocks, blockSize);
-}
-
-}  // extern "C"
+#include "api/entries/occupancy.inc"

@@ -75,15 +75,6 @@ CUresult lookup(const char* symbol, void** pfn, int version, cuuint64_t flags,
 
 using namespace cucpu;
 
-extern "C" CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
-                                        CUdriverProcAddressQueryResult* symbolStatus) {
-  return api::call("cuGetProcAddress_v2", api::kNoInit | api::kInHostFn,
-                   [&] { return lookup(symbol, pfn, cudaVersion, flags, symbolStatus); },
-                   symbol, pfn, cudaVersion, flags, symbolStatus);
-}
+static CUresult impl_cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) { return lookup(symbol, pfn, cudaVersion, flags, nullptr); }
 
-extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) {
-  return api::call("cuGetProcAddress", api::kNoInit | api::kInHostFn,
-                   [&] { return lookup(symbol, pfn, cudaVersion, flags, nullptr); },
-                   symbol, pfn, cudaVersion, flags);
-}
+#include "api/entries/proc_address.inc"

@@ -253,43 +253,6 @@ CUresult attach_mem(NullStream ns, CUstream h, CUdeviceptr dptr, size_t length, 
 
 }  // namespace
 
-extern "C" CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
-  return api::call("cuStreamCreate", api::kDefault, [&] { return create(phStream, Flags, 0); }, phStream, Flags);
-}
+static CUresult impl_cuStreamCreate(CUstream* phStream, unsigned int Flags) { return create(phStream, Flags, 0); }
 
-extern "C" CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
-  return api::call("cuStreamCreateWithPriority", api::kDefault, [&] { return create(phStream, flags, priority); },
-                   phStream, flags, priority);
-}
-
-extern "C" CUresult cuStreamDestroy(CUstream hStream) {
-  return api::call("cuStreamDestroy", api::kDefault, [&] { return destroy(hStream); }, hStream);
-}
-extern "C" CUresult cuStreamDestroy_v2(CUstream hStream) {
-  return api::call("cuStreamDestroy_v2", api::kDefault, [&] { return destroy(hStream); }, hStream);
-}
-
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamQuery, _ptsz, query, (CUstream hStream), hStream)
-CUCPU_STREAM_ENTRY(cuStreamSynchronize, _ptsz, synchronize, (CUstream hStream), hStream)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetFlags, _ptsz, get_flags, (CUstream hStream, unsigned int* flags), hStream, flags)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetPriority, _ptsz, get_priority, (CUstream hStream, int* priority), hStream, priority)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetId, _ptsz, get_id, (CUstream hStream, unsigned long long* streamId), hStream, streamId)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetDevice, _ptsz, get_device, (CUstream hStream, CUdevice* device), hStream, device)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetCtx, _ptsz, get_ctx, (CUstream hStream, CUcontext* pctx), hStream, pctx)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamGetCtx_v2, _ptsz, get_ctx_v2, (CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx),
-                   hStream, pCtx, pGreenCtx)
-CUCPU_STREAM_ENTRY(cuStreamGetAttribute, _ptsz, get_attribute,
-                   (CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out), hStream, attr, value_out)
-CUCPU_STREAM_ENTRY(cuStreamSetAttribute, _ptsz, set_attribute,
-                   (CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value), hStream, attr, value)
-CUCPU_STREAM_ENTRY(cuStreamCopyAttributes, _ptsz, copy_attributes, (CUstream dst, CUstream src), dst, src)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamWaitEvent, _ptsz, wait_event, (CUstream hStream, CUevent hEvent, unsigned int Flags),
-                   hStream, hEvent, Flags)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuLaunchHostFunc, _ptsz, launch_host_func, (CUstream hStream, CUhostFn fn, void* userData),
-                   hStream, fn, userData)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamAddCallback, _ptsz, add_callback,
-                   (CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags), hStream,
-                   callback, userData, flags)
-CUCPU_STREAM_ENTRY(cuStreamAttachMemAsync, _ptsz, attach_mem,
-                   (CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags), hStream, dptr, length,
-                   flags)
+#include "api/entries/stream.inc"

@@ -68,18 +68,4 @@ CUresult batch(NullStream ns, CUstream h, unsigned count, CUstreamBatchMemOpPara
 
 }  // namespace
 
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamWaitValue32_v2, _ptsz, wait32,
-                   (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags), stream, addr, value,
-                   flags)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamWaitValue64_v2, _ptsz, wait64,
-                   (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags), stream, addr, value,
-                   flags)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamWriteValue32_v2, _ptsz, write32,
-                   (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags), stream, addr, value,
-                   flags)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamWriteValue64_v2, _ptsz, write64,
-                   (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags), stream, addr, value,
-                   flags)
-CUCPU_STREAM_ENTRY_HOSTFN_OK(cuStreamBatchMemOp_v2, _ptsz, batch,
-                   (CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags),
-                   stream, count, paramArray, flags)
+#include "api/entries/stream_mem_ops.inc"

@@ -21,7 +21,7 @@ int report_stub(const char* name, std::atomic<bool>& said) {
 }
 }  // namespace
 
-#define CU_ENTRY(sym, base, d, l, p)                            \
+#define CU_ENTRY(sym, base, d, l, p, ...)                          \
   extern "C" __attribute__((weak, visibility("default"))) int sym() { \
     static std::atomic<bool> said{false};                       \
     return report_stub(#sym, said);                             \
@@ -33,7 +33,7 @@ int report_stub(const char* name, std::atomic<bool>& said) {
 // address here binds to the strong definition when one exists.
 namespace cucpu {
 extern const RawProcEntry kProcEntries[] = {
-#define CU_ENTRY(sym, base, d, l, p) {#base, reinterpret_cast<void*>(&sym), {d, l, p}},
+#define CU_ENTRY(sym, base, d, l, p, ...) {#base, reinterpret_cast<void*>(&sym), {d, l, p}},
 #include "api/entry_points.inc"
 #undef CU_ENTRY
 };
