@@ -45,46 +45,25 @@ CUresult operand_elem(const CUmemcpy3DOperand& o, size_t* elem, Array** array) {
   }
 }
 
-// Fills one side of a CUDA_MEMCPY3D from a batch operand. Offsets and
-// row lengths in elements become bytes here: a product that overflows is
-// out of range (CUDA_ERROR_INVALID_VALUE, as driver 580 for an array
-// offset past the end); resolve_copy3d checks the rest.
-CUresult describe(const CUmemcpy3DOperand& o, Array* array, size_t elem, const CUextent3D& ext, bool src,
-                  CUDA_MEMCPY3D* q) {
-  CUmemorytype type;
-  size_t x = 0, y = 0, z = 0, pitch = 0, height = 0;
-  CUdeviceptr ptr = 0;
+// One side of the copy a batch operand names. Offsets and row lengths in
+// elements become bytes here: a product that overflows is out of range
+// (CUDA_ERROR_INVALID_VALUE, as driver 580 for an array offset past the
+// end); resolve_copy checks the rest.
+CUresult describe(const CUmemcpy3DOperand& o, Array* array, size_t elem, const CUextent3D& ext, CopySide* side) {
+  *side = CopySide{};
   if (array) {
-    type = CU_MEMORYTYPE_ARRAY;
-    if (!checked_mul(o.op.array.offset.x, elem, &x)) return CUDA_ERROR_INVALID_VALUE;
-    y = o.op.array.offset.y;
-    z = o.op.array.offset.z;
-  } else {
-    type = CU_MEMORYTYPE_UNIFIED;
-    ptr = o.op.ptr.ptr;
-    if (!checked_mul(o.op.ptr.rowLength ? o.op.ptr.rowLength : ext.width, elem, &pitch))
-      return CUDA_ERROR_INVALID_VALUE;
-    height = o.op.ptr.layerHeight ? o.op.ptr.layerHeight : ext.height;
+    side->type = CU_MEMORYTYPE_ARRAY;
+    side->array = o.op.array.array;
+    if (!checked_mul(o.op.array.offset.x, elem, &side->x)) return CUDA_ERROR_INVALID_VALUE;
+    side->y = o.op.array.offset.y;
+    side->z = o.op.array.offset.z;
+    return CUDA_SUCCESS;
   }
-  if (src) {
-    q->srcMemoryType = type;
-    q->srcDevice = ptr;
-    q->srcArray = array ? o.op.array.array : nullptr;
-    q->srcXInBytes = x;
-    q->srcY = y;
-    q->srcZ = z;
-    q->srcPitch = pitch;
-    q->srcHeight = height;
-  } else {
-    q->dstMemoryType = type;
-    q->dstDevice = ptr;
-    q->dstArray = array ? o.op.array.array : nullptr;
-    q->dstXInBytes = x;
-    q->dstY = y;
-    q->dstZ = z;
-    q->dstPitch = pitch;
-    q->dstHeight = height;
-  }
+  side->type = CU_MEMORYTYPE_UNIFIED;
+  side->dev = o.op.ptr.ptr;
+  if (!checked_mul(o.op.ptr.rowLength ? o.op.ptr.rowLength : ext.width, elem, &side->pitch))
+    return CUDA_ERROR_INVALID_VALUE;
+  side->height = o.op.ptr.layerHeight ? o.op.ptr.layerHeight : ext.height;
   return CUDA_SUCCESS;
 }
 
@@ -105,13 +84,12 @@ CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
     if (o->op.ptr.rowLength && o->op.ptr.rowLength < ext.width) return CUDA_ERROR_INVALID_VALUE;
     if (o->op.ptr.layerHeight && o->op.ptr.layerHeight < ext.height) return CUDA_ERROR_INVALID_VALUE;
   }
-  CUDA_MEMCPY3D q{};
-  if (CUresult r = describe(op.src, sa, elem, ext, true, &q)) return r;
-  if (CUresult r = describe(op.dst, da, elem, ext, false, &q)) return r;
-  if (!checked_mul(ext.width, elem, &q.WidthInBytes)) return CUDA_ERROR_INVALID_VALUE;
-  q.Height = ext.height;
-  q.Depth = ext.depth;
-  if (CUresult r = resolve_copy3d(q, &task->copy, task->checks)) return r;
+  CopySide src, dst;
+  if (CUresult r = describe(op.src, sa, elem, ext, &src)) return r;
+  if (CUresult r = describe(op.dst, da, elem, ext, &dst)) return r;
+  CopyBox box{0, ext.height, ext.depth};
+  if (!checked_mul(ext.width, elem, &box.width_bytes)) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = resolve_copy(src, dst, box, &task->copy, task->checks)) return r;
   if (raw_enum(op.srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) return stage_source(*task);
   return CUDA_SUCCESS;
 }
@@ -182,16 +160,13 @@ CUresult batch_1d(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* s
   size_t a = 0;
   for (size_t i = 0; i < count; ++i) {
     while (a + 1 < num_attrs && attr_idxs[a + 1] <= i) ++a;
-    CUDA_MEMCPY3D q{};
-    q.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-    q.srcDevice = srcs[i];
-    q.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-    q.dstDevice = dsts[i];
-    q.WidthInBytes = sizes[i];
-    q.Height = 1;
-    q.Depth = 1;
-    CUresult r = (sizes[i] == 0 || !srcs[i] || !dsts[i]) ? CUDA_ERROR_INVALID_VALUE
-                                                          : resolve_copy3d(q, &tasks[i].copy, tasks[i].checks);
+    CopySide src{}, dst{};
+    src.type = dst.type = CU_MEMORYTYPE_UNIFIED;
+    src.dev = srcs[i];
+    dst.dev = dsts[i];
+    CUresult r = (sizes[i] == 0 || !srcs[i] || !dsts[i])
+                     ? CUDA_ERROR_INVALID_VALUE
+                     : resolve_copy(src, dst, CopyBox{sizes[i], 1, 1}, &tasks[i].copy, tasks[i].checks);
     if (r != CUDA_SUCCESS) {
       if (fail_idx) *fail_idx = i;
       return r;

@@ -62,28 +62,20 @@ namespace {
 // (Linux's default mmap_min_addr), so such a pointer is never memory.
 bool in_null_page(uintptr_t p) { return p < (uintptr_t{1} << 16); }
 
-struct Side {
-  int type;  // the caller's CUmemorytype, as an integer (base/raw_enum.h)
-  const void* host;
-  CUdeviceptr dev;
-  CUarray array;
-  size_t x, y, z, pitch, height;
-};
-
 // Resolves one side of a copy to a base pointer, pitch and slice stride.
 // Every sum and product on the caller's offsets, pitches and extents is
 // checked (base/checked_math.h): one that overflows names memory outside
 // any region and gives CUDA_ERROR_INVALID_VALUE, as driver 580 does for an
 // array operand out of range. Once this returns success, every offset the
 // walk forms lies in [first, first + span), which does not wrap.
-CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** base, size_t* pitch,
-                      size_t* slice, MemCheck* check) {
-  const size_t rows = p.Height ? p.Height : 1;
-  const size_t layers = p.Depth ? p.Depth : 1;
+CUresult resolve_side(const CopySide& s, const CopyBox& p, unsigned char** base, size_t* pitch, size_t* slice,
+                      MemCheck* check) {
+  const size_t rows = p.height ? p.height : 1;
+  const size_t layers = p.depth ? p.depth : 1;
   size_t ptch = s.pitch, hgt = s.height;
   uintptr_t origin = 0;
   size_t x_end, y_end, z_end;  // one past the box along each axis
-  if (!checked_add(s.x, p.WidthInBytes, &x_end) || !checked_add(s.y, rows, &y_end) ||
+  if (!checked_add(s.x, p.width_bytes, &x_end) || !checked_add(s.y, rows, &y_end) ||
       !checked_add(s.z, layers, &z_end))
     return CUDA_ERROR_INVALID_VALUE;
   switch (s.type) {
@@ -123,7 +115,7 @@ CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** bas
   }
   size_t offset, end;  // of the box's first byte, and one past its last
   if (!checked_pitched_offset(s.x, s.y, s.z, ptch, slc, &offset) ||
-      !checked_pitched_span(offset, p.WidthInBytes, rows, layers, ptch, slc, &end))
+      !checked_pitched_span(offset, p.width_bytes, rows, layers, ptch, slc, &end))
     return CUDA_ERROR_INVALID_VALUE;
   const size_t span = end - offset;
   uintptr_t first;
@@ -150,24 +142,30 @@ CUresult resolve_side(const Side& s, const CUDA_MEMCPY3D& p, unsigned char** bas
 
 }  // namespace
 
-CUresult resolve_copy3d(const CUDA_MEMCPY3D& p, Copy3D* out, MemCheck checks[2]) {
-  if (p.WidthInBytes == 0 || p.Height == 0 || p.Depth == 0) {
+CUresult resolve_copy(const CopySide& src, const CopySide& dst, const CopyBox& box, Copy3D* out, MemCheck checks[2]) {
+  if (box.width_bytes == 0 || box.height == 0 || box.depth == 0) {
     *out = Copy3D{};
     out->width = 0;
     return CUDA_SUCCESS;  // an empty copy is a no-op
   }
-  Side src{raw_enum(p.srcMemoryType), p.srcHost, p.srcDevice, p.srcArray, p.srcXInBytes, p.srcY, p.srcZ, p.srcPitch, p.srcHeight};
-  Side dst{raw_enum(p.dstMemoryType), p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY, p.dstZ, p.dstPitch, p.dstHeight};
   unsigned char* s;
   unsigned char* d;
-  if (CUresult r = resolve_side(src, p, &s, &out->src_pitch, &out->src_slice, &checks[0])) return r;
-  if (CUresult r = resolve_side(dst, p, &d, &out->dst_pitch, &out->dst_slice, &checks[1])) return r;
+  if (CUresult r = resolve_side(src, box, &s, &out->src_pitch, &out->src_slice, &checks[0])) return r;
+  if (CUresult r = resolve_side(dst, box, &d, &out->dst_pitch, &out->dst_slice, &checks[1])) return r;
   out->src = s;
   out->dst = d;
-  out->width = p.WidthInBytes;
-  out->height = p.Height;
-  out->depth = p.Depth;
+  out->width = box.width_bytes;
+  out->height = box.height;
+  out->depth = box.depth;
   return CUDA_SUCCESS;
+}
+
+CUresult resolve_copy3d(const CUDA_MEMCPY3D& p, Copy3D* out, MemCheck checks[2]) {
+  const CopySide src{raw_enum(p.srcMemoryType), p.srcHost, p.srcDevice, p.srcArray,
+                     p.srcXInBytes, p.srcY, p.srcZ, p.srcPitch, p.srcHeight};
+  const CopySide dst{raw_enum(p.dstMemoryType), p.dstHost, p.dstDevice, p.dstArray,
+                     p.dstXInBytes, p.dstY, p.dstZ, p.dstPitch, p.dstHeight};
+  return resolve_copy(src, dst, CopyBox{p.WidthInBytes, p.Height, p.Depth}, out, checks);
 }
 
 }  // namespace cucpu

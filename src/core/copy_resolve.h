@@ -12,6 +12,27 @@
 
 namespace cucpu {
 
+// One side of a copy as the driver's descriptors name it: memory type (the
+// caller's CUmemorytype, read as an integer), the pointer or array, the
+// box's offset (x in bytes; y rows, z layers) and the row pitch and layer
+// height in bytes and rows (0: those of the box).
+struct CopySide {
+  int type;
+  const void* host;
+  CUdeviceptr dev;
+  CUarray array;
+  size_t x, y, z, pitch, height;
+};
+// The box a copy moves: width in bytes, rows, layers.
+struct CopyBox {
+  size_t width_bytes, height, depth;
+};
+// Resolves a copy into a walk and the ranges to re-check at execution;
+// every descriptor (CUDA_MEMCPY3D, a batch operation) is read into sides
+// and a box once, then resolved here. The driver's error for a malformed
+// side or memory outside a live allocation.
+CUresult resolve_copy(const CopySide& src, const CopySide& dst, const CopyBox& box, Copy3D* out, MemCheck checks[2]);
+
 // Resolves a CUDA_MEMCPY3D (2D descriptors are widened first) into a walk
 // and the ranges to re-check at execution. Returns the driver's error for a
 // malformed descriptor or memory outside a live allocation.

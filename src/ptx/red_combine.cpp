@@ -279,7 +279,7 @@ void cucpu_rt_red(BlockEnv*, void* address, uint64_t bits, uint32_t code) {
   if (t.n == kEntries) apply_reductions();
   // A target the table has not seen is read now, so that a wild address
   // faults in the kernel, at the thread that named it.
-  (void)*static_cast<volatile const uint8_t*>(address);
+  (void)__atomic_load_n(static_cast<const uint8_t*>(address), __ATOMIC_RELAXED);  // atomic: other workers update it
   t.e[t.n++] = Entry{a, code, bits};
 }
 
