@@ -203,7 +203,7 @@ static CUresult impl_cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
+static CUresult impl_cuCtxGetLimit(size_t* pvalue, const CUlimit& limit) {
   if (!pvalue) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
@@ -213,7 +213,7 @@ static CUresult impl_cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuCtxSetLimit(CUlimit limit, size_t value) {
+static CUresult impl_cuCtxSetLimit(const CUlimit& limit, size_t value) {
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
   const int l = api::raw_enum(limit);
@@ -231,7 +231,7 @@ static CUresult impl_cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuCtxSetCacheConfig(CUfunc_cache config) {
+static CUresult impl_cuCtxSetCacheConfig(const CUfunc_cache& config) {
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
   const int cfg = api::raw_enum(config);
@@ -242,7 +242,7 @@ static CUresult impl_cuCtxSetCacheConfig(CUfunc_cache config) {
 
 // The bank size is fixed at four bytes on sm_90: a requested size is
 // accepted and has no effect, as on the GPU, and the reported size stays.
-static CUresult impl_cuCtxSetSharedMemConfig(CUsharedconfig config) {
+static CUresult impl_cuCtxSetSharedMemConfig(const CUsharedconfig& config) {
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
   const int cfg = api::raw_enum(config);

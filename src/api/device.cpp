@@ -81,7 +81,7 @@ static CUresult impl_cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) { return attribute(pi, api::raw_enum(attrib), dev); }
+static CUresult impl_cuDeviceGetAttribute(int* pi, const CUdevice_attribute& attrib, CUdevice dev) { return attribute(pi, api::raw_enum(attrib), dev); }
 
 static CUresult impl_cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
   if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
@@ -101,7 +101,7 @@ static CUresult impl_cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUd
 
 // Between two virtual devices, every peer capability holds (one memory);
 // a device is not its own peer.
-static CUresult impl_cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+static CUresult impl_cuDeviceGetP2PAttribute(int* value, const CUdevice_P2PAttribute& attrib, CUdevice srcDevice,
                                              CUdevice dstDevice) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   if (!device_ok(srcDevice) || !device_ok(dstDevice) || srcDevice == dstDevice) return CUDA_ERROR_INVALID_DEVICE;

@@ -12,7 +12,7 @@ CUresult loaded(CUfunction h, Function** f, const ptx::Kernel** k) { return api:
 
 }  // namespace
 
-static CUresult impl_cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+static CUresult impl_cuFuncGetAttribute(int* pi, const CUfunction_attribute& attrib, CUfunction hfunc) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   Function* f;
   const ptx::Kernel* k;
@@ -20,7 +20,7 @@ static CUresult impl_cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CU
   return get_function_attribute(k->info(), f->settings(), raw_enum(attrib), pi);
 }
 
-static CUresult impl_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+static CUresult impl_cuFuncSetAttribute(CUfunction hfunc, const CUfunction_attribute& attrib, int value) {
   Function* f;
   const ptx::Kernel* k;
   if (CUresult r = loaded(hfunc, &f, &k)) return r;
@@ -30,7 +30,7 @@ static CUresult impl_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute a
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+static CUresult impl_cuFuncSetCacheConfig(CUfunction hfunc, const CUfunc_cache& config) {
   Function* f;
   if (CUresult r = api::resolve_function(hfunc, &f)) return r;
   int c = raw_enum(config);
@@ -42,7 +42,7 @@ static CUresult impl_cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 }
 
 // Deprecated; shared memory banks are not configurable on sm_90 either.
-static CUresult impl_cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
+static CUresult impl_cuFuncSetSharedMemConfig(CUfunction hfunc, const CUsharedconfig& config) {
   Function* f;
   if (CUresult r = api::resolve_function(hfunc, &f)) return r;
   int c = raw_enum(config);

@@ -125,7 +125,7 @@ static CUresult impl_cuDeviceGraphMemTrim(CUdevice device) {
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+static CUresult impl_cuDeviceGetGraphMemAttribute(CUdevice device, const CUgraphMem_attribute& attr, void* value) {
   if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> g(blocks().mu);
@@ -142,7 +142,7 @@ static CUresult impl_cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_at
 }
 
 // Only the high watermarks can be set, and only to 0 (a reset).
-static CUresult impl_cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+static CUresult impl_cuDeviceSetGraphMemAttribute(CUdevice device, const CUgraphMem_attribute& attr, void* value) {
   if (!device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   const int a = raw_enum(attr);

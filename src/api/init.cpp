@@ -46,7 +46,7 @@ static CUresult impl_cuDriverGetVersion(int* driverVersion) {
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuGetErrorName(CUresult error, const char** pStr) {
+static CUresult impl_cuGetErrorName(const CUresult& error, const char** pStr) {
   // Not traced: the tracer itself uses it.
   if (!pStr) return CUDA_ERROR_INVALID_VALUE;
   const ErrorName* e = find_error(error);
@@ -58,7 +58,7 @@ static CUresult impl_cuGetErrorName(CUresult error, const char** pStr) {
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuGetErrorString(CUresult error, const char** pStr) {
+static CUresult impl_cuGetErrorString(const CUresult& error, const char** pStr) {
   if (!pStr) return CUDA_ERROR_INVALID_VALUE;
   const ErrorName* e = find_error(error);
   if (!e) {

@@ -198,7 +198,7 @@ static CUresult impl_cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, si
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+static CUresult impl_cuKernelGetAttribute(int* pi, const CUfunction_attribute& attrib, CUkernel kernel, CUdevice dev) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   LibKernel* k = kernel_of(kernel);
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
@@ -208,7 +208,7 @@ static CUresult impl_cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, 
   return get_function_attribute(*info, k->library->settings(k->index, dev), raw_enum(attrib), pi);
 }
 
-static CUresult impl_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+static CUresult impl_cuKernelSetAttribute(const CUfunction_attribute& attrib, int val, CUkernel kernel, CUdevice dev) {
   LibKernel* k = kernel_of(kernel);
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
@@ -220,7 +220,7 @@ static CUresult impl_cuKernelSetAttribute(CUfunction_attribute attrib, int val, 
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+static CUresult impl_cuKernelSetCacheConfig(CUkernel kernel, const CUfunc_cache& config, CUdevice dev) {
   LibKernel* k = kernel_of(kernel);
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;

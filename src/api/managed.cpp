@@ -136,9 +136,9 @@ CUresult range_attribute(void* data, size_t size, int attr, CUdeviceptr p, size_
 
 }  // namespace
 
-static CUresult impl_cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) { return advise(devPtr, count, advice, from_device(device)); }
+static CUresult impl_cuMemAdvise(CUdeviceptr devPtr, size_t count, const CUmem_advise& advice, CUdevice device) { return advise(devPtr, count, advice, from_device(device)); }
 
-static CUresult impl_cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute,
+static CUresult impl_cuMemRangeGetAttribute(void* data, size_t dataSize, const CUmem_range_attribute& attribute,
                                             CUdeviceptr devPtr, size_t count) { return range_attribute(data, dataSize, raw_enum(attribute), devPtr, count); }
 static CUresult impl_cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes,
                                              size_t numAttributes, CUdeviceptr devPtr, size_t count) {

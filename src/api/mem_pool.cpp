@@ -201,14 +201,14 @@ static CUresult impl_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool hp) {
   return set_current(d, hp);
 }
 
-static CUresult impl_cuMemGetDefaultMemPool(CUmemoryPool* out, CUmemLocation* loc, CUmemAllocationType type) {
+static CUresult impl_cuMemGetDefaultMemPool(CUmemoryPool* out, CUmemLocation* loc, const CUmemAllocationType& type) {
   Device* d;
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = device_location(loc, type, &d)) return r;
   return get_default(d, out);
 }
 
-static CUresult impl_cuMemGetMemPool(CUmemoryPool* out, CUmemLocation* loc, CUmemAllocationType type) {
+static CUresult impl_cuMemGetMemPool(CUmemoryPool* out, CUmemLocation* loc, const CUmemAllocationType& type) {
   Device* d;
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = device_location(loc, type, &d)) return r;
@@ -216,19 +216,19 @@ static CUresult impl_cuMemGetMemPool(CUmemoryPool* out, CUmemLocation* loc, CUme
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuMemSetMemPool(CUmemLocation* loc, CUmemAllocationType type, CUmemoryPool hp) {
+static CUresult impl_cuMemSetMemPool(CUmemLocation* loc, const CUmemAllocationType& type, CUmemoryPool hp) {
   Device* d;
   if (CUresult r = device_location(loc, type, &d)) return r;
   return set_current(d, hp);
 }
 
-static CUresult impl_cuMemPoolGetAttribute(CUmemoryPool hp, CUmemPool_attribute attr, void* value) {
+static CUresult impl_cuMemPoolGetAttribute(CUmemoryPool hp, const CUmemPool_attribute& attr, void* value) {
   MemPool* pool = pool_of(hp);
   if (!pool) return CUDA_ERROR_INVALID_VALUE;
   return pool->get_attribute(api::raw_enum(attr), value);
 }
 
-static CUresult impl_cuMemPoolSetAttribute(CUmemoryPool hp, CUmemPool_attribute attr, void* value) {
+static CUresult impl_cuMemPoolSetAttribute(CUmemoryPool hp, const CUmemPool_attribute& attr, void* value) {
   MemPool* pool = pool_of(hp);
   if (!pool) return CUDA_ERROR_INVALID_VALUE;
   return pool->set_attribute(api::raw_enum(attr), value);

@@ -288,7 +288,7 @@ static CUresult impl_cuMemHostGetFlags(unsigned int* pFlags, void* p) {
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) { return pointer_attribute(data, api::raw_enum(attribute), ptr); }
+static CUresult impl_cuPointerGetAttribute(void* data, const CUpointer_attribute& attribute, CUdeviceptr ptr) { return pointer_attribute(data, api::raw_enum(attribute), ptr); }
 static CUresult impl_cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) {
   if (n == 0 || !attrs || !data) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < n; ++i) {
@@ -301,7 +301,7 @@ static CUresult impl_cuPointerGetAttributes(unsigned int n, CUpointer_attribute*
   }
   return CUDA_SUCCESS;
 }
-static CUresult impl_cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+static CUresult impl_cuPointerSetAttribute(const void* value, const CUpointer_attribute& attribute, CUdeviceptr ptr) {
   if (!value) return CUDA_ERROR_INVALID_VALUE;
   if (api::raw_enum(attribute) != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) return CUDA_ERROR_INVALID_VALUE;
   auto a = Registry::instance().find(static_cast<uintptr_t>(ptr));

@@ -67,12 +67,12 @@ struct ExecNode {
                std::shared_ptr<const GraphMemoryBlock>>
       work;
 
-  // The work of a node of the matching kind (anything else: a bad access).
-  const CUDA_HOST_NODE_PARAMS& host() const { return std::get<CUDA_HOST_NODE_PARAMS>(work); }
-  const ExecCopy& copy() const { return *std::get<std::shared_ptr<const ExecCopy>>(work); }
-  const ExecSet& set() const { return *std::get<std::shared_ptr<const ExecSet>>(work); }
-  const KernelNodeData& kernel() const { return *std::get<std::shared_ptr<const KernelNodeData>>(work); }
-  const std::vector<MemOpSpec>& memops() const { return std::get<std::vector<MemOpSpec>>(work); }
+  // The work of a node of the matching kind (callers check `kind` first).
+  const CUDA_HOST_NODE_PARAMS& host() const { return *std::get_if<CUDA_HOST_NODE_PARAMS>(&work); }
+  const ExecCopy& copy() const { return **std::get_if<std::shared_ptr<const ExecCopy>>(&work); }
+  const ExecSet& set() const { return **std::get_if<std::shared_ptr<const ExecSet>>(&work); }
+  const KernelNodeData& kernel() const { return **std::get_if<std::shared_ptr<const KernelNodeData>>(&work); }
+  const std::vector<MemOpSpec>& memops() const { return *std::get_if<std::vector<MemOpSpec>>(&work); }
   // Event record and wait nodes; null for other kinds.
   CUevent event() const { return std::holds_alternative<CUevent>(work) ? std::get<CUevent>(work) : nullptr; }
 };

@@ -26,7 +26,9 @@ struct Table {
   Entry e[kEntries];
   int n = 0;
 };
-thread_local Table t_table;
+// initial-exec: a plain %fs-relative access (every run of blocks looks at
+// the table; this library is normally loaded at start-up).
+__attribute__((tls_model("initial-exec"))) thread_local Table t_table;
 
 template <class T>
 T as(uint64_t bits) {
@@ -255,6 +257,7 @@ bool combining_kernel(const Module& m, const std::vector<int>& order) {
 void apply_reductions() {
   Table& t = t_table;
   const int n = t.n;
+  if (n == 0) return;
   t.n = 0;  // first: a fault while applying (the runner calls again) does not repeat it
   for (int i = 0; i < n; ++i) apply(t.e[i]);
 }
