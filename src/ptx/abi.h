@@ -44,11 +44,12 @@ struct BlockEnv {
   uint32_t current_tid;         // the thread being stepped (written by the range function)
   void* runner;                 // the runner's state (fault reports); opaque to compiled code
   uint64_t grid_workspace;      // %envreg1 (high half) and %envreg2 (low): a cooperative launch's grid barrier
-  // Where each of the first region's first kStreamSites global loads would
-  // go on if the next block continued the range this one read (0: none
-  // yet). Compiled code alone reads and writes it; the runner zeroes it
-  // when a worker starts its blocks (lower_range.cpp: next-block prefetch).
-  uint64_t stream_next[4];
+  // kStreamSites words of the worker's own: where each of the first
+  // region's first global loads would go on if the next block continued
+  // the range this one read. Compiled code alone reads and writes them
+  // (lower_range.cpp: next-block prefetch); a stale value only costs a
+  // useless prefetch, so they live as long as the worker and are never reset.
+  uint64_t* stream_next;
 };
 constexpr unsigned kStreamSites = 4;
 

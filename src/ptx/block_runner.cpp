@@ -44,6 +44,7 @@ struct Scratch {
   std::vector<uint8_t> state, in_span;
   std::vector<std::pair<uint32_t, uint32_t>> spans;
   std::vector<uint32_t> warp_live;
+  uint64_t stream_next[kStreamSites] = {};  // BlockEnv::stream_next
   // The signal stack this thread got from us (none when it had one already,
   // as under AddressSanitizer); given back before its memory is.
   std::vector<uint8_t> alt_stack;
@@ -516,8 +517,13 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   uint8_t* frames = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(s.frames.data()) + 63) & ~uintptr_t{63});
   if (s.shared.size() < shared_bytes + 16) s.shared.resize(shared_bytes + 16);
 
+  // Every field set one by one (a memset of the whole struct can become a
+  // `rep stos`, whose start-up costs a launch of a small kernel more than
+  // the rest of this setup).
   BlockEnv env;
-  std::memset(&env, 0, sizeof env);
+  env.ctaid[0] = env.ctaid[1] = env.ctaid[2] = 0;
+  env.current_tid = 0;
+  env.runner = nullptr;
   env.ntid[0] = cfg.block.x;
   env.ntid[1] = cfg.block.y;
   env.ntid[2] = cfg.block.z;
@@ -532,6 +538,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   env.dynamic_shared_bytes = cfg.dynamic_shared_bytes;
   env.total_shared_bytes = static_cast<uint32_t>(shared_bytes);
   env.grid_workspace = reinterpret_cast<uint64_t>(cfg.grid_workspace);
+  env.stream_next = s.stream_next;
 
   RunState rs;
   rs.env = &env;

@@ -75,7 +75,8 @@ void prefetch_next_block(llvm::Function* run, llvm::CallInst* call, llvm::Struct
     b.SetInsertPoint(here);
     Value* l = b.CreateLoad(i64, lo);
     Value* h = b.CreateLoad(i64, hi);
-    Value* slot = b.CreateInBoundsGEP(env_ty, envp, {b.getInt32(0), b.getInt32(13), b.getInt32(static_cast<uint32_t>(k))});
+    Value* words = b.CreateLoad(b.getPtrTy(), b.CreateStructGEP(env_ty, envp, 13));
+    Value* slot = b.CreateInBoundsGEP(i64, words, b.getInt64(k));
     Value* prev = b.CreateLoad(i64, slot);
     Value* read = b.CreateICmpULT(l, h);
     b.CreateStore(b.CreateSelect(read, h, prev), slot);
