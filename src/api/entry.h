@@ -16,6 +16,7 @@
 
 #include "cuda.h"
 #include "core/runtime.h"
+#include "exec/trace.h"
 
 namespace cucpu::api {
 
@@ -133,6 +134,8 @@ CUresult state_error();  // NOT_INITIALIZED or DEINITIALIZED
 template <class F, class... A>
 inline CUresult call(const char* name, unsigned gate, F&& body, const A&... args) noexcept {
   CUresult r;
+  trace::Call traced{};
+  if (trace::on()) [[unlikely]] traced = trace::call_begin();
   if (!(gate & kNoInit) && lib_state() != LibState::kReady) [[unlikely]] {
     r = state_error();
   } else if (!(gate & kInHostFn) && in_host_function()) [[unlikely]] {
@@ -147,6 +150,7 @@ inline CUresult call(const char* name, unsigned gate, F&& body, const A&... args
     }
   }
   if (trace_enabled()) [[unlikely]] trace_call(name, r, args...);
+  if (traced.id) [[unlikely]] trace::call_end(name, traced, r);
   return r;
 }
 

@@ -264,6 +264,9 @@ ptx::LaunchConfig kernel_config(const ExecNode& n) {
 // has faulted (and fault it when their memory is gone).
 class SegmentOp final : public Op {
  public:
+  std::string trace_name() const override {
+    return "graph segment (" + std::to_string(plan_->segments[seg_].size()) + " nodes)";
+  }
   SegmentOp(std::shared_ptr<const ExecPlan> plan, uint32_t seg) : plan_(std::move(plan)), seg_(seg) {}
   void execute(int status) override {
     for (uint32_t i : plan_->segments[seg_]) {

@@ -194,6 +194,12 @@ ptx::LaunchConfig config_of(const Function& f, const LaunchShape& s) {
 // up to 16 bytes of parameters writes only the first two cache lines of
 // its OpPool block (blocks come back from the workers' cores: each line
 // the producer writes is a transfer); larger parameters fill the rest of
+// "name <<<(grid), (block)>>>" for the trace.
+std::string shape_text(const ptx::Dim3& g, const ptx::Dim3& b) {
+  return " <<<(" + std::to_string(g.x) + "," + std::to_string(g.y) + "," + std::to_string(g.z) + "), (" + std::to_string(b.x) +
+         "," + std::to_string(b.y) + "," + std::to_string(b.z) + ")>>>";
+}
+
 // the block, and beyond that live on the heap.
 class KernelOp final : public Op {
  public:
@@ -208,6 +214,7 @@ class KernelOp final : public Op {
     std::memcpy(params_, &p, sizeof p);  // the inline room holds the pointer instead
     return p;
   }
+  std::string trace_name() const override { return f_->name() + shape_text(grid_, block_); }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
     ptx::LaunchConfig cfg;
@@ -292,6 +299,7 @@ class KernelJoinOp final : public Op {
 class KernelPartOp final : public Op {
  public:
   explicit KernelPartOp(KernelJoinOp* join) : join_(join) {}
+  std::string trace_name() const override { return join_->f->name() + shape_text(join_->cfg.grid, join_->cfg.block) + " part"; }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) {
       join_->stop();
@@ -350,6 +358,7 @@ namespace {
 class CooperativeKernelOp final : public Op {
  public:
   CooperativeKernelOp(Function* f, const ptx::LaunchConfig& cfg) : f_(f), cfg_(cfg) {}
+  std::string trace_name() const override { return f_->name() + shape_text(cfg_.grid, cfg_.block) + " cooperative"; }
   void* own_params(size_t n) {
     params_.assign((n + 7) / 8, 0);
     cfg_.params = params_.data();

@@ -34,6 +34,7 @@ CUresult build_mem_op_specs(const CUstreamBatchMemOpParams* ops, unsigned count,
 
 class MemOpsOp final : public Op {
  public:
+  std::string trace_name() const override { return "stream memory operations"; }
   explicit MemOpsOp(std::vector<MemOpSpec> specs) : specs_(std::move(specs)) {}
   void execute(int status) override;
   void park() override;

@@ -17,6 +17,7 @@ namespace cucpu {
 // ready; `reached_ns` is when the stream reached it (cuEventElapsedTime).
 class MarkerOp final : public Op {
  public:
+  std::string trace_name() const override { return timed_ ? "event record" : "marker"; }
   // `timed`: read the clock when reached (events without DISABLE_TIMING);
   // other markers skip the clock read.
   explicit MarkerOp(bool timed = false) : timed_(timed) {}
@@ -37,6 +38,7 @@ class MarkerOp final : public Op {
 // no runtime lock held and the thread marked "inside a host function".
 class HostFuncOp final : public Op {
  public:
+  std::string trace_name() const override { return "host function"; }
   HostFuncOp(CUhostFn fn, void* data) : fn_(fn), data_(data) {}
   HostFuncOp(CUstreamCallback cb, CUstream handle, void* data) : cb_(cb), handle_(handle), data_(data) {}
   void execute(int status) override {
@@ -68,6 +70,7 @@ inline bool memory_still_valid(const MemCheck* checks, int n) {
 
 class MemsetOp final : public Op {
  public:
+  std::string trace_name() const override { return "memset"; }
   MemsetOp(const Memset2D& m, const MemCheck& check) : set_(m), check_(check) {}
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
@@ -86,6 +89,7 @@ class MemsetOp final : public Op {
 // A registry update that must happen in stream order (cuStreamAttachMemAsync).
 class FunctionOp final : public Op {
  public:
+  std::string trace_name() const override { return "runtime work"; }
   explicit FunctionOp(std::function<void()> f) : f_(std::move(f)) {}
   void execute(int) override { f_(); }
   bool trivial() const override { return true; }

@@ -4,13 +4,24 @@
 #include "core/context.h"
 #include "core/runtime.h"
 #include "exec/scheduler.h"
+#include "exec/trace.h"
+
+#include <cstdio>
 #include "exec/spin_lock.h"
 
 namespace cucpu {
 
 Stream::Stream(Context* ctx, StreamKind kind, unsigned flags, int priority)
     : Timeline(priority, kind != StreamKind::kLegacy), ctx(ctx), kind(kind), flags(flags),
-      id(rt().next_stream_id.fetch_add(1, std::memory_order_relaxed)) {}
+      id(rt().next_stream_id.fetch_add(1, std::memory_order_relaxed)) {
+  if (trace::on()) [[unlikely]] {
+    char label[128];
+    const char* what = kind == StreamKind::kLegacy ? "legacy stream" : kind == StreamKind::kPerThread ? "per-thread stream" : "stream";
+    std::snprintf(label, sizeof label, "%s %p (ctx %p, prio %d%s)", what, static_cast<const void*>(this),
+                  static_cast<const void*>(ctx), priority, blocking() ? "" : ", non-blocking");
+    trace::name_timeline(this, label);
+  }
+}
 
 void Stream::last_reference_dropped() {
   if (kind != StreamKind::kLegacy) ctx->unlink_stream(this);
@@ -32,6 +43,10 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   const int prio = priority.load(std::memory_order_relaxed);
   join->timeline = this;
   join->priority = prio;
+  if (trace::on()) [[unlikely]] {
+    join->trace_call = trace::current_call();
+    for (size_t i = 0; i < n; ++i) parts[i]->trace_call = join->trace_call;
+  }
   // The common case: one op, nothing to wait for but the stream (and, for
   // a blocking stream, an idle legacy stream), enqueued by the thread that
   // owns the stream.

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -185,6 +186,10 @@ class Op {
   Timeline* timeline = nullptr;  // the timeline (stream) it is enqueued on; alive until the op is done (drop_handle)
   uint64_t seq = 0;          // position in the stream, assigned at enqueue
   int priority = 0;          // copy of the stream's priority (lower runs first)
+  uint32_t trace_call = 0;   // the API call that enqueued it, while tracing (exec/trace.h)
+
+  // What the timeline trace calls the op (exec/trace.h).
+  virtual std::string trace_name() const { return "op"; }
 
  private:
   std::atomic<Op*> next_in_stream_{nullptr};

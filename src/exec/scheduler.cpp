@@ -5,6 +5,7 @@
 #include <string>
 
 #include "exec/timeline.h"
+#include "exec/trace.h"
 #include "exec/spin_lock.h"
 
 namespace cucpu {
@@ -184,7 +185,13 @@ void Scheduler::run_chain(Op* op) {
   t_in_chain = true;
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
   while (op) {
-    op->execute(op->timeline->status_before_execute());
+    if (trace::on()) [[unlikely]] {
+      const uint64_t t0 = trace::now_ns();
+      op->execute(op->timeline->status_before_execute());
+      trace::op_ran(op, op->timeline, t0, trace::now_ns());
+    } else {
+      op->execute(op->timeline->status_before_execute());
+    }
     if (op->take_deferred()) {
       // Its work goes on elsewhere; the chain ends here unless more is
       // ready. Like a finished last op, the worker counts as searching.

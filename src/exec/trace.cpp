@@ -1,0 +1,243 @@
+#include "exec/trace.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "exec/op.h"
+#include "exec/scheduler.h"
+#include "exec/spin_lock.h"
+
+namespace cucpu::trace {
+
+std::atomic<bool> g_on{false};
+
+namespace {
+
+constexpr size_t kMaxEvents = size_t{1} << 22;  // per thread: about 200 MB for all at most
+
+struct Event {
+  uint64_t t0, t1;
+  const void* track;  // the timeline (ops); null for an API call
+  uint32_t call;      // the API call (its id), or the call that enqueued the op
+  int32_t result;     // API calls: the CUresult
+  uint32_t name;      // index into the names table
+};
+
+// One thread's events. The owner appends under `mu` (never contended but
+// at exit, when the writer reads).
+struct Buffer {
+  SpinLock mu;
+  std::vector<Event> events;
+  uint64_t dropped = 0;
+  long tid = 0;
+  bool worker = false;
+};
+
+struct State {
+  std::mutex mu;  // guards buffers, names and labels
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<std::string> names;
+  std::map<std::string, uint32_t> name_ids;
+  std::map<const void*, std::string> labels;
+  std::string path;
+  bool summary = false;
+  std::atomic<uint32_t> next_call{1};
+};
+State& state() {
+  static State* s = new State();  // outlives every thread (written at exit)
+  return *s;
+}
+
+thread_local Buffer* t_buffer = nullptr;
+thread_local uint32_t t_call = 0;
+
+Buffer& buffer() {
+  if (t_buffer) return *t_buffer;
+  auto b = std::make_unique<Buffer>();
+  b->tid = static_cast<long>(syscall(SYS_gettid));
+  b->worker = Scheduler::on_worker_thread();
+  b->events.reserve(4096);
+  State& s = state();
+  std::lock_guard<std::mutex> g(s.mu);
+  t_buffer = b.get();
+  s.buffers.push_back(std::move(b));
+  return *t_buffer;
+}
+
+uint32_t name_id(const std::string& n) {
+  State& s = state();
+  std::lock_guard<std::mutex> g(s.mu);
+  auto [it, fresh] = s.name_ids.emplace(n, static_cast<uint32_t>(s.names.size()));
+  if (fresh) s.names.push_back(n);
+  return it->second;
+}
+
+void append(const Event& e) {
+  Buffer& b = buffer();
+  SpinLockGuard g(b.mu);
+  if (b.events.size() >= kMaxEvents) {
+    ++b.dropped;
+    return;
+  }
+  b.events.push_back(e);
+}
+
+void json_string(FILE* f, const std::string& s) {
+  std::fputc('"', f);
+  for (char c : s) {
+    if (c == '"' || c == '\\') std::fputc('\\', f);
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    std::fputc(c, f);
+  }
+  std::fputc('"', f);
+}
+
+void write_all() {
+  State& s = state();
+  g_on.store(false, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> g(s.mu);
+  std::vector<std::pair<Buffer*, std::vector<Event>>> all;
+  uint64_t dropped = 0;
+  for (auto& b : s.buffers) {
+    SpinLockGuard bg(b->mu);
+    all.emplace_back(b.get(), b->events);
+    dropped += b->dropped;
+  }
+  // Tracks: one per timeline (in order of first use), one per thread.
+  std::map<const void*, long> timeline_tid;
+  std::map<uint32_t, std::pair<long, uint64_t>> call_at;  // call id -> (thread, start)
+  uint64_t t_min = UINT64_MAX;
+  for (auto& [b, evs] : all)
+    for (const Event& e : evs) {
+      t_min = std::min(t_min, e.t0);
+      if (e.track && !timeline_tid.count(e.track)) timeline_tid[e.track] = 1000000 + static_cast<long>(timeline_tid.size());
+      if (!e.track) call_at[e.call] = {b->tid, e.t0};
+    }
+  if (t_min == UINT64_MAX) t_min = 0;
+  auto us = [&](uint64_t t) { return static_cast<double>(t - t_min) / 1000.0; };
+  FILE* f = std::fopen(s.path.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "[cucpu] trace: cannot write %s\n", s.path.c_str());
+    return;
+  }
+  std::fprintf(f, "{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"cucpu\"}}");
+  for (auto& [tl, tid] : timeline_tid) {
+    auto it = s.labels.find(tl);
+    std::fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%ld,\"name\":\"thread_name\",\"args\":{\"name\":", tid);
+    json_string(f, it != s.labels.end() ? it->second : "timeline");
+    std::fprintf(f, "}}");
+  }
+  int worker_no = 0;
+  for (auto& [b, evs] : all) {
+    std::string label = b->worker ? "worker " + std::to_string(worker_no++) : "host thread " + std::to_string(b->tid);
+    std::fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%ld,\"name\":\"thread_name\",\"args\":{\"name\":", b->tid);
+    json_string(f, label);
+    std::fprintf(f, "}}");
+  }
+  uint64_t flow = 1;
+  struct Stat {
+    uint64_t ops = 0, busy = 0, first = UINT64_MAX, last = 0;
+  };
+  std::map<const void*, Stat> stats;
+  for (auto& [b, evs] : all)
+    for (const Event& e : evs) {
+      const std::string& name = s.names[e.name];
+      if (!e.track) {
+        std::fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"api\",\"name\":", b->tid,
+                     us(e.t0), us(e.t1) - us(e.t0));
+        json_string(f, name);
+        std::fprintf(f, ",\"args\":{\"call\":%u,\"result\":%d}}", e.call, e.result);
+        continue;
+      }
+      const long ttid = timeline_tid[e.track];
+      for (long tid : {ttid, b->tid}) {
+        std::fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"op\",\"name\":", tid,
+                     us(e.t0), us(e.t1) - us(e.t0));
+        json_string(f, name);
+        std::fprintf(f, ",\"args\":{\"call\":%u}}", e.call);
+      }
+      auto c = call_at.find(e.call);
+      if (e.call && c != call_at.end()) {
+        std::fprintf(f, ",\n{\"ph\":\"s\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"id\":%" PRIu64 ",\"cat\":\"enqueue\",\"name\":\"enqueue\"}",
+                     c->second.first, us(c->second.second), flow);
+        std::fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"id\":%" PRIu64
+                        ",\"cat\":\"enqueue\",\"name\":\"enqueue\"}",
+                     ttid, us(e.t0), flow);
+        ++flow;
+      }
+      Stat& st = stats[e.track];
+      ++st.ops;
+      st.busy += e.t1 - e.t0;
+      st.first = std::min(st.first, e.t0);
+      st.last = std::max(st.last, e.t1);
+    }
+  std::fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped_events\":%" PRIu64 "}}\n", dropped);
+  std::fclose(f);
+  if (dropped)
+    std::fprintf(stderr, "[cucpu] trace: %" PRIu64 " events dropped (each thread keeps at most %zu)\n", dropped, kMaxEvents);
+  std::fprintf(stderr, "[cucpu] trace written to %s\n", s.path.c_str());
+  if (!s.summary) return;
+  std::fprintf(stderr, "[cucpu] %-72s %8s %12s %12s\n", "timeline", "ops", "busy (us)", "idle (us)");
+  for (auto& [tl, st] : stats) {
+    auto it = s.labels.find(tl);
+    const double span = static_cast<double>(st.last - st.first) / 1000.0, busy = static_cast<double>(st.busy) / 1000.0;
+    std::fprintf(stderr, "[cucpu] %-72s %8" PRIu64 " %12.1f %12.1f\n",
+                 (it != s.labels.end() ? it->second : std::string("timeline")).substr(0, 72).c_str(), st.ops, busy,
+                 span > busy ? span - busy : 0.0);
+  }
+}
+
+__attribute__((constructor)) void start_tracing() {
+  const char* p = std::getenv("CUCPU_TRACE");
+  if (!p || !*p || std::strcmp(p, "0") == 0) return;
+  State& s = state();
+  s.path = p;
+  const char* sum = std::getenv("CUCPU_TRACE_SUMMARY");
+  s.summary = sum && *sum == '1';
+  std::atexit(write_all);
+  g_on.store(true, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+uint32_t current_call() { return t_call; }
+
+Call call_begin() {
+  Call c{state().next_call.fetch_add(1, std::memory_order_relaxed), t_call, now_ns()};
+  t_call = c.id;
+  return c;
+}
+
+void call_end(const char* name, const Call& c, int result) {
+  t_call = c.outer;
+  append(Event{c.t0, now_ns(), nullptr, c.id, result, name_id(name)});
+}
+
+void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
+  append(Event{t0, t1, timeline, op->trace_call, 0, name_id(op->trace_name())});
+}
+
+void name_timeline(const void* timeline, std::string label) {
+  State& s = state();
+  std::lock_guard<std::mutex> g(s.mu);
+  s.labels[timeline] = std::move(label);
+}
+
+}  // namespace cucpu::trace

@@ -1,0 +1,49 @@
+// The timeline trace (`cucpu trace`, CUCPU_TRACE=FILE): every op each
+// timeline runs, on the timeline's track and on the worker's, and every API
+// call, on its thread's track, with a flow from the call to each op it
+// enqueued. Written at exit as Chrome trace JSON (Perfetto and
+// chrome://tracing open it). CUCPU_TRACE_SUMMARY=1 also prints, at exit, a
+// table of each timeline's ops, busy time and the wait between ops.
+//
+// Off (no CUCPU_TRACE), each hook is one branch on a flag read with a
+// relaxed load. On, a thread appends to a buffer of its own (no lock); each
+// buffer holds at most kMaxEvents events and counts what it drops, and the
+// file says how many were dropped.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace cucpu {
+
+class Op;
+
+namespace trace {
+
+extern std::atomic<bool> g_on;
+inline bool on() { return g_on.load(std::memory_order_relaxed); }
+
+uint64_t now_ns();
+
+// The API call the calling thread is in (0: none); stamped into the ops
+// it enqueues (Op::trace_call).
+uint32_t current_call();
+// Around an API call: begin makes a new call current (calls nest: a host
+// function's calls inside a worker's op), end records its slice and makes
+// the outer one current again.
+struct Call {
+  uint32_t id, outer;
+  uint64_t t0;
+};
+Call call_begin();
+void call_end(const char* name, const Call& c, int result);
+
+// A worker ran `op` of `timeline` from t0 to t1 (ns).
+void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1);
+
+// The label of a timeline's track ("stream 0x... (ctx 1, prio 0, non-blocking)").
+void name_timeline(const void* timeline, std::string label);
+
+}  // namespace trace
+}  // namespace cucpu

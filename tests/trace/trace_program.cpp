@@ -1,0 +1,45 @@
+// A known program for the timeline-trace test: two streams, a memset and a
+// host function on the first, an event recorded there and waited for on
+// the second, then a copy and a host function on the second.
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+void check(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "%s failed: %d\n", what, static_cast<int>(r));
+    std::exit(1);
+  }
+}
+void CUDA_CB mark(void* p) { ++*static_cast<int*>(p); }
+}  // namespace
+
+int main() {
+  check(cuInit(0), "cuInit");
+  CUdevice dev;
+  CUcontext ctx;
+  check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+  check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  CUstream a, b;
+  check(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  CUdeviceptr x, y;
+  check(cuMemAlloc(&x, 1 << 16), "cuMemAlloc");
+  check(cuMemAlloc(&y, 1 << 16), "cuMemAlloc");
+  CUevent e;
+  check(cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+  int marks = 0;
+  check(cuMemsetD8Async(x, 7, 1 << 16, a), "cuMemsetD8Async");
+  check(cuLaunchHostFunc(a, mark, &marks), "cuLaunchHostFunc");
+  check(cuEventRecord(e, a), "cuEventRecord");
+  check(cuStreamWaitEvent(b, e, 0), "cuStreamWaitEvent");
+  check(cuMemcpyDtoDAsync(y, x, 1 << 16, b), "cuMemcpyDtoDAsync");
+  check(cuLaunchHostFunc(b, mark, &marks), "cuLaunchHostFunc");
+  check(cuStreamSynchronize(b), "cuStreamSynchronize");
+  check(cuStreamSynchronize(a), "cuStreamSynchronize");
+  std::printf("host functions ran: %d\n", marks);
+  return marks == 2 ? 0 : 1;
+}
