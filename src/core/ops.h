@@ -9,6 +9,7 @@
 #include "core/context.h"
 #include "core/runtime.h"
 #include "core/stream.h"
+#include "exec/schedule.h"
 #include "exec/op.h"
 
 namespace cucpu {
@@ -42,10 +43,13 @@ class HostFuncOp final : public Op {
   HostFuncOp(CUhostFn fn, void* data) : fn_(fn), data_(data) {}
   HostFuncOp(CUstreamCallback cb, CUstream handle, void* data) : cb_(cb), handle_(handle), data_(data) {}
   void execute(int status) override {
+    const bool serial = schedule::serial_host_functions();
+    if (serial) [[unlikely]] schedule::lock_host_functions();
     set_in_host_function(true);
     if (fn_) fn_(data_);
     else cb_(handle_, static_cast<CUresult>(status), data_);
     set_in_host_function(false);
+    if (serial) [[unlikely]] schedule::unlock_host_functions();
   }
 
  private:

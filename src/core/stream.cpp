@@ -12,8 +12,8 @@
 namespace cucpu {
 
 Stream::Stream(Context* ctx, StreamKind kind, unsigned flags, int priority)
-    : Timeline(priority, kind != StreamKind::kLegacy), ctx(ctx), kind(kind), flags(flags),
-      id(rt().next_stream_id.fetch_add(1, std::memory_order_relaxed)) {
+    : Timeline(priority, kind != StreamKind::kLegacy, rt().next_stream_id.fetch_add(1, std::memory_order_relaxed)),
+      ctx(ctx), kind(kind), flags(flags) {
   if (trace::on()) [[unlikely]] {
     char label[128];
     const char* what = kind == StreamKind::kLegacy ? "legacy stream" : kind == StreamKind::kPerThread ? "per-thread stream" : "stream";

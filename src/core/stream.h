@@ -51,7 +51,6 @@ class Stream final : public Timeline {
   Context* const ctx;
   const StreamKind kind;
   const unsigned flags;
-  const uint64_t id;
   // Non-null while the stream captures; the rest of the state is in `cap`,
   // guarded by capture_mu(). Enqueue paths read only this pointer.
   std::atomic<CaptureSequence*> capturing{nullptr};

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "exec/timeline.h"
+#include "exec/schedule.h"
 #include "exec/trace.h"
 #include "exec/spin_lock.h"
 
@@ -185,6 +186,9 @@ void Scheduler::run_chain(Op* op) {
   t_in_chain = true;
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
   while (op) {
+    if (schedule::random_on()) [[unlikely]] {
+      if (!op->trivial()) schedule::before_execute(op, op->timeline->id);
+    }
     if (trace::on()) [[unlikely]] {
       const uint64_t t0 = trace::now_ns();
       op->execute(op->timeline->status_before_execute());

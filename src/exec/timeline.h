@@ -67,8 +67,9 @@ struct alignas(64) ProducerSlot {
 
 class Timeline {
  public:
-  // `grantable`: whether a single producer may be granted ownership.
-  Timeline(int priority, bool grantable) : priority(priority), grantable_(grantable) {}
+  // `grantable`: whether a single producer may be granted ownership; `id`:
+  // the timeline's number in the process (stream ids), stable from run to run.
+  Timeline(int priority, bool grantable, uint64_t id) : id(id), priority(priority), grantable_(grantable) {}
   virtual ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
@@ -77,6 +78,7 @@ class Timeline {
   // none): the engine asks before it executes each op.
   virtual int status_before_execute() const = 0;
 
+  const uint64_t id;
   std::atomic<int> priority;  // copied into each op at enqueue (lower runs first)
   // Layout: the enqueue side shares the first cache line; the completion
   // side (written by workers) has a line of its own below, so enqueues and
