@@ -12,7 +12,8 @@
 namespace cucpu {
 
 Stream::Stream(Context* ctx, StreamKind kind, unsigned flags, int priority)
-    : Timeline(priority, kind != StreamKind::kLegacy, rt().next_stream_id.fetch_add(1, std::memory_order_relaxed)),
+    : Timeline(priority, kind != StreamKind::kLegacy, rt().next_stream_id.fetch_add(1, std::memory_order_relaxed),
+               &ctx->sticky, &ctx->device->fault.value),  // what Context::sticky_error reads
       ctx(ctx), kind(kind), flags(flags) {
   if (trace::on()) [[unlikely]] {
     char label[128];
@@ -118,6 +119,5 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
 
 
 
-int Stream::status_before_execute() const { return ctx->sticky_error(); }
 
 }  // namespace cucpu

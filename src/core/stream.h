@@ -48,7 +48,10 @@ class Stream final : public Timeline {
  public:
   Stream(Context* ctx, StreamKind kind, unsigned flags, int priority);
 
-  Context* const ctx;
+  // On a cache line of their own: every enqueue reads these, and the
+  // Timeline's last line before them is written by the workers on every
+  // completion.
+  alignas(64) Context* const ctx;
   const StreamKind kind;
   const unsigned flags;
   // Non-null while the stream captures; the rest of the state is in `cap`,
@@ -72,9 +75,6 @@ class Stream final : public Timeline {
   // idle and, for a blocking stream, so is the legacy stream (the legacy
   // stream itself is never reported quiescent: it waits for many streams).
   bool quiescent();
-
-  // The context's sticky error.
-  int status_before_execute() const override;
 
   SpinLock attr_mu;
   StreamAttributes attrs;  // guarded by attr_mu

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "exec/op.h"
+#include "exec/scheduler.h"
 
 namespace cucpu::schedule {
 
@@ -43,6 +44,7 @@ __attribute__((constructor)) void read_schedule() {
     if (part.rfind("random:", 0) == 0) {
       g_seed = std::strtoull(part.c_str() + 7, nullptr, 10);
       g_random.store(true, std::memory_order_relaxed);
+      g_op_hooks.store(true, std::memory_order_relaxed);
     } else if (part == "serial-host-functions") {
       g_serial_host_functions.store(true, std::memory_order_relaxed);
     } else if (!part.empty()) {

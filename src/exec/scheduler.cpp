@@ -10,6 +10,8 @@
 #include "exec/spin_lock.h"
 
 namespace cucpu {
+
+std::atomic<bool> g_op_hooks{false};
 namespace {
 thread_local bool t_is_worker = false;
 // True while this thread runs a chain. A chain started inside another (an
@@ -186,13 +188,11 @@ void Scheduler::run_chain(Op* op) {
   t_in_chain = true;
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
   while (op) {
-    if (schedule::random_on()) [[unlikely]] {
-      if (!op->trivial()) schedule::before_execute(op, op->timeline->id);
-    }
-    if (trace::on()) [[unlikely]] {
-      const uint64_t t0 = trace::now_ns();
+    if (g_op_hooks.load(std::memory_order_relaxed)) [[unlikely]] {
+      if (schedule::random_on() && !op->trivial()) schedule::before_execute(op, op->timeline->id);
+      const uint64_t t0 = trace::on() ? trace::now_ns() : 0;
       op->execute(op->timeline->status_before_execute());
-      trace::op_ran(op, op->timeline, t0, trace::now_ns());
+      if (trace::on()) trace::op_ran(op, op->timeline, t0, trace::now_ns());
     } else {
       op->execute(op->timeline->status_before_execute());
     }

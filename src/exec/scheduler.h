@@ -29,6 +29,10 @@
 
 namespace cucpu {
 
+// Set once, at load, when the trace or schedule fuzzing is on: the one flag
+// the engine reads per op for them (exec/trace.h, exec/schedule.h).
+extern std::atomic<bool> g_op_hooks;
+
 class Scheduler {
  public:
   static constexpr int kPriorityLevels = 8;  // stream priorities 0 .. -7

@@ -68,15 +68,21 @@ struct alignas(64) ProducerSlot {
 class Timeline {
  public:
   // `grantable`: whether a single producer may be granted ownership; `id`:
-  // the timeline's number in the process (stream ids), stable from run to run.
-  Timeline(int priority, bool grantable, uint64_t id) : id(id), priority(priority), grantable_(grantable) {}
+  // the timeline's number in the process (stream ids), stable from run to
+  // run; `error`, `fault`: two error words (a context's sticky error, its
+  // device's fault) that outlive the timeline.
+  Timeline(int priority, bool grantable, uint64_t id, const std::atomic<int>* error, const std::atomic<int>* fault)
+      : id(id), priority(priority), errors_{error, fault}, grantable_(grantable) {}
   virtual ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
-  // The sticky error an op of this timeline starts with (CUDA_SUCCESS when
-  // none): the engine asks before it executes each op.
-  virtual int status_before_execute() const = 0;
+  // The status an op of this timeline starts with: the first nonzero error
+  // word (0: CUDA_SUCCESS). The engine asks before it executes each op.
+  int status_before_execute() const {
+    const int e = errors_[0]->load(std::memory_order_acquire);
+    return e ? e : errors_[1]->load(std::memory_order_acquire);
+  }
 
   const uint64_t id;
   std::atomic<int> priority;  // copied into each op at enqueue (lower runs first)
@@ -159,6 +165,7 @@ class Timeline {
   std::atomic<ProducerSlot*> owner_{nullptr};
   static inline ProducerSlot* const kShared = reinterpret_cast<ProducerSlot*>(uintptr_t{1});
   static inline ProducerSlot* const kRevoking = reinterpret_cast<ProducerSlot*>(uintptr_t{2});
+  const std::atomic<int>* const errors_[2];
   const bool grantable_;
 
   std::atomic<int> refs_{1};

@@ -208,6 +208,7 @@ __attribute__((constructor)) void start_tracing() {
   s.summary = sum && *sum == '1';
   std::atexit(write_all);
   g_on.store(true, std::memory_order_relaxed);
+  g_op_hooks.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace

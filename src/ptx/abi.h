@@ -42,14 +42,13 @@ struct BlockEnv {
   uint32_t dynamic_shared_bytes;
   uint32_t total_shared_bytes;
   uint32_t current_tid;         // the thread being stepped (written by the range function)
-  void* runner;                 // the runner's state (fault reports); opaque to compiled code
-  uint64_t grid_workspace;      // %envreg1 (high half) and %envreg2 (low): a cooperative launch's grid barrier
   // kStreamSites words of the worker's own: where each of the first
   // region's first global loads would go on if the next block continued
   // the range this one read. Compiled code alone reads and writes them
   // (lower_range.cpp: next-block prefetch); a stale value only costs a
   // useless prefetch, so they live as long as the worker and are never reset.
   uint64_t* stream_next;
+  uint64_t grid_workspace;      // %envreg1 (high half) and %envreg2 (low): a cooperative launch's grid barrier
 };
 constexpr unsigned kStreamSites = 4;
 

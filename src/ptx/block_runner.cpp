@@ -523,7 +523,6 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   BlockEnv env;
   env.ctaid[0] = env.ctaid[1] = env.ctaid[2] = 0;
   env.current_tid = 0;
-  env.runner = nullptr;
   env.ntid[0] = cfg.block.x;
   env.ntid[1] = cfg.block.y;
   env.ntid[2] = cfg.block.z;

@@ -75,7 +75,7 @@ void prefetch_next_block(llvm::Function* run, llvm::CallInst* call, llvm::Struct
     b.SetInsertPoint(here);
     Value* l = b.CreateLoad(i64, lo);
     Value* h = b.CreateLoad(i64, hi);
-    Value* words = b.CreateLoad(b.getPtrTy(), b.CreateStructGEP(env_ty, envp, 13));
+    Value* words = b.CreateLoad(b.getPtrTy(), b.CreateStructGEP(env_ty, envp, 11));
     Value* slot = b.CreateInBoundsGEP(i64, words, b.getInt64(k));
     Value* prev = b.CreateLoad(i64, slot);
     Value* read = b.CreateICmpULT(l, h);
