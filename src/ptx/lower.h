@@ -190,6 +190,8 @@ size_t region_sizes(const Function& f, const std::vector<bool>& is_cut);
 bool is_cut_instruction(const Instr& in);
 // Appends the registers operand `o` names (its elements' too).
 void collect_regs(const Operand& o, std::vector<int>& out);
+// Per register of `f`: how many instructions name it (guards included).
+std::vector<int> register_mentions(const Function& f);
 bool writes_first_operand(const std::string& op);
 // Lays out an entry's parameters in the launch buffer; returns its size.
 uint32_t layout_params(const Function& f, std::vector<ParamDesc>* out);

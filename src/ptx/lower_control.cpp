@@ -42,6 +42,19 @@ void collect_regs(const Operand& o, std::vector<int>& out) {
   for (const Operand& e : o.elems) collect_regs(e, out);
 }
 
+std::vector<int> register_mentions(const Function& f) {
+  std::vector<int> n(f.regs.size(), 0);
+  for (const Instr& in : f.body) {
+    std::vector<int> named;
+    if (in.guard >= 0) named.push_back(in.guard);
+    for (const Operand& o : in.args) collect_regs(o, named);
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    for (int r : named) n[static_cast<size_t>(r)]++;
+  }
+  return n;
+}
+
 namespace {
 
 bool ends_flow(const Instr& in) {
@@ -183,15 +196,7 @@ void FnLowering::lower_body() {
     for (const ParamDecl& p : f.rets) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
     for (const ParamDecl& p : f.params) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
   }
-  reg_mentions.assign(f.regs.size(), 0);
-  for (const Instr& in : f.body) {
-    std::vector<int> named;
-    if (in.guard >= 0) named.push_back(in.guard);
-    for (const Operand& o : in.args) collect_regs(o, named);
-    std::sort(named.begin(), named.end());
-    named.erase(std::unique(named.begin(), named.end()), named.end());
-    for (int r : named) reg_mentions[static_cast<size_t>(r)]++;
-  }
+  reg_mentions = register_mentions(f);
   // Cuts and the frame: each saved register gets a row (abi.h).
   is_cut.assign(f.body.size(), false);
   if (is_kernel)

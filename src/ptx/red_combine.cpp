@@ -139,18 +139,6 @@ const std::string* callee(const Instr& in) {
 }
 
 
-std::vector<int> mentions_of(const Function& f) {
-  std::vector<int> n(f.regs.size(), 0);
-  for (const Instr& in : f.body) {
-    std::vector<int> named;
-    if (in.guard >= 0) named.push_back(in.guard);
-    for (const Operand& o : in.args) collect_regs(o, named);
-    std::sort(named.begin(), named.end());
-    named.erase(std::unique(named.begin(), named.end()), named.end());
-    for (int r : named) n[static_cast<size_t>(r)]++;
-  }
-  return n;
-}
 
 }  // namespace
 
@@ -209,7 +197,7 @@ bool combining_kernel(const Module& m, const std::vector<int>& order) {
   bool callee_reduces = false;
   for (size_t k = 1; k < order.size(); ++k) {
     const Function& f = m.funcs[static_cast<size_t>(order[k])];
-    const std::vector<int> mentions = mentions_of(f);
+    const std::vector<int> mentions = register_mentions(f);
     for (const Instr& in : f.body) {
       if (indirect_call(in)) return false;
       if (plain_global_access(in)) plain_fns.insert(f.name);
@@ -237,7 +225,7 @@ bool combining_kernel(const Module& m, const std::vector<int>& order) {
   std::vector<bool> seen(kf.body.size(), false);
   std::vector<int> todo;
   bool reduces = false;
-  const std::vector<int> mentions = mentions_of(kf);
+  const std::vector<int> mentions = register_mentions(kf);
   for (size_t i = 0; i < kf.body.size(); ++i)
     if (combined(kf, kf.body[i], mentions)) {
       reduces = true;
