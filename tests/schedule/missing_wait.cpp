@@ -5,6 +5,8 @@
 // the two enqueues); a schedule that runs a's work late shows the bug.
 #include <cuda.h>
 
+#include "../common/check_cu.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -13,12 +15,7 @@
 namespace {
 std::atomic<int> g_value{0};
 int g_seen = -1;
-void check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "%s failed: %d\n", what, static_cast<int>(r));
-    std::exit(2);
-  }
-}
+using test_support::check;
 void CUDA_CB produce(void*) { g_value.store(42); }
 void CUDA_CB consume(void*) { g_seen = g_value.load(); }
 }  // namespace

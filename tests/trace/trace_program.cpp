@@ -3,16 +3,13 @@
 // the second, then a copy and a host function on the second.
 #include <cuda.h>
 
+#include "../common/check_cu.h"
+
 #include <cstdio>
 #include <cstdlib>
 
 namespace {
-void check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "%s failed: %d\n", what, static_cast<int>(r));
-    std::exit(1);
-  }
-}
+using test_support::check;
 void CUDA_CB mark(void* p) { ++*static_cast<int*>(p); }
 }  // namespace
 
