@@ -45,8 +45,8 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   join->timeline = this;
   join->priority = prio;
   if (trace::on()) [[unlikely]] {
-    join->trace_call = trace::current_call();
-    for (size_t i = 0; i < n; ++i) parts[i]->trace_call = join->trace_call;
+    trace::enqueued(join->trace_id);
+    for (size_t i = 0; i < n; ++i) trace::enqueued(parts[i]->trace_id);
   }
   // The common case: one op, nothing to wait for but the stream (and, for
   // a blocking stream, an idle legacy stream), enqueued by the thread that

@@ -39,6 +39,7 @@
 #include "exec/futex.h"
 #include "exec/op_pool.h"
 #include "exec/spin_lock.h"
+#include "exec/trace.h"
 
 namespace cucpu {
 
@@ -83,6 +84,7 @@ class Op {
       if (!more_successors_) more_successors_ = new std::vector<Op*>();
       more_successors_->push_back(next);
     }
+    if (trace_id) [[unlikely]] trace::linked(trace_id, next->trace_id);
     return true;
   }
   bool done() const { return done_state_.load(std::memory_order_acquire) == kDone; }
@@ -186,7 +188,9 @@ class Op {
   Timeline* timeline = nullptr;  // the timeline (stream) it is enqueued on; alive until the op is done (drop_handle)
   uint64_t seq = 0;          // position in the stream, assigned at enqueue
   int priority = 0;          // copy of the stream's priority (lower runs first)
-  uint32_t trace_call = 0;   // the API call that enqueued it, while tracing (exec/trace.h)
+  // Its number in the timeline trace, given at construction while tracing
+  // (0: not traced; exec/trace.h).
+  const uint32_t trace_id = trace::on() ? trace::next_op_id() : 0;
 
   // What the timeline trace calls the op (exec/trace.h).
   virtual std::string trace_name() const { return "op"; }

@@ -27,12 +27,14 @@ namespace {
 
 constexpr size_t kMaxEvents = size_t{1} << 22;  // per thread: about 200 MB for all at most
 
+enum Kind : uint8_t { kRun, kCall, kEnqueue, kLink };
 struct Event {
   uint64_t t0, t1;
-  const void* track;  // the timeline (ops); null for an API call
-  uint32_t call;      // the API call (its id), or the call that enqueued the op
-  int32_t result;     // API calls: the CUresult
-  uint32_t name;      // index into the names table
+  const void* track;  // kRun: the timeline
+  uint32_t a;         // kRun: the op; kCall: the call; kEnqueue: the op; kLink: the op before
+  int32_t b;          // kCall: the CUresult; kEnqueue: the call; kLink: the op after
+  uint32_t name;      // kRun, kCall: index into the names table
+  Kind kind;
 };
 
 // One thread's events. The owner appends under `mu` (never contended but
@@ -54,6 +56,7 @@ struct State {
   std::string path;
   bool summary = false;
   std::atomic<uint32_t> next_call{1};
+  std::atomic<uint32_t> next_op{1};
 };
 State& state() {
   static State* s = new State();  // outlives every thread (written at exit)
@@ -116,14 +119,23 @@ void write_all() {
     dropped += b->dropped;
   }
   // Tracks: one per timeline (in order of first use), one per thread.
+  struct Run {
+    long track, thread;
+    uint64_t t0, t1;
+  };
   std::map<const void*, long> timeline_tid;
-  std::map<uint32_t, std::pair<long, uint64_t>> call_at;  // call id -> (thread, start)
+  std::map<uint32_t, std::pair<long, uint64_t>> call_at;  // call -> (thread, start)
+  std::map<uint32_t, uint32_t> enqueued_by;                // op -> call
+  std::map<uint32_t, Run> runs;                            // op -> its run
   uint64_t t_min = UINT64_MAX;
   for (auto& [b, evs] : all)
     for (const Event& e : evs) {
-      t_min = std::min(t_min, e.t0);
-      if (e.track && !timeline_tid.count(e.track)) timeline_tid[e.track] = 1000000 + static_cast<long>(timeline_tid.size());
-      if (!e.track) call_at[e.call] = {b->tid, e.t0};
+      if (e.kind == kRun || e.kind == kCall) t_min = std::min(t_min, e.t0);
+      if (e.kind == kRun && !timeline_tid.count(e.track))
+        timeline_tid[e.track] = 1000000 + static_cast<long>(timeline_tid.size());
+      if (e.kind == kCall) call_at[e.a] = {b->tid, e.t0};
+      if (e.kind == kEnqueue) enqueued_by[e.a] = static_cast<uint32_t>(e.b);
+      if (e.kind == kRun) runs[e.a] = Run{timeline_tid[e.track], b->tid, e.t0, e.t1};
     }
   if (t_min == UINT64_MAX) t_min = 0;
   auto us = [&](uint64_t t) { return static_cast<double>(t - t_min) / 1000.0; };
@@ -147,36 +159,46 @@ void write_all() {
     std::fprintf(f, "}}");
   }
   uint64_t flow = 1;
+  auto flow_pair = [&](const char* cat, long from_tid, uint64_t from_t, long to_tid, uint64_t to_t) {
+    std::fprintf(f, ",\n{\"ph\":\"s\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"id\":%" PRIu64 ",\"cat\":\"%s\",\"name\":\"%s\"}",
+                 from_tid, us(from_t), flow, cat, cat);
+    std::fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"id\":%" PRIu64
+                    ",\"cat\":\"%s\",\"name\":\"%s\"}",
+                 to_tid, us(to_t), flow, cat, cat);
+    ++flow;
+  };
   struct Stat {
     uint64_t ops = 0, busy = 0, first = UINT64_MAX, last = 0;
   };
   std::map<const void*, Stat> stats;
   for (auto& [b, evs] : all)
     for (const Event& e : evs) {
-      const std::string& name = s.names[e.name];
-      if (!e.track) {
+      if (e.kind == kCall) {
         std::fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"api\",\"name\":", b->tid,
                      us(e.t0), us(e.t1) - us(e.t0));
-        json_string(f, name);
-        std::fprintf(f, ",\"args\":{\"call\":%u,\"result\":%d}}", e.call, e.result);
+        json_string(f, s.names[e.name]);
+        std::fprintf(f, ",\"args\":{\"call\":%u,\"result\":%d}}", e.a, e.b);
         continue;
       }
+      if (e.kind == kLink) {
+        auto p = runs.find(e.a), q = runs.find(static_cast<uint32_t>(e.b));
+        if (p != runs.end() && q != runs.end() && p->second.track != q->second.track)
+          flow_pair("dependency", p->second.track, p->second.t1, q->second.track, q->second.t0);
+        continue;
+      }
+      if (e.kind != kRun) continue;
+      const std::string& name = s.names[e.name];
       const long ttid = timeline_tid[e.track];
+      auto by = enqueued_by.find(e.a);
+      const uint32_t call = by != enqueued_by.end() ? by->second : 0;
       for (long tid : {ttid, b->tid}) {
         std::fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"op\",\"name\":", tid,
                      us(e.t0), us(e.t1) - us(e.t0));
         json_string(f, name);
-        std::fprintf(f, ",\"args\":{\"call\":%u}}", e.call);
+        std::fprintf(f, ",\"args\":{\"op\":%u,\"call\":%u}}", e.a, call);
       }
-      auto c = call_at.find(e.call);
-      if (e.call && c != call_at.end()) {
-        std::fprintf(f, ",\n{\"ph\":\"s\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"id\":%" PRIu64 ",\"cat\":\"enqueue\",\"name\":\"enqueue\"}",
-                     c->second.first, us(c->second.second), flow);
-        std::fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"id\":%" PRIu64
-                        ",\"cat\":\"enqueue\",\"name\":\"enqueue\"}",
-                     ttid, us(e.t0), flow);
-        ++flow;
-      }
+      auto c = call_at.find(call);
+      if (call && c != call_at.end()) flow_pair("enqueue", c->second.first, c->second.second, ttid, e.t0);
       Stat& st = stats[e.track];
       ++st.ops;
       st.busy += e.t1 - e.t0;
@@ -220,6 +242,16 @@ uint64_t now_ns() {
 
 uint32_t current_call() { return t_call; }
 
+uint32_t next_op_id() { return state().next_op.fetch_add(1, std::memory_order_relaxed); }
+
+void enqueued(uint32_t op_id) {
+  if (op_id && t_call) append(Event{0, 0, nullptr, op_id, static_cast<int32_t>(t_call), 0, kEnqueue});
+}
+
+void linked(uint32_t pred, uint32_t succ) {
+  if (succ) append(Event{0, 0, nullptr, pred, static_cast<int32_t>(succ), 0, kLink});
+}
+
 Call call_begin() {
   Call c{state().next_call.fetch_add(1, std::memory_order_relaxed), t_call, now_ns()};
   t_call = c.id;
@@ -228,11 +260,11 @@ Call call_begin() {
 
 void call_end(const char* name, const Call& c, int result) {
   t_call = c.outer;
-  append(Event{c.t0, now_ns(), nullptr, c.id, result, name_id(name)});
+  append(Event{c.t0, now_ns(), nullptr, c.id, result, name_id(name), kCall});
 }
 
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
-  append(Event{t0, t1, timeline, op->trace_call, 0, name_id(op->trace_name())});
+  if (op->trace_id) append(Event{t0, t1, timeline, op->trace_id, 0, name_id(op->trace_name()), kRun});
 }
 
 void name_timeline(const void* timeline, std::string label) {

@@ -5,6 +5,10 @@
 // chrome://tracing open it). CUCPU_TRACE_SUMMARY=1 also prints, at exit, a
 // table of each timeline's ops, busy time and the wait between ops.
 //
+// Dependencies other than stream order (event waits, the legacy stream's
+// rules, graph edges) are flows from the end of one op to the start of the
+// other, when the two run on different tracks.
+//
 // Off (no CUCPU_TRACE), each hook is one branch on a flag read with a
 // relaxed load. On, a thread appends to a buffer of its own (no lock); each
 // buffer holds at most kMaxEvents events and counts what it drops, and the
@@ -26,9 +30,15 @@ inline bool on() { return g_on.load(std::memory_order_relaxed); }
 
 uint64_t now_ns();
 
-// The API call the calling thread is in (0: none); stamped into the ops
-// it enqueues (Op::trace_call).
+// The API call the calling thread is in (0: none).
 uint32_t current_call();
+// A number for a new op (Op::trace_id).
+uint32_t next_op_id();
+// Op `op_id` was enqueued by the current call.
+void enqueued(uint32_t op_id);
+// Op `succ` runs after op `pred` (a dependency other than stream order:
+// event waits, the legacy stream's rules, graph edges, group joins).
+void linked(uint32_t pred, uint32_t succ);
 // Around an API call: begin makes a new call current (calls nest: a host
 // function's calls inside a worker's op), end records its slice and makes
 // the outer one current again.

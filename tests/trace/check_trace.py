@@ -41,12 +41,20 @@ if not all(s["tid"] in hosts for s in api if s["name"] == "cuMemsetD8Async"):
 # Flows: from each enqueuing call to its op, ids paired.
 starts = {e["id"]: e for e in events if e.get("ph") == "s"}
 ends = {e["id"]: e for e in events if e.get("ph") == "f"}
-if set(starts) != set(ends) or len(starts) < 5:
-    problems.append(f"flows unpaired or too few: {len(starts)} starts, {len(ends)} ends")
-for i, f in ends.items():
-    s = starts.get(i)
+if set(starts) != set(ends):
+    problems.append(f"flows unpaired: {len(starts)} starts, {len(ends)} ends")
+enqueue_flows = [i for i, e in ends.items() if e.get("cat") == "enqueue"]
+if len(enqueue_flows) < 5:
+    problems.append(f"too few enqueue flows: {len(enqueue_flows)}")
+for i in enqueue_flows:
+    s, f = starts.get(i), ends[i]
     if s and (s["tid"] not in hosts or f["tid"] not in streams or f["ts"] < s["ts"]):
         problems.append(f"flow {i} does not go from a call to a later op on a stream")
+# The event wait: a dependency flow from the first stream's track (the
+# event record) to the second's, forward in time.
+deps = [(starts[i], ends[i]) for i, e in ends.items() if e.get("cat") == "dependency" and i in starts]
+if not any(s["tid"] in streams and f["tid"] in streams and s["tid"] != f["tid"] and f["ts"] >= s["ts"] for s, f in deps):
+    problems.append(f"no dependency flow between the two streams (have {len(deps)})")
 # Order on the first stream: memset, host function, event record.
 first = [n for _, n, tid in ops if tid == ops[0][2]] if ops else []
 if first[:3] != ["memset", "host function", "event record"]:
