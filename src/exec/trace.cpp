@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "exec/op.h"
@@ -79,11 +80,16 @@ Buffer& buffer() {
   return *t_buffer;
 }
 
+// Names are interned in the shared table once per thread and name; the
+// thread's own cache answers after that, without the lock.
 uint32_t name_id(const std::string& n) {
+  thread_local std::unordered_map<std::string, uint32_t> mine;
+  if (auto it = mine.find(n); it != mine.end()) return it->second;
   State& s = state();
   std::lock_guard<std::mutex> g(s.mu);
   auto [it, fresh] = s.name_ids.emplace(n, static_cast<uint32_t>(s.names.size()));
   if (fresh) s.names.push_back(n);
+  mine.emplace(n, it->second);
   return it->second;
 }
 
