@@ -22,8 +22,8 @@ op_names = [n for _, n, _ in ops]
 for want in ["memset", "host function", "event record", "copy 65536 B"]:
     if want not in op_names:
         problems.append(f"no '{want}' slice on a stream track (have {op_names})")
-if op_names.count("host function") != 2:
-    problems.append(f"want 2 host-function slices on stream tracks, got {op_names.count('host function')}")
+if op_names.count("host function") != 3:
+    problems.append(f"want 3 host-function slices on stream tracks, got {op_names.count('host function')}")
 # Each op appears on its stream's track and on a worker's (or, for inline
 # bookkeeping ops, the enqueuing thread's) track.
 for s in slices:
@@ -55,9 +55,9 @@ for i in enqueue_flows:
 deps = [(starts[i], ends[i]) for i, e in ends.items() if e.get("cat") == "dependency" and i in starts]
 if not any(s["tid"] in streams and f["tid"] in streams and s["tid"] != f["tid"] and f["ts"] >= s["ts"] for s, f in deps):
     problems.append(f"no dependency flow between the two streams (have {len(deps)})")
-# Order on the first stream: memset, host function, event record.
+# Order on the first stream: the holding host function, memset, host function, event record.
 first = [n for _, n, tid in ops if tid == ops[0][2]] if ops else []
-if first[:3] != ["memset", "host function", "event record"]:
+if first[:4] != ["host function", "memset", "host function", "event record"]:
     problems.append(f"first stream's ops out of order: {first}")
 for p in problems:
     print(p)

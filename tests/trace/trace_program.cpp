@@ -1,16 +1,24 @@
-// A known program for the timeline-trace test: two streams, a memset and a
-// host function on the first, an event recorded there and waited for on
-// the second, then a copy and a host function on the second.
+// A known program for the timeline-trace test: two streams; on the first a
+// host function that holds it until everything is enqueued (so the second
+// stream's wait has something to wait for), a memset, a host function and
+// an event record; on the second a wait for that event, a copy and a host
+// function.
 #include <cuda.h>
 
 #include "../common/check_cu.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 namespace {
 using test_support::check;
+std::atomic<bool> g_release{false};
 void CUDA_CB mark(void* p) { ++*static_cast<int*>(p); }
+void CUDA_CB hold(void*) {
+  while (!g_release.load()) std::this_thread::yield();
+}
 }  // namespace
 
 int main() {
@@ -29,12 +37,14 @@ int main() {
   CUevent e;
   check(cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
   int marks = 0;
+  check(cuLaunchHostFunc(a, hold, nullptr), "cuLaunchHostFunc");
   check(cuMemsetD8Async(x, 7, 1 << 16, a), "cuMemsetD8Async");
   check(cuLaunchHostFunc(a, mark, &marks), "cuLaunchHostFunc");
   check(cuEventRecord(e, a), "cuEventRecord");
   check(cuStreamWaitEvent(b, e, 0), "cuStreamWaitEvent");
   check(cuMemcpyDtoDAsync(y, x, 1 << 16, b), "cuMemcpyDtoDAsync");
   check(cuLaunchHostFunc(b, mark, &marks), "cuLaunchHostFunc");
+  g_release.store(true);
   check(cuStreamSynchronize(b), "cuStreamSynchronize");
   check(cuStreamSynchronize(a), "cuStreamSynchronize");
   std::printf("host functions ran: %d\n", marks);
