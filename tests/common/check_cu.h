@@ -1,4 +1,4 @@
-// check(): for the small standalone programs the tests run (driver API
+// check() and use_primary_context(): for the small standalone programs the tests run (driver API
 // only): a failed call prints its name and code and ends the program with 2.
 #pragma once
 
@@ -14,6 +14,16 @@ inline void check(CUresult r, const char* what) {
     std::fprintf(stderr, "%s failed: %d\n", what, static_cast<int>(r));
     std::exit(2);
   }
+}
+
+// Makes device 0's primary context current (after cuInit).
+inline void use_primary_context() {
+  check(cuInit(0), "cuInit");
+  CUdevice dev;
+  CUcontext ctx;
+  check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+  check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }
 
 }  // namespace test_support

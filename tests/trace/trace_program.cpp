@@ -22,12 +22,7 @@ void CUDA_CB hold(void*) {
 }  // namespace
 
 int main() {
-  check(cuInit(0), "cuInit");
-  CUdevice dev;
-  CUcontext ctx;
-  check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-  check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  test_support::use_primary_context();
   CUstream a, b;
   check(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   check(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
