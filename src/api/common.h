@@ -85,6 +85,7 @@ inline bool capture_concerns(const Stream* s) {
 // routes its work through this.
 template <class MakeParams>
 CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route* route, bool invalidate = true) {
+  expect_capture_rule(capturable ? kCaptured : kRefusedInCapture, capturable ? "kCaptured" : "kRefusedInCapture");
   if (!capture_concerns(s)) {
     *route = Route::kEnqueue;
     return CUDA_SUCCESS;

@@ -169,7 +169,6 @@ static CUresult impl_cuCtxSynchronize(void) {
   Context* c = current_context();
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
   if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
-  if (CUresult r = capture_check_unsafe_call()) return r;
   if (CUresult r = capture_check_context_sync(c)) return r;
   return c->synchronize();
 }
@@ -178,7 +177,6 @@ static CUresult impl_cuCtxSynchronize_v2(CUcontext ctx) {
   Context* c = ctx ? reinterpret_cast<Context*>(ctx) : current_context();
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
   if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
-  if (CUresult r = capture_check_unsafe_call()) return r;
   if (CUresult r = capture_check_context_sync(c)) return r;
   return c->synchronize();
 }

@@ -4,17 +4,21 @@
 //
 // call() (1) checks library state (not initialized / torn down), (2) refuses
 // calls made from inside a host function unless the gate allows them,
-// (3) runs the body, mapping any escaping exception to a CUresult, and
-// (4) traces name, arguments and result when CUCPU_LOG=api.
-// Nothing here takes a lock; the fast path is two loads and a branch.
+// (3) applies the capture rule for potentially unsafe calls, (4) runs the
+// body, mapping any escaping exception to a CUresult, and (5) traces name,
+// arguments and result when CUCPU_LOG=api.
+// Nothing here takes a lock; the fast path is a few loads and branches.
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <type_traits>
 
 #include "cuda.h"
+#include "core/capture.h"
+#include "core/context.h"
 #include "core/runtime.h"
 #include "exec/trace.h"
 
@@ -22,11 +26,44 @@ namespace cucpu::api {
 
 #include "api/enum_names.inc"
 
+// An entry's gate: the table's gate column (src/api/entry_points.inc),
+// bits joined by |. The last three are its capture rule: what the call does
+// while a stream capture runs somewhere in the process.
 enum Gate : unsigned {
   kDefault = 0,          // needs cuInit; refused inside host functions
   kNoInit = 1u << 0,     // works before cuInit (cuInit, version, error strings)
   kInHostFn = 1u << 1,   // permitted inside a host function
+  // A "potentially unsafe" call (allocation, free, query and synchronize of
+  // streams, events and contexts): with a current context, call() applies
+  // the calling thread's capture mode before the body checks any argument,
+  // as driver 580 does (it may invalidate captures and answer
+  // STREAM_CAPTURE_UNSUPPORTED).
+  kUnsafeInCapture = 1u << 2,
+  // Stream work that joins the stream's capture as a graph node (the body
+  // routes it with capture_route_lazy).
+  kCaptured = 1u << 3,
+  // Stream work refused on a capturing stream (the body asks
+  // refuse_during_capture, or capture_forbid_on_stream for a synchronous call).
+  kRefusedInCapture = 1u << 4,
 };
+
+#ifndef NDEBUG
+// The gate of the entry this thread is running (~0u outside any): debug
+// builds check that a body's capture routing is the rule its row declares.
+inline thread_local unsigned t_entry_gate = ~0u;
+inline thread_local const char* t_entry_name = nullptr;
+#endif
+// Debug builds: aborts when the running entry's row does not declare
+// `rule` (one of the capture-rule bits); release builds: nothing.
+inline void expect_capture_rule([[maybe_unused]] unsigned rule, [[maybe_unused]] const char* what) {
+#ifndef NDEBUG
+  if (t_entry_gate != ~0u && !(t_entry_gate & rule)) {
+    std::fprintf(stderr, "cucpu: %s routes capture by %s, which its row in entry_points.inc does not declare\n",
+                 t_entry_name, what);
+    std::abort();
+  }
+#endif
+}
 
 // Reads n bytes at addr into out without faulting on a bad address (the
 // tracer reads caller memory the call itself may have refused to touch).
@@ -140,7 +177,19 @@ inline CUresult call(const char* name, unsigned gate, F&& body, const A&... args
     r = state_error();
   } else if (!(gate & kInHostFn) && in_host_function()) [[unlikely]] {
     r = CUDA_ERROR_NOT_PERMITTED;
+  } else if ((gate & kUnsafeInCapture) && g_capture_sequences.load(std::memory_order_acquire) != 0 &&
+             current_context() && (r = capture_check_unsafe_call_slow()) != CUDA_SUCCESS) [[unlikely]] {
+    // refused by the capture rule; r holds the code
   } else {
+#ifndef NDEBUG
+    struct Restore {
+      unsigned gate;
+      const char* name;
+      ~Restore() { t_entry_gate = gate, t_entry_name = name; }
+    } restore{t_entry_gate, t_entry_name};
+    t_entry_gate = gate;
+    t_entry_name = name;
+#endif
     try {
       r = body();
     } catch (const std::bad_alloc&) {

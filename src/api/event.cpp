@@ -58,7 +58,6 @@ CUresult query(CUevent h) {
   Event* e = rt().events.live(h);
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult r = captured_event_use(e, false)) return r;
-  if (CUresult r = capture_check_unsafe_call()) return r;  // driver 580: an unsafe call
   OpRef op = e->snapshot();
   if (op && !op->done()) return CUDA_ERROR_NOT_READY;
   return e->ctx->sticky_error();
@@ -68,7 +67,6 @@ CUresult synchronize(CUevent h) {
   Event* e = rt().events.live(h);
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult r = captured_event_use(e, true)) return r;
-  if (CUresult r = capture_check_unsafe_call()) return r;
   OpRef op = e->snapshot();
   if (op) op->wait_done();
   return e->ctx->sticky_error();

@@ -44,7 +44,7 @@ namespace cucpu::api {
 std::shared_ptr<const GraphMemoryBlock> make_graph_memory(Context* c, size_t bytes, const CUmemPoolProps& pool,
                                                           std::vector<CUmemAccessDesc> access, CUresult* r) {
   void* p = nullptr;
-  if ((*r = allocate_during_capture(c, bytes, MemKind::kDevice, 0, &p))) return nullptr;
+  if ((*r = allocate(c, bytes, MemKind::kDevice, 0, &p))) return nullptr;
   const auto base = reinterpret_cast<uintptr_t>(p);
   Registry::instance().update(base, [](Allocation& a) { a.graph_owned = true; });
   auto* block = new GraphMemoryBlock{reinterpret_cast<CUdeviceptr>(p), bytes, pool, std::move(access)};

@@ -77,6 +77,8 @@ CUresult alloc_from(NullStream ns, CUdeviceptr* dptr, size_t bytes, MemPool* poo
     *dptr = block->dptr;
     return CUDA_SUCCESS;
   }
+  // Not captured: an allocation, potentially unsafe while another stream captures.
+  if (CUresult r = capture_check_unsafe_call()) return r;
   void* p;
   if (CUresult r = allocate(s->ctx, bytes, MemKind::kDevice, 0, &p, pool)) return r;
   *dptr = reinterpret_cast<CUdeviceptr>(p);

@@ -18,7 +18,9 @@ namespace {
 // but must not touch a capturing legacy or per-thread stream.
 CUresult target_stream(NullStream ns, CUstream h, bool sync, Stream** s) {
   if (CUresult r = api::stream_handle(sync ? nullptr : h, ns, s)) return r;
-  return sync ? capture_forbid_on_stream(*s) : CUDA_SUCCESS;
+  if (!sync) return CUDA_SUCCESS;
+  api::expect_capture_rule(api::kRefusedInCapture, "kRefusedInCapture");
+  return capture_forbid_on_stream(*s);
 }
 
 // Async work on a capturing stream becomes a node instead of an op.

@@ -39,8 +39,8 @@ CUresult destroy(CUstream h) {
 CUresult query(NullStream ns, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  api::expect_capture_rule(api::kUnsafeInCapture, "kUnsafeInCapture");
   if (CUresult r = capture_forbid_on_stream(s)) return r;
-  if (CUresult r = capture_check_unsafe_call()) return r;  // driver 580: an unsafe call, on any stream
   if (!s->idle()) return CUDA_ERROR_NOT_READY;
   return s->ctx->sticky_error();
 }
@@ -48,8 +48,8 @@ CUresult query(NullStream ns, CUstream h) {
 CUresult synchronize(NullStream ns, CUstream h) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  api::expect_capture_rule(api::kUnsafeInCapture, "kUnsafeInCapture");
   if (CUresult r = capture_forbid_on_stream(s)) return r;
-  if (CUresult r = capture_check_unsafe_call()) return r;
   s->wait_idle();
   return s->ctx->sticky_error();
 }

@@ -15,11 +15,6 @@
 namespace cucpu {
 
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool) {
-  if (CUresult r = capture_check_unsafe_call()) return r;
-  return allocate_during_capture(c, bytes, kind, flags, out, pool);
-}
-
-CUresult allocate_during_capture(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool) {
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   size_t padded;  // a size whose rounding up overflows is too large (driver 580: OUT_OF_MEMORY)
   if (!checked_add(bytes, kAlignment - 1, &padded)) return CUDA_ERROR_OUT_OF_MEMORY;

@@ -16,12 +16,10 @@ namespace cucpu {
 constexpr size_t kAlignment = 256;  // cuMemAlloc's documented minimum alignment
 
 // Allocates `bytes` (rounded up to kAlignment) and registers it; `pool`
-// when it comes from a stream-ordered allocation pool.
+// when it comes from a stream-ordered allocation pool. The capture rule for
+// allocation is the caller's: the entry's gate (kUnsafeInCapture), or the
+// stream-ordered path's own check.
 CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out, MemPool* pool = nullptr);
-// allocate() for a graph's memory node, which a capture may make: without
-// the check for calls that are unsafe while a capture runs.
-CUresult allocate_during_capture(Context* c, size_t bytes, MemKind kind, unsigned flags, void** out,
-                                 MemPool* pool = nullptr);
 // Unregisters and frees an allocation (its pool's usage goes down).
 void release_allocation(const Allocation& a);
 // The memory behind an allocation of `kind` (rounded: a multiple of

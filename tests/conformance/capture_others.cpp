@@ -146,3 +146,46 @@ CONF_TEST(EventsAndCapture) {
   ASSERT_CU(cuStreamDestroy(s));
   ASSERT_CU(cuStreamDestroy(t));
 }
+
+// Calls that are unsafe during a global-mode capture, made with arguments
+// that are wrong as well: which check answers first, the capture rule or
+// the argument's, and whether the capture survives.
+CONF_TEST(UnsafeCallsWithBadArgumentsDuringCapture) {
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  // (Destroyed stream and event handles are left out: driver 580 crashes
+  // on a destroyed event's query during a capture.)
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  const struct {
+    const char* name;
+    std::function<CUresult()> run;
+  } calls[] = {
+      {"MemAllocZeroBytes", [] { CUdeviceptr p; return cuMemAlloc(&p, 0); }},
+      {"MemAllocNullOut", [] { return cuMemAlloc(nullptr, 64); }},
+      {"MemFreeNull", [] { return cuMemFree(0); }},
+      {"MemFreeUnknown", [] { return cuMemFree(CUdeviceptr{0x1234}); }},
+      {"MemAllocHostZeroBytes", [] { void* p; return cuMemAllocHost(&p, 0); }},
+      {"MemFreeHostNull", [] { return cuMemFreeHost(nullptr); }},
+      {"CtxSynchronizeNoContext", [] {
+         CUcontext popped;
+         cuCtxPopCurrent(&popped);
+         CUresult r = cuCtxSynchronize();
+         cuCtxPushCurrent(popped);
+         return r;
+       }},
+  };
+  for (const auto& c : calls) {
+    ASSERT_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    ASSERT_CU(cuLaunchHostFunc(s, noop, nullptr));
+    CUresult r = c.run();
+    CUgraph g = nullptr;
+    CUresult end = cuStreamEndCapture(s, &g);
+    if (g) cuGraphDestroy(g);
+    char key[128];
+    std::snprintf(key, sizeof key, "unsafe_bad_%s", c.name);
+    conf::info(key, r);
+    std::snprintf(key, sizeof key, "unsafe_bad_%s_end", c.name);
+    conf::info(key, end);
+  }
+  ASSERT_CU(cuStreamDestroy(s));
+}

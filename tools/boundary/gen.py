@@ -7,8 +7,13 @@ CUDA_ERROR_NOT_SUPPORTED, stubs.cpp), or, for an implemented one,
   CU_ENTRY(symbol, base, d, l, p, family, gate, impl, stream, (params)[, trace(args)])
   family  the file src/api/FAMILY.cpp that holds impl; its entries are
           generated into src/api/entries/FAMILY.inc, which it includes last
-  gate    api::call's gate (kDefault, kNoInit, kInHostFn, joined by |), or
-          untraced: the entry calls impl directly (cuGetErrorName/String,
+  gate    api::call's gate (src/api/entry.h Gate), bits joined by |:
+          kDefault, kNoInit, kInHostFn (host-function permission), and the
+          capture rule: kUnsafeInCapture (call() applies the capture mode
+          before the body), kCaptured (the body routes its stream work into
+          a capture), kRefusedInCapture (refused on a capturing stream); a
+          debug build aborts when a body routes capture against its row.
+          Or untraced: the entry calls impl directly (cuGetErrorName/String,
           which the tracer itself uses)
   impl    the implementing function, called with the entry's arguments
   stream  legacy or per_thread: impl takes an api::NullStream first, saying
@@ -116,6 +121,16 @@ def outputs(rows):
            "## Implemented, by family", ""]
     for fam, rs in sorted(by_family.items()):
         doc.append(f"- **{fam}** (`src/api/{fam}.cpp`, {len(rs)}): " + ", ".join(f"`{r['symbol']}`" for r in rs))
+    rules = [("kUnsafeInCapture", "Potentially unsafe during a capture: the calling thread's capture mode is applied before any argument is checked (it may invalidate captures and answer `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`)"),
+             ("kCaptured", "On a capturing stream, the work becomes a node of the capture's graph"),
+             ("kRefusedInCapture", "Refused on a capturing stream")]
+    doc += ["", "## Capture rules", "",
+            "What an implemented entry does while a stream capture runs; entries not listed ignore captures.",
+            "An entry under both stream rules is captured or refused by its arguments (a stream-ordered",
+            "free of memory that no graph owns is refused).", ""]
+    for bit, text in rules:
+        rs = [r for r in impl if bit in r["gate"]]
+        doc.append(f"- **{bit}** ({len(rs)}). {text}: " + ", ".join(f"`{r['symbol']}`" for r in rs))
     doc += ["", "## Not implemented", ""]
     groups = collections.defaultdict(list)
     for r in stub:
