@@ -6,6 +6,7 @@
 #include "core/allocator.h"
 #include "core/allocation.h"
 #include "core/capture.h"
+#include "core/check.h"
 #include "core/context.h"
 #include "core/primary_context.h"
 #include "core/module.h"
@@ -170,7 +171,9 @@ static CUresult impl_cuCtxSynchronize(void) {
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
   if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
   if (CUresult r = capture_check_context_sync(c)) return r;
-  return c->synchronize();
+  const CUresult r = c->synchronize();
+  if (check::on()) [[unlikely]] check::host_waited_context(c);
+  return r;
 }
 
 static CUresult impl_cuCtxSynchronize_v2(CUcontext ctx) {
@@ -178,7 +181,9 @@ static CUresult impl_cuCtxSynchronize_v2(CUcontext ctx) {
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
   if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
   if (CUresult r = capture_check_context_sync(c)) return r;
-  return c->synchronize();
+  const CUresult r = c->synchronize();
+  if (check::on()) [[unlikely]] check::host_waited_context(c);
+  return r;
 }
 
 static CUresult impl_cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {

@@ -1,5 +1,6 @@
 // Events: record, query, synchronize, elapsed time.
 #include "api/common.h"
+#include "core/check.h"
 #include "core/event.h"
 #include "core/ops.h"
 
@@ -46,11 +47,13 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
     op->execute(CUDA_SUCCESS);
     op->complete_unpublished();
     e->set_snapshot(OpRef(op));
+    if (check::on()) [[unlikely]] check::event_recorded(e, s);
     return CUDA_SUCCESS;
   }
   OpRef keep = OpRef::share(op);
   e->set_snapshot(std::move(keep));
   s->enqueue(op);
+  if (check::on()) [[unlikely]] check::event_recorded(e, s);
   return CUDA_SUCCESS;
 }
 
@@ -60,6 +63,7 @@ CUresult query(CUevent h) {
   if (CUresult r = captured_event_use(e, false)) return r;
   OpRef op = e->snapshot();
   if (op && !op->done()) return CUDA_ERROR_NOT_READY;
+  if (check::on()) [[unlikely]] check::host_waited_event(e);
   return e->ctx->sticky_error();
 }
 
@@ -69,6 +73,7 @@ CUresult synchronize(CUevent h) {
   if (CUresult r = captured_event_use(e, true)) return r;
   OpRef op = e->snapshot();
   if (op) op->wait_done();
+  if (check::on()) [[unlikely]] check::host_waited_event(e);
   return e->ctx->sticky_error();
 }
 

@@ -110,7 +110,8 @@ CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
   // Only pool memory, and only once.
   auto a = Registry::instance().begin_async_free(base);
   if (!a) return CUDA_ERROR_INVALID_VALUE;
-  s->enqueue(new FunctionOp([a = *a] { release_allocation(a); }));
+  s->enqueue(new FunctionOp([a = *a] { release_allocation(a); }, "stream-ordered free",
+                            MemAccess{a->base, a->base + a->size, true, false}));
   return CUDA_SUCCESS;
 }
 

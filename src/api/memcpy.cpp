@@ -35,6 +35,7 @@ CUresult route(Stream* s, bool sync, MakeNode&& node, Route* r) {
 CUresult finish(Stream* s, bool sync, const OpRef& done) {
   if (!sync) return CUDA_SUCCESS;
   done->wait_done();
+  if (check::on()) [[unlikely]] check::host_waited_stream(s);
   return s->ctx->sticky_error();
 }
 

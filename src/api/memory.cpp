@@ -13,6 +13,7 @@
 #include "core/allocation.h"
 #include "core/array.h"
 #include "core/capture.h"
+#include "core/check.h"
 #include "base/checked_math.h"
 #include "core/mem_pool.h"
 
@@ -70,6 +71,7 @@ CUresult mem_free(uintptr_t p, bool host) {
   // memory goes, in every context (another context's stream may use it, as
   // driver 580's free waits for; see docs/conformance.md).
   synchronize_all_contexts();
+  if (check::on()) [[unlikely]] check::host_waited_context(nullptr);
   release_allocation(*a);
   return CUDA_SUCCESS;
 }

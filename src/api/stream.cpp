@@ -2,6 +2,7 @@
 // managed-memory attachment.
 #include "api/common.h"
 #include "core/allocation.h"
+#include "core/check.h"
 #include "core/event.h"
 #include "core/ops.h"
 
@@ -42,6 +43,7 @@ CUresult query(NullStream ns, CUstream h) {
   api::expect_capture_rule(api::kUnsafeInCapture, "kUnsafeInCapture");
   if (CUresult r = capture_forbid_on_stream(s)) return r;
   if (!s->idle()) return CUDA_ERROR_NOT_READY;
+  if (check::on()) [[unlikely]] check::host_waited_stream(s);
   return s->ctx->sticky_error();
 }
 
@@ -51,6 +53,7 @@ CUresult synchronize(NullStream ns, CUstream h) {
   api::expect_capture_rule(api::kUnsafeInCapture, "kUnsafeInCapture");
   if (CUresult r = capture_forbid_on_stream(s)) return r;
   s->wait_idle();
+  if (check::on()) [[unlikely]] check::host_waited_stream(s);
   return s->ctx->sticky_error();
 }
 
@@ -191,6 +194,7 @@ CUresult wait_event(NullStream ns, CUstream h, CUevent ev, unsigned flags) {
   Route route;
   if (CUresult r = capture_wait(s, e, flags, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
+  if (check::on()) [[unlikely]] check::stream_waits_event(s, e);
   OpRef dep = e->pending_snapshot();
   if (!dep) return CUDA_SUCCESS;  // never recorded, or already complete: nothing to wait for
   s->enqueue(new MarkerOp(), dep.get());

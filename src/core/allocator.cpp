@@ -9,6 +9,7 @@
 
 #include "base/checked_math.h"
 #include "core/capture.h"
+#include "core/check.h"
 #include "core/context.h"
 #include "core/mem_pool.h"
 
@@ -37,6 +38,7 @@ CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void**
   a.pool = pool;
   if (pool) pool->on_alloc(bytes);
   Registry::instance().add(a);
+  if (check::on()) [[unlikely]] check::memory_renewed(a.base, a.size);
   *out = p;
   return CUDA_SUCCESS;
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/checked_math.h"
+#include "core/check.h"
 #include "core/context.h"
 #include "core/ops.h"
 #include "core/stream.h"
@@ -19,6 +20,9 @@ class CopyPartOp final : public Op {
   std::string trace_name() const override { return "copy (" + std::to_string(pieces_.size()) + " pieces)"; }
   CopyPartOp(std::shared_ptr<const std::vector<CopyTask>> tasks, std::vector<CopyPiece> pieces)
       : tasks_(std::move(tasks)), pieces_(std::move(pieces)) {}
+  void accesses(std::vector<MemAccess>& out) const override {
+    for (const CopyPiece& p : pieces_) check::copy_accesses(p.copy, out);
+  }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;  // a faulted context runs no more device work
     for (const CopyPiece& p : pieces_) {
@@ -40,6 +44,7 @@ class SingleCopyOp final : public Op {
  public:
   std::string trace_name() const override { return "copy " + std::to_string(bytes_of(task_.copy)) + " B"; }
   explicit SingleCopyOp(CopyTask task) : task_(std::move(task)) {}
+  void accesses(std::vector<MemAccess>& out) const override { check::copy_accesses(task_.copy, out); }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
     if (!memory_still_valid(task_.checks, 2)) {
@@ -60,6 +65,11 @@ class LinearCopyOp final : public Op {
   std::string trace_name() const override { return "copy " + std::to_string(n_) + " B"; }
   LinearCopyOp(unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2])
       : dst_(dst), src_(src), n_(n), checks_{checks[0], checks[1]} {}
+  void accesses(std::vector<MemAccess>& out) const override {
+    const auto s = reinterpret_cast<uintptr_t>(src_), d = reinterpret_cast<uintptr_t>(dst_);
+    out.push_back({s, s + n_, false, false});
+    out.push_back({d, d + n_, true, false});
+  }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
     if (!memory_still_valid(checks_, 2)) {

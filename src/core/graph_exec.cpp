@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/array.h"
+#include "core/check.h"
 #include "core/event.h"
 #include "base/raw_enum.h"
 #include "core/runtime.h"
@@ -268,6 +269,14 @@ class SegmentOp final : public Op {
     return "graph segment (" + std::to_string(plan_->segments[seg_].size()) + " nodes)";
   }
   SegmentOp(std::shared_ptr<const ExecPlan> plan, uint32_t seg) : plan_(std::move(plan)), seg_(seg) {}
+  void accesses(std::vector<MemAccess>& out) const override {
+    for (uint32_t i : plan_->segments[seg_]) {
+      const ExecNode& n = plan_->nodes[i];
+      if (n.disabled) continue;
+      if (n.kind == NodeKind::kMemcpy) check::copy_accesses(n.copy().copy, out);
+      else if (n.kind == NodeKind::kMemset) out.push_back(check::memset_access(n.set().set));
+    }
+  }
   void execute(int status) override {
     for (uint32_t i : plan_->segments[seg_]) {
       const ExecNode& n = plan_->nodes[i];
@@ -377,8 +386,21 @@ CUresult GraphExec::launch(Stream* s) {
   Op* join = new MarkerOp();
   OpRef prev_launch = std::move(last_launch_);
   last_launch_ = OpRef::share(join);
+  const bool checking = check::on();
+  if (checking) [[unlikely]] {
+    check::graph_launch_begins(this, s);
+    for (const ExecNode& n : plan->nodes)
+      if (n.kind == NodeKind::kEventWait)
+        if (Event* ev = rt().events.live(n.event())) check::stream_waits_event(s, ev);
+  }
   s->enqueue_group(ops.data(), ops.size(), join, prev_launch.get(), grouped ? &roots : &plan->seg_roots,
                    grouped ? &sinks : &plan->seg_sinks);
+  if (checking) [[unlikely]] {
+    check::graph_launch_enqueued(this, s);
+    for (const ExecNode& n : plan->nodes)
+      if (n.kind == NodeKind::kEventRecord)
+        if (Event* ev = rt().events.live(n.event())) check::event_recorded(ev, s);
+  }
   return CUDA_SUCCESS;
 }
 

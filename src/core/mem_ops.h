@@ -36,6 +36,15 @@ class MemOpsOp final : public Op {
  public:
   std::string trace_name() const override { return "stream memory operations"; }
   explicit MemOpsOp(std::vector<MemOpSpec> specs) : specs_(std::move(specs)) {}
+  // Waits read their word, writes write it, both as atomics.
+  void accesses(std::vector<MemAccess>& out) const override {
+    for (const MemOpSpec& m : specs_) {
+      if (m.kind == MemOpSpec::Kind::kBarrier) continue;
+      const bool write = m.kind == MemOpSpec::Kind::kWrite32 || m.kind == MemOpSpec::Kind::kWrite64;
+      const bool wide = m.kind == MemOpSpec::Kind::kWait64 || m.kind == MemOpSpec::Kind::kWrite64;
+      out.push_back({m.addr, m.addr + (wide ? 8u : 4u), write, true});
+    }
+  }
   void execute(int status) override;
   void park() override;
   // Runs the batch from where it stopped. True when it is through (or gave

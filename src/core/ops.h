@@ -6,6 +6,7 @@
 
 #include "core/copy_resolve.h"
 #include "core/allocation.h"
+#include "core/check.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "core/stream.h"
@@ -42,7 +43,9 @@ class HostFuncOp final : public Op {
   std::string trace_name() const override { return "host function"; }
   HostFuncOp(CUhostFn fn, void* data) : fn_(fn), data_(data) {}
   HostFuncOp(CUstreamCallback cb, CUstream handle, void* data) : cb_(cb), handle_(handle), data_(data) {}
+  bool runs_program_code() const override { return true; }
   void execute(int status) override {
+    if (check::on()) [[unlikely]] check::host_function_begins(this);
     const bool serial = schedule::serial_host_functions();
     if (serial) [[unlikely]] schedule::lock_host_functions();
     set_in_host_function(true);
@@ -76,6 +79,7 @@ class MemsetOp final : public Op {
  public:
   std::string trace_name() const override { return "memset"; }
   MemsetOp(const Memset2D& m, const MemCheck& check) : set_(m), check_(check) {}
+  void accesses(std::vector<MemAccess>& out) const override { out.push_back(check::memset_access(set_)); }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
     if (!memory_still_valid(&check_, 1)) {
@@ -93,13 +97,20 @@ class MemsetOp final : public Op {
 // A registry update that must happen in stream order (cuStreamAttachMemAsync).
 class FunctionOp final : public Op {
  public:
-  std::string trace_name() const override { return "runtime work"; }
+  std::string trace_name() const override { return name_; }
   explicit FunctionOp(std::function<void()> f) : f_(std::move(f)) {}
+  // A function that frees memory: to `cucpu check`, a write of all of it.
+  FunctionOp(std::function<void()> f, const char* name, MemAccess frees) : f_(std::move(f)), name_(name), frees_(frees) {}
+  void accesses(std::vector<MemAccess>& out) const override {
+    if (frees_.hi > frees_.lo) out.push_back(frees_);
+  }
   void execute(int) override { f_(); }
   bool trivial() const override { return true; }
 
  private:
   std::function<void()> f_;
+  const char* name_ = "runtime work";
+  MemAccess frees_;
 };
 
 }  // namespace cucpu

@@ -1,6 +1,7 @@
 #include "core/stream.h"
 
 #include "core/allocation.h"
+#include "core/check.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "exec/scheduler.h"
@@ -44,6 +45,7 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   const int prio = priority.load(std::memory_order_relaxed);
   join->timeline = this;
   join->priority = prio;
+  if (check::on()) [[unlikely]] check::enqueued(this, parts, n, join);
   if (trace::on()) [[unlikely]] {
     trace::enqueued(join->trace_id);
     for (size_t i = 0; i < n; ++i) trace::enqueued(parts[i]->trace_id);

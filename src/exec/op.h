@@ -45,6 +45,16 @@ namespace cucpu {
 
 class Timeline;
 
+// A byte range [lo, hi) an op reads or writes (`cucpu check`). Atomic
+// accesses (stream memory operations, kernels' atomics) never race with
+// each other; a stream memory write and a wait on the same word order the
+// waiter after the writer, as the program means them to.
+struct MemAccess {
+  uintptr_t lo = 0, hi = 0;
+  bool write = false;
+  bool atomic = false;
+};
+
 class Op {
  public:
   virtual ~Op() { delete more_successors_; }
@@ -194,6 +204,14 @@ class Op {
 
   // What the timeline trace calls the op (exec/trace.h).
   virtual std::string trace_name() const { return "op"; }
+  // `cucpu check` (core/check.h): appends the memory the op touches. An op
+  // that learns it only by running (a kernel) answers true from
+  // accesses_when_run() and reports it to the checker when it has run.
+  virtual void accesses(std::vector<MemAccess>&) const {}
+  virtual bool accesses_when_run() const { return false; }
+  // True for an op that calls the program's code (a host function): what
+  // that code then enqueues is ordered after the op.
+  virtual bool runs_program_code() const { return false; }
 
  private:
   std::atomic<Op*> next_in_stream_{nullptr};

@@ -1,0 +1,47 @@
+#!/bin/sh
+# The race checker's test: each scenario of the scenarios program runs under
+# `cucpu check` and must report the number of races this table gives (and
+# exit with the checker's status when it reports any); each also runs
+# cleanly without the checker.
+#   usage: run.sh CUCPU_LAUNCHER SCENARIOS_PROGRAM
+set -u
+cucpu="$1"
+prog="$2"
+failed=0
+while read -r name want; do
+  [ -n "$name" ] || continue
+  "$prog" "$name" > /dev/null 2>&1 || { echo "FAIL $name: fails without the checker"; failed=1; continue; }
+  out="$("$cucpu" check --error-exitcode 3 -- "$prog" "$name" 2>&1)"
+  rc=$?
+  got="$(echo "$out" | sed -n 's/^cucpu check: \([0-9]*\) races\{0,1\} found$/\1/p')"
+  want_rc=0
+  [ "$want" -gt 0 ] && want_rc=3
+  if [ "$got" = "$want" ] && [ "$rc" -eq "$want_rc" ]; then
+    echo "ok   $name: $got race(s)"
+  else
+    echo "FAIL $name: ${got:-no count} race(s) reported, $want expected (exit status $rc, $want_rc expected)"
+    echo "$out" | sed 's/^/    /'
+    failed=1
+  fi
+done <<TABLE
+missing_wait 1
+two_writers 1
+sync_read_during_async_write 1
+free_async_while_read 1
+graph_and_stream 1
+non_blocking_and_legacy 1
+event_wait 0
+stream_synchronize 0
+event_synchronize 0
+context_synchronize 0
+legacy_stream_rules 0
+disjoint_halves 0
+both_read 0
+host_function_orders 0
+memory_operations_order 0
+graph_launches_in_order 0
+reallocated_memory 0
+TABLE
+# One report in full, as a user sees it.
+"$cucpu" check -- "$prog" missing_wait 2>&1 | sed 's/^/    /'
+exit $failed

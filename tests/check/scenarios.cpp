@@ -1,0 +1,186 @@
+// Programs for the race checker (core/check.h, `cucpu check`): each
+// scenario, named by the first argument, either has a stream-ordering bug
+// (two operations on one buffer, one writing, that nothing orders) or
+// orders its operations in one of the ways CUDA provides. run.sh runs each
+// under CUCPU_CHECK=1 and compares the number of races reported with the
+// number the table there expects. Every scenario also runs correctly
+// without the checker: the bugs pass by luck, as they do on a GPU.
+#include <cuda.h>
+
+#include "../common/check_cu.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using test_support::check;
+constexpr size_t kBytes = 4096;
+
+struct Env {
+  CUstream a, b, blocking_a, blocking_b;
+  CUdeviceptr buf, other;
+  std::vector<unsigned char> host = std::vector<unsigned char>(kBytes, 7);
+};
+
+void CUDA_CB set_from_host_function(void* p) {
+  auto* e = static_cast<Env*>(p);
+  // Inside a host function: a memset on another stream is accepted.
+  check(cuMemsetD8Async(e->buf, 3, kBytes, e->b), "cuMemsetD8Async in a host function");
+}
+
+int run(const std::string& name, Env& e) {
+  unsigned char* h = e.host.data();
+  CUevent ev;
+  check(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  if (name == "missing_wait") {
+    check(cuMemcpyHtoDAsync(e.buf, h, kBytes, e.a), "HtoD");
+    check(cuMemcpyDtoHAsync(h, e.buf, kBytes, e.b), "DtoH");
+  } else if (name == "two_writers") {
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    check(cuMemsetD8Async(e.buf + 100, 2, 100, e.b), "memset b");
+  } else if (name == "sync_read_during_async_write") {
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    check(cuMemcpyDtoH(h, e.buf, kBytes), "cuMemcpyDtoH");
+  } else if (name == "free_async_while_read") {
+    CUdeviceptr p;
+    check(cuMemAllocAsync(&p, kBytes, e.a), "cuMemAllocAsync");
+    check(cuMemsetD8Async(p, 0, kBytes, e.a), "memset a");
+    check(cuEventRecord(ev, e.a), "record");
+    check(cuStreamWaitEvent(e.b, ev, 0), "wait");
+    check(cuMemcpyDtoDAsync(e.other, p, kBytes, e.b), "DtoD b");
+    check(cuMemFreeAsync(p, e.a), "cuMemFreeAsync");  // missing: a waits for b first
+    // The free may run before b's read: the read then faults the context
+    // (as on a GPU), which ends the program here.
+    const CUresult r = cuCtxSynchronize();
+    std::exit(r == CUDA_SUCCESS || r == CUDA_ERROR_ILLEGAL_ADDRESS ? 0 : 2);
+  } else if (name == "graph_and_stream") {
+    CUgraph g;
+    check(cuGraphCreate(&g, 0), "cuGraphCreate");
+    CUDA_MEMSET_NODE_PARAMS m{};
+    m.dst = e.buf;
+    m.elementSize = 1;
+    m.width = kBytes;
+    m.height = 1;
+    m.value = 5;
+    CUgraphNode n;
+    CUcontext ctx;
+    check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    check(cuGraphAddMemsetNode(&n, g, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
+    CUgraphExec x;
+    check(cuGraphInstantiate(&x, g, 0), "cuGraphInstantiate");
+    check(cuGraphLaunch(x, e.a), "cuGraphLaunch");
+    check(cuMemcpyDtoHAsync(h, e.buf, kBytes, e.b), "DtoH");
+    check(cuStreamSynchronize(e.a), "sync");
+    check(cuStreamSynchronize(e.b), "sync");
+    check(cuGraphExecDestroy(x), "cuGraphExecDestroy");
+    check(cuGraphDestroy(g), "cuGraphDestroy");
+  } else if (name == "event_wait") {
+    check(cuMemcpyHtoDAsync(e.buf, h, kBytes, e.a), "HtoD");
+    check(cuEventRecord(ev, e.a), "record");
+    check(cuStreamWaitEvent(e.b, ev, 0), "wait");
+    check(cuMemcpyDtoHAsync(h, e.buf, kBytes, e.b), "DtoH");
+  } else if (name == "stream_synchronize") {
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    check(cuStreamSynchronize(e.a), "sync");
+    check(cuMemsetD8Async(e.buf, 2, kBytes, e.b), "memset b");
+  } else if (name == "event_synchronize") {
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    check(cuEventRecord(ev, e.a), "record");
+    check(cuEventSynchronize(ev), "cuEventSynchronize");
+    check(cuMemcpyDtoH(h, e.buf, kBytes), "cuMemcpyDtoH");
+  } else if (name == "context_synchronize") {
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    check(cuMemsetD8Async(e.buf, 2, kBytes, e.b), "memset b");
+  } else if (name == "legacy_stream_rules") {
+    // Blocking streams and the legacy stream order each other.
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.blocking_a), "memset blocking a");
+    check(cuMemsetD8Async(e.buf, 2, kBytes, nullptr), "memset legacy");
+    check(cuMemsetD8Async(e.buf, 3, kBytes, e.blocking_b), "memset blocking b");
+    check(cuMemcpyDtoH(h, e.buf, kBytes), "cuMemcpyDtoH");
+  } else if (name == "non_blocking_and_legacy") {
+    // A non-blocking stream is not ordered with the legacy stream.
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    check(cuMemsetD8Async(e.buf, 2, kBytes, nullptr), "memset legacy");
+  } else if (name == "disjoint_halves") {
+    check(cuMemsetD8Async(e.buf, 1, kBytes / 2, e.a), "memset a");
+    check(cuMemsetD8Async(e.buf + kBytes / 2, 2, kBytes / 2, e.b), "memset b");
+  } else if (name == "both_read") {
+    check(cuMemcpyDtoHAsync(h, e.buf, kBytes / 2, e.a), "DtoH a");
+    check(cuMemcpyDtoDAsync(e.other, e.buf, kBytes, e.b), "DtoD b");
+  } else if (name == "host_function_orders") {
+    // The host function runs after a's memset; what it enqueues on b is
+    // ordered after it.
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    check(cuLaunchHostFunc(e.a, set_from_host_function, &e), "cuLaunchHostFunc");
+    check(cuStreamSynchronize(e.a), "sync");
+    check(cuStreamSynchronize(e.b), "sync");
+  } else if (name == "memory_operations_order") {
+    CUdeviceptr flag = e.other;
+    check(cuMemsetD32(flag, 0, 1), "cuMemsetD32");
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    check(cuStreamWriteValue32(e.a, flag, 1, 0), "cuStreamWriteValue32");
+    check(cuStreamWaitValue32(e.b, flag, 1, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue32");
+    check(cuMemcpyDtoHAsync(h, e.buf, kBytes, e.b), "DtoH b");
+  } else if (name == "graph_launches_in_order") {
+    CUgraph g;
+    check(cuGraphCreate(&g, 0), "cuGraphCreate");
+    CUDA_MEMSET_NODE_PARAMS m{};
+    m.dst = e.buf;
+    m.elementSize = 1;
+    m.width = kBytes;
+    m.height = 1;
+    CUgraphNode n;
+    CUcontext ctx;
+    check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    check(cuGraphAddMemsetNode(&n, g, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
+    CUgraphExec x;
+    check(cuGraphInstantiate(&x, g, 0), "cuGraphInstantiate");
+    check(cuGraphLaunch(x, e.a), "cuGraphLaunch a");
+    check(cuGraphLaunch(x, e.b), "cuGraphLaunch b");  // launches of one exec never overlap
+    check(cuStreamSynchronize(e.a), "sync");
+    check(cuStreamSynchronize(e.b), "sync");
+    check(cuGraphExecDestroy(x), "cuGraphExecDestroy");
+    check(cuGraphDestroy(g), "cuGraphDestroy");
+  } else if (name == "reallocated_memory") {
+    CUdeviceptr p;
+    check(cuMemAlloc(&p, kBytes), "cuMemAlloc");
+    check(cuMemsetD8Async(p, 1, kBytes, e.a), "memset a");
+    check(cuMemFree(p), "cuMemFree");  // synchronizes
+    check(cuMemAlloc(&p, kBytes), "cuMemAlloc");
+    check(cuMemsetD8Async(p, 2, kBytes, e.b), "memset b");
+    check(cuStreamSynchronize(e.b), "sync");
+    check(cuMemFree(p), "cuMemFree");
+  } else {
+    std::fprintf(stderr, "unknown scenario %s\n", name.c_str());
+    return 2;
+  }
+  check(cuCtxSynchronize(), "cuCtxSynchronize");
+  check(cuEventDestroy(ev), "cuEventDestroy");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s SCENARIO\n", argv[0]);
+    return 2;
+  }
+  test_support::use_primary_context();
+  Env e;
+  check(cuStreamCreate(&e.a, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(cuStreamCreate(&e.b, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(cuStreamCreate(&e.blocking_a, CU_STREAM_DEFAULT), "cuStreamCreate");
+  check(cuStreamCreate(&e.blocking_b, CU_STREAM_DEFAULT), "cuStreamCreate");
+  check(cuMemAlloc(&e.buf, kBytes), "cuMemAlloc");
+  check(cuMemAlloc(&e.other, kBytes), "cuMemAlloc");
+  const int rc = run(argv[1], e);
+  check(cuMemFree(e.buf), "cuMemFree");
+  check(cuMemFree(e.other), "cuMemFree");
+  return rc;
+}
