@@ -11,13 +11,16 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/allocation.h"
 #include "core/context.h"
 #include "core/event.h"
 #include "core/stream.h"
+#include "ptx/check_rt.h"
 
 namespace cucpu::check {
 
@@ -63,6 +66,8 @@ struct StreamState {
   bool legacy = false, blocking = false;
 };
 
+std::atomic<uint64_t> g_invalid_accesses{0};
+
 struct Checker {
   std::mutex mu;
   std::unordered_map<const Stream*, StreamState> streams;
@@ -83,12 +88,19 @@ Checker& checker() {
   return *c;
 }
 
-// What the calling thread has seen complete (host threads), or what the
-// host function it runs is ordered after (workers).
-struct ThreadClock {
+// What the program's threads have seen complete. One clock for all of
+// them: the checker does not see the program's own synchronization
+// between threads (thread creation, joins, mutexes), so it takes every
+// host synchronization as known to every thread, never reporting a race
+// that such synchronization orders.
+Clock g_host_clock;  // guarded by Checker::mu
+// A worker running a host function: what that function is ordered after.
+struct WorkerClock {
+  bool in_host_function = false;
   Clock clock;
 };
-thread_local ThreadClock t_thread;
+thread_local WorkerClock t_worker;
+Clock& host_clock() { return t_worker.in_host_function ? t_worker.clock : g_host_clock; }
 
 StreamState& state_of(Checker& c, Stream* s) {
   auto [it, fresh] = c.streams.try_emplace(s);
@@ -216,22 +228,125 @@ std::string describe_stream(const Stream* s, const StreamState& st) {
 }
 
 void at_exit() {
-  const uint64_t n = checker().reports.load();
+  const uint64_t n = checker().reports.load(), bad = g_invalid_accesses.load();
   std::fprintf(stderr, "cucpu check: %" PRIu64 " race%s found\n", n, n == 1 ? "" : "s");
-  if (n == 0) return;
+  if (bad) std::fprintf(stderr, "cucpu check: %" PRIu64 " invalid kernel access%s found\n", bad, bad == 1 ? "" : "es");
+  if (n == 0 && bad == 0) return;
   if (const char* code = std::getenv("CUCPU_CHECK_ERROR_EXITCODE")) {
     std::fflush(nullptr);
     std::_Exit(std::atoi(code));
   }
 }
 
+// A thread's run of kernel blocks (KernelRun): the kernel's name, what its
+// accesses touched, and the allocation the last one fell in.
+struct KernelTouch {
+  std::string kernel;
+  const Op* key = nullptr;
+  bool last = false;
+  std::vector<MemAccess> ranges;
+  uintptr_t alloc_lo = 0, alloc_hi = 0;
+};
+thread_local KernelTouch t_touch;
+
+constexpr size_t kMaxRanges = 4096;  // beyond this, ranges merge per allocation (may over-report)
+
+void note_range(uintptr_t lo, uintptr_t hi, bool write, bool atomic) {
+  std::vector<MemAccess>& v = t_touch.ranges;
+  for (size_t k = v.size(), n = 0; k > 0 && n < 8; --k, ++n) {
+    MemAccess& m = v[k - 1];
+    if (m.write == write && m.atomic == atomic && lo <= m.hi && hi >= m.lo) {
+      m.lo = std::min(m.lo, lo);
+      m.hi = std::max(m.hi, hi);
+      return;
+    }
+  }
+  v.push_back({lo, hi, write, atomic});
+  if (v.size() <= kMaxRanges) return;
+  std::sort(v.begin(), v.end(), [](const MemAccess& a, const MemAccess& b) {
+    return std::tie(a.write, a.atomic, a.lo) < std::tie(b.write, b.atomic, b.lo);
+  });
+  std::vector<MemAccess> merged;
+  for (const MemAccess& m : v) {
+    std::optional<Allocation> a;
+    if (!merged.empty() && merged.back().write == m.write && merged.back().atomic == m.atomic &&
+        bucket_of(merged.back().lo, &a) == bucket_of(m.lo, &a))
+      merged.back().hi = std::max(merged.back().hi, m.hi);
+    else
+      merged.push_back(m);
+  }
+  v = std::move(merged);
+}
+
+void report_invalid(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid,
+                    const std::optional<Allocation>& within) {
+  const uint64_t n = g_invalid_accesses.fetch_add(1) + 1;
+  if (n > kPrintedReports) return;
+  const uint32_t tx = tid % env->ntid[0], ty = tid / env->ntid[0] % env->ntid[1], tz = tid / (env->ntid[0] * env->ntid[1]);
+  const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
+  std::fprintf(stderr,
+               "cucpu check: invalid global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread (%u,%u,%u), PTX line %u\n",
+               what, bytes, addr, t_touch.kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], tx, ty, tz, line);
+  const std::optional<Allocation> near = within ? within : Registry::instance().nearest(addr);
+  if (near && addr + bytes > near->base + near->size && addr >= near->base)
+    std::fprintf(stderr, "  the access runs %" PRIu64 " bytes past the end of %s at 0x%" PRIxPTR " (%zu bytes)\n",
+                 addr + bytes - (near->base + near->size), memory_kind_name(near->kind), near->base, near->size);
+  else if (near && addr < near->base)
+    std::fprintf(stderr, "  the access lies %" PRIu64 " bytes before %s at 0x%" PRIxPTR " (%zu bytes)\n",
+                 near->base - addr, memory_kind_name(near->kind), near->base, near->size);
+  else
+    std::fprintf(stderr, "  the address lies in no live allocation (never allocated, or freed)\n");
+}
+
+// The compiled code's check of each global or generic access (ptx/check_rt.h).
+bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid) {
+  const uintptr_t lo = addr, hi = addr + bytes;
+  if (lo < t_touch.alloc_lo || hi > t_touch.alloc_hi) {
+    if (flags & ptx::kAccessGeneric) {
+      const auto shared = reinterpret_cast<uintptr_t>(env->shared);
+      if (lo >= shared && hi <= shared + env->total_shared_bytes) return true;  // the block's shared memory
+    }
+    std::optional<Allocation> a = Registry::instance().find(lo);
+    if (!a) {
+      // A generic address outside every allocation is the thread's local
+      // memory (or another space the checker does not see): not checked.
+      if (flags & ptx::kAccessGeneric) return true;
+      report_invalid(env, addr, bytes, flags, line, tid, a);
+      return false;
+    }
+    if (hi > a->base + a->size) {
+      report_invalid(env, addr, bytes, flags, line, tid, a);
+      return false;
+    }
+    t_touch.alloc_lo = a->base;
+    t_touch.alloc_hi = a->base + a->size;
+  }
+  note_range(lo, hi, (flags & ptx::kAccessWrite) != 0, (flags & ptx::kAccessAtomic) != 0);
+  return true;
+}
+
 }  // namespace
+
+void KernelRun::begin(const Op* key, const std::string& kernel, bool last) {
+  t_touch.kernel = kernel;
+  t_touch.key = key;
+  t_touch.last = last;
+  t_touch.ranges.clear();
+  t_touch.alloc_lo = t_touch.alloc_hi = 0;  // memory may have been freed since the last kernel
+}
+
+void KernelRun::end() {
+  ran(t_touch.key, t_touch.ranges, t_touch.last);
+  t_touch.ranges.clear();
+  t_touch.alloc_lo = t_touch.alloc_hi = 0;
+}
 
 __attribute__((constructor)) void init_from_env() {
   const char* v = std::getenv("CUCPU_CHECK");
   if (!v || !*v || std::strcmp(v, "0") == 0) return;
   g_on.store(true, std::memory_order_relaxed);
   checker();
+  ptx::set_access_hook(&kernel_access);
   std::atexit(at_exit);
 }
 
@@ -250,7 +365,7 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
   StreamState& st = state_of(c, s);
-  join(st.clock, t_thread.clock);
+  join(st.clock, host_clock());
   if (st.legacy) {
     for (auto& [other, os] : c.streams)
       if (os.blocking && os.ctx == st.ctx) join(st.clock, os.clock);
@@ -288,13 +403,13 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   if (join_op->runs_program_code()) c.host_functions[join_op] = st.clock;
 }
 
-void ran(const Op* op, const std::vector<MemAccess>& touched) {
+void ran(const Op* op, const std::vector<MemAccess>& touched, bool last) {
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.pending_run.find(op);
   if (it == c.pending_run.end()) return;
-  RecordRef rec = std::move(it->second);
-  c.pending_run.erase(it);
+  RecordRef rec = it->second;
+  if (last) c.pending_run.erase(it);
   for (const MemAccess& m : touched) add_access(c, m, rec);
 }
 
@@ -314,21 +429,21 @@ void stream_waits_event(Stream* s, Event* e) {
 void host_waited_stream(Stream* s) {
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
-  join(t_thread.clock, state_of(c, s).clock);
+  join(host_clock(), state_of(c, s).clock);
 }
 
 void host_waited_event(Event* e) {
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.events.find(e);
-  if (it != c.events.end()) join(t_thread.clock, it->second);
+  if (it != c.events.end()) join(host_clock(), it->second);
 }
 
 void host_waited_context(Context* ctx) {
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
   for (auto& [s, st] : c.streams)
-    if (!ctx || st.ctx == ctx) join(t_thread.clock, st.clock);
+    if (!ctx || st.ctx == ctx) join(host_clock(), st.clock);
 }
 
 void graph_launch_begins(const void* exec, Stream* s) {
@@ -349,7 +464,8 @@ void host_function_begins(const Op* op) {
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.host_functions.find(op);
   if (it == c.host_functions.end()) return;
-  t_thread.clock = std::move(it->second);  // a worker's earlier host functions say nothing of this one
+  t_worker.in_host_function = true;  // a worker runs no program code but host functions
+  t_worker.clock = std::move(it->second);  // its earlier host functions say nothing of this one
   c.host_functions.erase(it);
 }
 
@@ -359,6 +475,6 @@ void memory_renewed(uintptr_t base, size_t) {
   c.shadow.erase(base);
 }
 
-uint64_t reports() { return checker().reports.load(); }
+uint64_t reports() { return checker().reports.load() + g_invalid_accesses.load(); }
 
 }  // namespace cucpu::check

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "copy/copy3d.h"
@@ -43,9 +44,30 @@ inline bool on() { return g_on.load(std::memory_order_relaxed); }
 // empty) and `join`. Called before the ops are linked, while the caller
 // still holds them.
 void enqueued(Stream* s, Op* const* parts, size_t n, Op* join);
-// A kernel op reports what its blocks touched when it has run (ranges
-// merged per worker; `op` is the op enqueue() saw).
-void ran(const Op* op, const std::vector<MemAccess>& touched);
+// What blocks of a kernel op touched, reported by a thread that ran them
+// (`op` is the op enqueued() saw; `last`: no thread reports for it after
+// this one).
+void ran(const Op* op, const std::vector<MemAccess>& touched, bool last);
+
+// Brackets a thread's run of a kernel's blocks while checking: accesses
+// outside live allocations are reported naming `kernel`, and what the
+// blocks touched goes to ran(key, ..., last) at the end.
+class KernelRun {
+ public:
+  KernelRun(const Op* key, const std::string& kernel, bool last) : active_(on()) {
+    if (active_) [[unlikely]] begin(key, kernel, last);
+  }
+  ~KernelRun() {
+    if (active_) [[unlikely]] end();
+  }
+  KernelRun(const KernelRun&) = delete;
+  KernelRun& operator=(const KernelRun&) = delete;
+
+ private:
+  void begin(const Op* key, const std::string& kernel, bool last);
+  void end();
+  bool active_;
+};
 
 void event_recorded(Event* e, Stream* s);
 void stream_waits_event(Stream* s, Event* e);
@@ -82,7 +104,7 @@ inline MemAccess memset_access(const Memset2D& m) {
   return {dst, dst + (m.height - 1) * m.pitch + m.width * m.elem, true, false};
 }
 
-// Reports made so far (the launcher's exit status).
+// Races and invalid accesses reported so far.
 uint64_t reports();
 
 }  // namespace check

@@ -269,6 +269,11 @@ class SegmentOp final : public Op {
     return "graph segment (" + std::to_string(plan_->segments[seg_].size()) + " nodes)";
   }
   SegmentOp(std::shared_ptr<const ExecPlan> plan, uint32_t seg) : plan_(std::move(plan)), seg_(seg) {}
+  bool accesses_when_run() const override {
+    for (uint32_t i : plan_->segments[seg_])
+      if (plan_->nodes[i].kind == NodeKind::kKernel) return true;
+    return false;
+  }
   void accesses(std::vector<MemAccess>& out) const override {
     for (uint32_t i : plan_->segments[seg_]) {
       const ExecNode& n = plan_->nodes[i];
@@ -296,13 +301,16 @@ class SegmentOp final : public Op {
           if (status == CUDA_SUCCESS) run_memset(n.set().set);
           break;
         case NodeKind::kKernel:
-          if (status == CUDA_SUCCESS && !run_kernel_inline(*n.kernel().fn, kernel_config(n)))
-            status = n.kernel().fn->module->ctx->sticky_error();
+          if (status == CUDA_SUCCESS) {
+            check::KernelRun checked(this, n.kernel().fn->name(), false);
+            if (!run_kernel_inline(*n.kernel().fn, kernel_config(n))) status = n.kernel().fn->module->ctx->sticky_error();
+          }
           break;
         default:
           break;
       }
     }
+    if (check::on()) [[unlikely]] check::ran(this, {}, true);
   }
 
  private:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/allocation.h"
+#include "core/check.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "core/stream.h"
@@ -215,7 +216,9 @@ class KernelOp final : public Op {
     return p;
   }
   std::string trace_name() const override { return f_->name() + shape_text(grid_, block_); }
+  bool accesses_when_run() const override { return true; }
   void execute(int status) override {
+    check::KernelRun checked(this, f_->name(), true);
     if (status != CUDA_SUCCESS) return;
     ptx::LaunchConfig cfg;
     cfg.grid = grid_;
@@ -250,7 +253,11 @@ class KernelJoinOp final : public Op {
     chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
   }
   // What `keep` holds (a graph's plan) is let go once every part is done.
-  void execute(int) override { keep_.reset(); }
+  void execute(int) override {
+    keep_.reset();
+    if (check::on()) [[unlikely]] check::ran(this, {}, true);
+  }
+  bool accesses_when_run() const override { return true; }
   bool trivial() const override { return true; }
 
   void* own_params(size_t n) {
@@ -306,6 +313,7 @@ class KernelPartOp final : public Op {
       return;
     }
     const ptx::Kernel* k = join_->f->kernel();
+    check::KernelRun checked(join_, join_->f->name(), false);
     const auto start = std::chrono::steady_clock::now();
     uint64_t first, last;
     while (join_->claim(&first, &last)) {
@@ -359,6 +367,7 @@ class CooperativeKernelOp final : public Op {
  public:
   CooperativeKernelOp(Function* f, const ptx::LaunchConfig& cfg) : f_(f), cfg_(cfg) {}
   std::string trace_name() const override { return f_->name() + shape_text(cfg_.grid, cfg_.block) + " cooperative"; }
+  bool accesses_when_run() const override { return true; }
   void* own_params(size_t n) {
     params_.assign((n + 7) / 8, 0);
     cfg_.params = params_.data();
@@ -375,6 +384,7 @@ class CooperativeKernelOp final : public Op {
     std::mutex mu;
     ptx::Fault first;
     auto run = [&](uint64_t b) {
+      check::KernelRun checked(this, f_->name(), false);
       ptx::Fault ft = k->run_blocks(cfg_, b, b + 1);
       if (ft && !faulted.exchange(true)) {
         std::lock_guard<std::mutex> g(mu);
@@ -394,6 +404,7 @@ class CooperativeKernelOp final : public Op {
       std::this_thread::yield();
     }
     for (std::thread& t : threads) t.join();
+    if (check::on()) [[unlikely]] check::ran(this, {}, true);
     if (faulted.load()) report_fault(*f_, cfg_, first);
   }
 

@@ -6,6 +6,8 @@
 // not parse is ignored (and recompiled).
 #include "ptx/code_cache.h"
 
+#include "ptx/check_rt.h"
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,7 +47,7 @@ const std::string& build_id() {
         s = std::string(info.dli_fname) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
             std::to_string(st.st_mtim.tv_nsec);
     }
-    return s + "|" + jit_target_id();
+    return s + "|" + jit_target_id() + (instrument_accesses() ? "|instrumented" : "");
   }();
   return id;
 }

@@ -22,6 +22,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "ptx/abi.h"
+#include "ptx/check_rt.h"
 #include "ptx/red_combine.h"
 
 extern "C" {
@@ -104,6 +105,7 @@ Jit* make_jit() {
         llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(reinterpret_cast<void*>(fn)), llvm::JITSymbolFlags::Exported);
   };
   bind("cucpu_rt_fault", &cucpu_rt_fault);
+  bind("cucpu_rt_check_access", &cucpu_rt_check_access);
   bind("cucpu_rt_assert", &cucpu_rt_assert);
   bind("cucpu_rt_vprintf", &cucpu_rt_vprintf);
   bind("cucpu_rt_globaltimer", &cucpu_rt_globaltimer);

@@ -1,5 +1,7 @@
 // Lowering driver and the operand machinery every instruction family uses.
 #include "ptx/lower.h"
+
+#include "ptx/check_rt.h"
 #include "ptx/red_combine.h"
 
 #include <cstring>
@@ -99,7 +101,8 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     auto* fty = llvm::FunctionType::get(i32, args, false);
     llvm::Function::Create(fty, llvm::Function::InternalLinkage, prefix + "_f_" + f.name, *mod);
   }
-  const bool combine = combining_kernel(m, order);
+  const bool instrument = instrument_accesses();
+  const bool combine = !instrument && combining_kernel(m, order);
   for (size_t k = 1; k < order.size(); ++k) {
     const Function& f = m.funcs[static_cast<size_t>(order[k])];
     if (!f.has_body) continue;
@@ -110,11 +113,13 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
                              "' is not supported (barriers and warp collectives must be in the kernel body)"};
     FnLowering fl(m, f, *mod, mod->getFunction(prefix + "_f_" + f.name), *layout, shared, prefix, false);
     fl.combine_reds = combine;
+    fl.instrument = instrument;
     fl.lower_body();
   }
   FnLowering kl(m, kf, *mod, step, *layout, shared, prefix, true);
   kl.big_grid = big_grid;
   kl.combine_reds = combine;
+  kl.instrument = instrument;
   kl.lower_body();
 
   make_ranges(*mod, step, *layout, kl.specialize);
@@ -201,6 +206,15 @@ llvm::Type* FnLowering::llty(Ty t) const {
     case Ty::kNone: return llvm::Type::getInt32Ty(ctx);
     default: return llvm::Type::getIntNTy(ctx, static_cast<unsigned>(type_bits(t)));
   }
+}
+
+void FnLowering::check_access(Value* p, uint32_t bytes, uint32_t flags) {
+  if (!instrument) return;
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type* i32 = b.getInt32Ty();
+  auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i32, i32, i32, i32}, false);
+  b.CreateCall(runtime("cucpu_rt_check_access", ty),
+               {env, p, b.getInt32(bytes), b.getInt32(flags), b.getInt32(static_cast<uint32_t>(cur ? cur->line : 0)), tid});
 }
 
 llvm::Function* FnLowering::runtime(const char* name, llvm::FunctionType* ty) {

@@ -41,7 +41,23 @@ host_function_orders 0
 memory_operations_order 0
 graph_launches_in_order 0
 reallocated_memory 0
+kernels_missing_wait 1
+kernel_and_copy_with_event 0
+kernels_disjoint_halves 0
+kernel_atomics_on_two_streams 0
 TABLE
+# Memcheck: a kernel's store past its allocation is reported, with the
+# kernel, block, thread and PTX line, and the checker's exit status.
+out="$("$cucpu" check --error-exitcode 3 -- "$prog" kernel_writes_past_the_end 2>&1)"
+rc=$?
+if echo "$out" | grep -q "invalid global write of 4 bytes at 0x[0-9a-f]* in kernel write_past_end, block (7,0,0), thread (104,0,0), PTX line [0-9]" &&
+   echo "$out" | grep -q "runs 4 bytes past the end of device memory" && [ "$rc" -eq 3 ]; then
+  echo "ok   kernel_writes_past_the_end: reported"
+else
+  echo "FAIL kernel_writes_past_the_end: not reported as expected (exit status $rc)"
+  echo "$out" | sed 's/^/    /'
+  failed=1
+fi
 # One report in full, as a user sees it.
 "$cucpu" check -- "$prog" missing_wait 2>&1 | sed 's/^/    /'
 exit $failed

@@ -24,7 +24,37 @@ struct Env {
   CUstream a, b, blocking_a, blocking_b;
   CUdeviceptr buf, other;
   std::vector<unsigned char> host = std::vector<unsigned char>(kBytes, 7);
+  CUmodule module = nullptr;  // tests/kernels/checked.cu
 };
+
+#ifndef CHECK_KERNELS_PTX
+#define CHECK_KERNELS_PTX "tests/kernels/ptx/checked.sm90.ptx"
+#endif
+
+CUfunction kernel(Env& e, const char* name) {
+  if (!e.module) {
+    FILE* f = std::fopen(CHECK_KERNELS_PTX, "rb");
+    if (!f) {
+      std::fprintf(stderr, "cannot read %s\n", CHECK_KERNELS_PTX);
+      std::exit(2);
+    }
+    std::string text;
+    char chunk[4096];
+    for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) text.append(chunk, n);
+    std::fclose(f);
+    check(cuModuleLoadData(&e.module, text.c_str()), "cuModuleLoadData");
+  }
+  CUfunction fn;
+  check(cuModuleGetFunction(&fn, e.module, name), "cuModuleGetFunction");
+  return fn;
+}
+
+// Launches `name` over n threads (blocks of 128) with the given arguments.
+template <class... A>
+void launch(Env& e, const char* name, CUstream s, unsigned n, A... args) {
+  void* params[] = {&args...};
+  check(cuLaunchKernel(kernel(e, name), (n + 127) / 128, 1, 1, 128, 1, 1, 0, s, params, nullptr), name);
+}
 
 void CUDA_CB set_from_host_function(void* p) {
   auto* e = static_cast<Env*>(p);
@@ -155,6 +185,32 @@ int run(const std::string& name, Env& e) {
     check(cuMemsetD8Async(p, 2, kBytes, e.b), "memset b");
     check(cuStreamSynchronize(e.b), "sync");
     check(cuMemFree(p), "cuMemFree");
+  } else if (name == "kernels_missing_wait") {
+    const int n = kBytes / 4;
+    launch(e, "fill", e.a, n, e.buf, 1, n);
+    launch(e, "copy_ints", e.b, n, e.other, e.buf, n);
+  } else if (name == "kernel_and_copy_with_event") {
+    const int n = kBytes / 4;
+    launch(e, "fill", e.a, n, e.buf, 1, n);
+    check(cuEventRecord(ev, e.a), "record");
+    check(cuStreamWaitEvent(e.b, ev, 0), "wait");
+    check(cuMemcpyDtoHAsync(h, e.buf, kBytes, e.b), "DtoH");
+  } else if (name == "kernels_disjoint_halves") {
+    const int half = kBytes / 8;
+    launch(e, "fill", e.a, half, e.buf, 1, half);
+    launch(e, "fill", e.b, half, e.buf + kBytes / 2, 2, half);
+  } else if (name == "kernel_atomics_on_two_streams") {
+    launch(e, "count", e.a, 256, e.other);
+    launch(e, "count", e.b, 256, e.other);
+  } else if (name == "kernel_writes_past_the_end") {
+    // 1000 ints: the 1001st store is past the allocation (within the
+    // memory behind it, so it does not fault without the checker).
+    CUdeviceptr p;
+    check(cuMemAlloc(&p, 1000 * sizeof(int)), "cuMemAlloc");
+    launch(e, "write_past_end", e.a, 1001, p, 1000);
+    const CUresult r = cuCtxSynchronize();
+    // Under the checker the store is refused: the kernel faults.
+    std::exit(r == CUDA_SUCCESS || r == CUDA_ERROR_ILLEGAL_ADDRESS ? 0 : 2);
   } else {
     std::fprintf(stderr, "unknown scenario %s\n", name.c_str());
     return 2;

@@ -1,0 +1,31 @@
+// Access instrumentation for `cucpu check` (CUCPU_CHECK set): compiled code
+// calls cucpu_rt_check_access before each global (and generic) load, store
+// and atomic, and the runtime's hook validates the access against live
+// allocations and records the range for the race checker. The compiler
+// knows nothing of allocations or streams: what a check means is the hook's.
+#pragma once
+
+#include <cstdint>
+
+#include "ptx/abi.h"
+
+namespace cucpu::ptx {
+
+enum : uint32_t { kAccessWrite = 1, kAccessAtomic = 2, kAccessGeneric = 4 };
+
+// True when CUCPU_CHECK is set (read once): kernels are then compiled
+// instrumented, under cache keys of their own.
+bool instrument_accesses();
+
+// Validates one access of `bytes` at `addr` by thread `tid` (linear, in its
+// block) at PTX line `line`; false when the access must not happen (the
+// hook has reported it; the kernel then faults with an illegal address).
+using AccessHook = bool (*)(const BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line,
+                            uint32_t tid);
+// Installed by the runtime before any kernel runs instrumented.
+void set_access_hook(AccessHook hook);
+
+}  // namespace cucpu::ptx
+
+extern "C" void cucpu_rt_check_access(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
+                                      uint32_t tid);
