@@ -97,18 +97,11 @@ CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
 // Copies within a batch are unordered, and dependent copies are undefined
 // on the driver. cucpu defines them: a batch in which one copy writes bytes
 // that another reads or writes runs its copies one after another, in list
-// order (and CUCPU_CHECK=1 names the pairs). Independent batches run in parallel.
+// order (`cucpu check` reports the pairs, core/check.h). Independent
+// batches run in parallel.
 CUresult enqueue_batch(Stream* s, std::vector<CopyTask> tasks) {
-  static const bool report = [] {
-    const char* v = std::getenv("CUCPU_CHECK");
-    return v && *v && *v != '0';
-  }();
-  auto dependent = tasks.size() > 1 ? find_dependent_copies(copy_list(tasks)) : std::vector<std::pair<size_t, size_t>>{};
-  if (report)
-    for (auto [i, j] : dependent)
-      log_line("CUCPU_CHECK: batched copies %zu and %zu overlap (undefined on the driver; run in list order here)",
-               i, j);
-  enqueue_copies(s, std::move(tasks), !dependent.empty());
+  const bool dependent = tasks.size() > 1 && !find_dependent_copies(copy_list(tasks)).empty();
+  enqueue_copies(s, std::move(tasks), dependent);
   return CUDA_SUCCESS;
 }
 

@@ -251,6 +251,7 @@ CUresult attach_mem(NullStream ns, CUstream h, CUdeviceptr dptr, size_t length, 
   uintptr_t base = a->base;
   uint64_t sid = flags == CU_MEM_ATTACH_SINGLE ? s->id : 0;
   if (sid) s->note_attachment();
+  if (check::on()) [[unlikely]] check::memory_attached(base, flags == CU_MEM_ATTACH_SINGLE ? s : nullptr);
   s->enqueue(new FunctionOp([base, flags, sid] { Registry::instance().set_attachment(base, flags, sid); }));
   return CUDA_SUCCESS;
 }

@@ -46,6 +46,7 @@ struct Record {
   Clock clock;
   std::string what;    // the op's trace name
   std::string where;   // "stream 0x... (ctx N)"
+  const Stream* stream = nullptr;
   void* frames[kFrames];
   int depth = 0;
 };
@@ -77,6 +78,8 @@ struct Checker {
   std::unordered_map<const Op*, RecordRef> pending_run;  // kernels not run yet
   std::unordered_map<const Op*, Clock> host_functions;   // host functions not begun yet
   std::unordered_map<uintptr_t, std::vector<Access>> shadow;  // by allocation base (or MiB of host memory)
+  std::unordered_map<uintptr_t, const Stream*> attached;      // managed memory attached to one stream
+  std::set<std::pair<uintptr_t, const Stream*>> attach_reported;
   std::set<std::pair<uint64_t, uint64_t>> reported;
   uint32_t next_actor = 0;
   uint64_t next_record = 1;
@@ -195,16 +198,36 @@ void report(Checker& c, const Access& old, const Access& now) {
                "synchronization lies between them\n");
 }
 
+// The spec's undefined behaviour: two copies of one batch that depend on
+// each other, or managed memory attached to one stream touched by another.
+void report_undefined(Checker& c, const char* text, const Access& a, const Access* b) {
+  const uint64_t n = c.reports.fetch_add(1) + 1;
+  if (n > kPrintedReports) return;
+  std::fprintf(stderr, "cucpu check: %s [0x%" PRIxPTR ", 0x%" PRIxPTR ")", text, a.range.lo, a.range.hi);
+  if (b) std::fprintf(stderr, " (copy %u) and [0x%" PRIxPTR ", 0x%" PRIxPTR ") (copy %u)", a.range.part - 1, b->range.lo,
+                      b->range.hi, b->range.part - 1);
+  std::fprintf(stderr, "\n");
+  print_side(a.range.write ? "written" : "read", a);
+}
+
 // Checks one access against what is known of its memory, then records it.
 void add_access(Checker& c, const MemAccess& m, const RecordRef& rec) {
   if (m.hi <= m.lo) return;
   std::optional<Allocation> alloc;
-  std::vector<Access>& list = c.shadow[bucket_of(m.lo, &alloc)];
+  const uintptr_t bucket = bucket_of(m.lo, &alloc);
+  std::vector<Access>& list = c.shadow[bucket];
   const Access now{m, rec};
+  if (auto at = c.attached.find(bucket); at != c.attached.end() && at->second != rec->stream &&
+                                          c.attach_reported.insert({bucket, rec->stream}).second)
+    report_undefined(c, "managed memory attached to another stream (CU_MEM_ATTACH_SINGLE) is touched at", now, nullptr);
   size_t kept = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     const Access& old = list[i];
     const bool overlap = old.range.lo < m.hi && m.lo < old.range.hi;
+    if (overlap && old.rec == rec && old.range.part != m.part && old.range.part && m.part &&
+        (old.range.write || m.write) && c.reported.insert({rec->id, rec->id}).second)
+      report_undefined(c, "copies of one batch depend on each other (undefined: they run in no set order; here in list order):",
+                       old, &now);
     if (overlap && old.rec != rec && (old.range.write || m.write) && !(old.range.atomic && m.atomic) &&
         !before(*old.rec, *rec) && !before(*rec, *old.rec))
       report(c, old, now);
@@ -388,6 +411,7 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   rec->what = join_op->trace_name();
   if (n > 0 && rec->what != "graph launch") rec->what = parts[0]->trace_name() + (n > 1 ? " (" + std::to_string(n) + " parts)" : "");
   rec->where = describe_stream(s, st);
+  rec->stream = s;
   std::memcpy(rec->frames, frames, sizeof frames);
   rec->depth = depth;
   RecordRef ref = rec;
@@ -473,6 +497,14 @@ void memory_renewed(uintptr_t base, size_t) {
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
   c.shadow.erase(base);
+  c.attached.erase(base);
+}
+
+void memory_attached(uintptr_t base, Stream* single) {
+  Checker& c = checker();
+  std::lock_guard<std::mutex> g(c.mu);
+  if (single) c.attached[base] = single;
+  else c.attached.erase(base);
 }
 
 uint64_t reports() { return checker().reports.load() + g_invalid_accesses.load(); }

@@ -84,6 +84,10 @@ void graph_launch_enqueued(const void* exec, Stream* s);
 // The calling worker runs host function `op`: its calls happen after
 // everything the op is ordered after.
 void host_function_begins(const Op* op);
+// Managed memory based at `base` was attached to `s` alone (SINGLE), or
+// (null) to every stream, in `s`'s order: work of other streams must not
+// touch it while so attached.
+void memory_attached(uintptr_t base, Stream* single);
 // Memory [base, base + n) was allocated or freed: what was known of
 // earlier accesses to it is forgotten (an address reused by a new
 // allocation is new memory).

@@ -21,7 +21,12 @@ class CopyPartOp final : public Op {
   CopyPartOp(std::shared_ptr<const std::vector<CopyTask>> tasks, std::vector<CopyPiece> pieces)
       : tasks_(std::move(tasks)), pieces_(std::move(pieces)) {}
   void accesses(std::vector<MemAccess>& out) const override {
-    for (const CopyPiece& p : pieces_) check::copy_accesses(p.copy, out);
+    for (const CopyPiece& p : pieces_) {
+      const size_t from = out.size();
+      check::copy_accesses(p.copy, out);
+      if (tasks_->size() > 1)  // a batch: its copies run in no set order
+        for (size_t i = from; i < out.size(); ++i) out[i].part = static_cast<uint32_t>(p.task) + 1;
+    }
   }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;  // a faulted context runs no more device work

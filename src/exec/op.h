@@ -53,6 +53,9 @@ struct MemAccess {
   uintptr_t lo = 0, hi = 0;
   bool write = false;
   bool atomic = false;
+  // Nonzero: which of the op's unordered parts made it (the copies of one
+  // batch, which run in no set order): different parts must not conflict.
+  uint32_t part = 0;
 };
 
 class Op {

@@ -42,6 +42,10 @@ memory_operations_order 0
 graph_launches_in_order 0
 reallocated_memory 0
 kernels_missing_wait 1
+batch_with_dependent_copies 1
+attached_memory_on_another_stream 1
+batch_of_independent_copies 0
+attached_memory_on_its_stream 0
 kernel_and_copy_with_event 0
 kernels_disjoint_halves 0
 kernel_atomics_on_two_streams 0

@@ -185,6 +185,26 @@ int run(const std::string& name, Env& e) {
     check(cuMemsetD8Async(p, 2, kBytes, e.b), "memset b");
     check(cuStreamSynchronize(e.b), "sync");
     check(cuMemFree(p), "cuMemFree");
+  } else if (name == "batch_with_dependent_copies" || name == "batch_of_independent_copies") {
+    // buf -> other, then (dependent) other -> buf + 2048, or an unrelated
+    // second copy. The copies of one batch run in no set order.
+    const bool dependent = name == "batch_with_dependent_copies";
+    CUdeviceptr dsts[2] = {e.other, dependent ? e.buf + 2048 : e.other + 2048};
+    CUdeviceptr srcs[2] = {e.buf, dependent ? e.other : e.buf + 1024};
+    size_t sizes[2] = {1024, 1024};
+    CUmemcpyAttributes attr{};
+    attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    attr.srcLocHint.type = attr.dstLocHint.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    size_t attr_index = 0;
+    check(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, &attr, &attr_index, 1, e.a), "cuMemcpyBatchAsync");
+  } else if (name == "attached_memory_on_another_stream" || name == "attached_memory_on_its_stream") {
+    CUdeviceptr m;
+    check(cuMemAllocManaged(&m, kBytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+    check(cuStreamAttachMemAsync(e.a, m, 0, CU_MEM_ATTACH_SINGLE), "cuStreamAttachMemAsync");
+    CUstream user = name == "attached_memory_on_another_stream" ? e.b : e.a;
+    check(cuMemsetD8Async(m, 1, kBytes, user), "memset");
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    check(cuMemFree(m), "cuMemFree");
   } else if (name == "kernels_missing_wait") {
     const int n = kBytes / 4;
     launch(e, "fill", e.a, n, e.buf, 1, n);
