@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "copy/copy_plan.h"
 #include "core/array.h"
 #include "core/check.h"
 #include "core/event.h"
@@ -260,6 +261,23 @@ ptx::LaunchConfig kernel_config(const ExecNode& n) {
   return cfg;
 }
 
+// What the timeline trace calls a graph node (its slice inside its segment's).
+std::string node_trace_name(const ExecNode& n) {
+  switch (n.kind) {
+    case NodeKind::kHost: return "host node";
+    case NodeKind::kMemcpy: return "memcpy node " + std::to_string(bytes_of(n.copy().copy)) + " B";
+    case NodeKind::kMemset: return "memset node";
+    case NodeKind::kKernel: return "kernel node " + n.kernel().fn->name();
+    case NodeKind::kEventRecord: return "event record node";
+    case NodeKind::kEventWait: return "event wait node";
+    case NodeKind::kBatchMemOp: return "memory operations node";
+    case NodeKind::kMemAlloc: return "memory allocation node";
+    case NodeKind::kMemFree: return "memory free node";
+    case NodeKind::kEmpty: return "empty node";
+    default: return "node";
+  }
+}
+
 // Runs one segment's nodes in order. Host nodes run with the thread marked
 // "inside a host function"; copies and sets are skipped once the context
 // has faulted (and fault it when their memory is gone).
@@ -283,9 +301,11 @@ class SegmentOp final : public Op {
     }
   }
   void execute(int status) override {
+    const bool traced = trace_id != 0;
     for (uint32_t i : plan_->segments[seg_]) {
       const ExecNode& n = plan_->nodes[i];
       if (n.disabled) continue;
+      const uint64_t t0 = traced ? trace::now() : 0;
       switch (n.kind) {
         case NodeKind::kHost:
           set_in_host_function(true);
@@ -309,6 +329,7 @@ class SegmentOp final : public Op {
         default:
           break;
       }
+      if (traced) [[unlikely]] trace::part_ran(timeline, node_trace_name(n), t0, trace::now());
     }
     if (check::on()) [[unlikely]] check::ran(this, {}, true);
   }

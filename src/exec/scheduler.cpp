@@ -190,9 +190,9 @@ void Scheduler::run_chain(Op* op) {
   while (op) {
     if (g_op_hooks.load(std::memory_order_relaxed)) [[unlikely]] {
       if (schedule::random_on() && !op->trivial()) schedule::before_execute(op, op->timeline->id);
-      const uint64_t t0 = trace::on() ? trace::now_ns() : 0;
+      const uint64_t t0 = trace::on() ? trace::now() : 0;
       op->execute(op->timeline->status_before_execute());
-      if (trace::on()) trace::op_ran(op, op->timeline, t0, trace::now_ns());
+      if (trace::on()) trace::op_ran(op, op->timeline, t0, trace::now());
     } else {
       op->execute(op->timeline->status_before_execute());
     }

@@ -26,27 +26,42 @@ std::atomic<bool> g_on{false};
 
 namespace {
 
-constexpr size_t kMaxEvents = size_t{1} << 22;  // per thread: about 200 MB for all at most
+// Each thread keeps its last CUCPU_TRACE_BUFFER events (default 2^19, 20
+// MiB a thread), overwriting the oldest: a long run's trace holds its end.
+constexpr size_t kDefaultEvents = size_t{1} << 19;
+size_t g_capacity = kDefaultEvents;
 
-enum Kind : uint8_t { kRun, kCall, kEnqueue, kLink };
+enum Kind : uint8_t { kRun, kCall, kEnqueue, kLink, kPart };
 struct Event {
   uint64_t t0, t1;
-  const void* track;  // kRun: the timeline
+  const void* track;  // kRun, kPart: the timeline
   uint32_t a;         // kRun: the op; kCall: the call; kEnqueue: the op; kLink: the op before
   int32_t b;          // kCall: the CUresult; kEnqueue: the call; kLink: the op after
-  uint32_t name;      // kRun, kCall: index into the names table
+  uint32_t name;      // kRun, kCall, kPart: index into the names table
   Kind kind;
 };
 
-// One thread's events. The owner appends under `mu` (never contended but
-// at exit, when the writer reads).
+// One thread's events, a ring of g_capacity. The owner appends under `mu`
+// (never contended but at exit, when the writer reads).
 struct Buffer {
   SpinLock mu;
   std::vector<Event> events;
-  uint64_t dropped = 0;
+  size_t next = 0;           // once full: the oldest event, overwritten next
+  uint64_t overwritten = 0;
   long tid = 0;
   bool worker = false;
+  // Oldest first.
+  std::vector<Event> in_order() {
+    std::vector<Event> out;
+    out.reserve(events.size());
+    out.insert(out.end(), events.begin() + static_cast<std::ptrdiff_t>(next), events.end());
+    out.insert(out.end(), events.begin(), events.begin() + static_cast<std::ptrdiff_t>(next));
+    events.clear();
+    events.shrink_to_fit();
+    return out;
+  }
 };
+std::atomic<bool> g_wrap_told{false};
 
 struct State {
   std::mutex mu;  // guards buffers, names and labels
@@ -58,6 +73,10 @@ struct State {
   bool summary = false;
   std::atomic<uint32_t> next_call{1};
   std::atomic<uint32_t> next_op{1};
+  // now() and steady_clock read together when tracing starts (and again at
+  // the end): the scale from now() ticks to nanoseconds.
+  uint64_t start_ticks = 0;
+  std::chrono::steady_clock::time_point start_time;
 };
 State& state() {
   static State* s = new State();  // outlives every thread (written at exit)
@@ -72,7 +91,7 @@ Buffer& buffer() {
   auto b = std::make_unique<Buffer>();
   b->tid = static_cast<long>(syscall(SYS_gettid));
   b->worker = Scheduler::on_worker_thread();
-  b->events.reserve(4096);
+  b->events.reserve(g_capacity);  // address space only: pages are touched as events arrive
   State& s = state();
   std::lock_guard<std::mutex> g(s.mu);
   t_buffer = b.get();
@@ -96,11 +115,17 @@ uint32_t name_id(const std::string& n) {
 void append(const Event& e) {
   Buffer& b = buffer();
   SpinLockGuard g(b.mu);
-  if (b.events.size() >= kMaxEvents) {
-    ++b.dropped;
+  if (b.events.size() < g_capacity) {
+    b.events.push_back(e);
     return;
   }
-  b.events.push_back(e);
+  if (b.overwritten++ == 0 && !g_wrap_told.exchange(true))
+    std::fprintf(stderr,
+                 "[cucpu] trace: a thread's buffer of %zu events is full: from now on each thread's oldest events are "
+                 "overwritten, and the file holds each thread's last %zu (CUCPU_TRACE_BUFFER sets the size)\n",
+                 g_capacity, g_capacity);
+  b.events[b.next] = e;
+  b.next = (b.next + 1) % g_capacity;
 }
 
 void json_string(FILE* f, const std::string& s) {
@@ -121,8 +146,8 @@ void write_all() {
   uint64_t dropped = 0;
   for (auto& b : s.buffers) {
     SpinLockGuard bg(b->mu);
-    all.emplace_back(b.get(), b->events);
-    dropped += b->dropped;
+    all.emplace_back(b.get(), b->in_order());
+    dropped += b->overwritten;
   }
   // Tracks: one per timeline (in order of first use), one per thread.
   struct Run {
@@ -130,21 +155,24 @@ void write_all() {
     uint64_t t0, t1;
   };
   std::map<const void*, long> timeline_tid;
-  std::map<uint32_t, std::pair<long, uint64_t>> call_at;  // call -> (thread, start)
-  std::map<uint32_t, uint32_t> enqueued_by;                // op -> call
-  std::map<uint32_t, Run> runs;                            // op -> its run
+  std::unordered_map<uint32_t, std::pair<long, uint64_t>> call_at;  // call -> (thread, start)
+  std::unordered_map<uint32_t, uint32_t> enqueued_by;                // op -> call
+  std::unordered_map<uint32_t, Run> runs;                            // op -> its run
   uint64_t t_min = UINT64_MAX;
   for (auto& [b, evs] : all)
     for (const Event& e : evs) {
-      if (e.kind == kRun || e.kind == kCall) t_min = std::min(t_min, e.t0);
-      if (e.kind == kRun && !timeline_tid.count(e.track))
+      if (e.kind == kRun || e.kind == kCall || e.kind == kPart) t_min = std::min(t_min, e.t0);
+      if ((e.kind == kRun || e.kind == kPart) && !timeline_tid.count(e.track))
         timeline_tid[e.track] = 1000000 + static_cast<long>(timeline_tid.size());
       if (e.kind == kCall) call_at[e.a] = {b->tid, e.t0};
       if (e.kind == kEnqueue) enqueued_by[e.a] = static_cast<uint32_t>(e.b);
       if (e.kind == kRun) runs[e.a] = Run{timeline_tid[e.track], b->tid, e.t0, e.t1};
     }
   if (t_min == UINT64_MAX) t_min = 0;
-  auto us = [&](uint64_t t) { return static_cast<double>(t - t_min) / 1000.0; };
+  const uint64_t end_ticks = now();
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - s.start_time).count();
+  const double ns_per_tick = end_ticks > s.start_ticks ? ns / static_cast<double>(end_ticks - s.start_ticks) : 1.0;
+  auto us = [&](uint64_t t) { return static_cast<double>(t - t_min) * ns_per_tick / 1000.0; };
   FILE* f = std::fopen(s.path.c_str(), "w");
   if (!f) {
     std::fprintf(stderr, "[cucpu] trace: cannot write %s\n", s.path.c_str());
@@ -192,6 +220,15 @@ void write_all() {
           flow_pair("dependency", p->second.track, p->second.t1, q->second.track, q->second.t0);
         continue;
       }
+      if (e.kind == kPart) {  // inside its op's slice, on both of the op's tracks
+        for (long tid : {timeline_tid[e.track], b->tid}) {
+          std::fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"node\",\"name\":", tid,
+                       us(e.t0), us(e.t1) - us(e.t0));
+          json_string(f, s.names[e.name]);
+          std::fprintf(f, "}");
+        }
+        continue;
+      }
       if (e.kind != kRun) continue;
       const std::string& name = s.names[e.name];
       const long ttid = timeline_tid[e.track];
@@ -211,16 +248,18 @@ void write_all() {
       st.first = std::min(st.first, e.t0);
       st.last = std::max(st.last, e.t1);
     }
-  std::fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped_events\":%" PRIu64 "}}\n", dropped);
+  std::fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"overwritten_events\":%" PRIu64 "}}\n", dropped);
   std::fclose(f);
   if (dropped)
-    std::fprintf(stderr, "[cucpu] trace: %" PRIu64 " events dropped (each thread keeps at most %zu)\n", dropped, kMaxEvents);
+    std::fprintf(stderr, "[cucpu] trace: %" PRIu64 " older events were overwritten (each thread keeps its last %zu)\n", dropped,
+                 g_capacity);
   std::fprintf(stderr, "[cucpu] trace written to %s\n", s.path.c_str());
   if (!s.summary) return;
   std::fprintf(stderr, "[cucpu] %-72s %8s %12s %12s\n", "timeline", "ops", "busy (us)", "idle (us)");
   for (auto& [tl, st] : stats) {
     auto it = s.labels.find(tl);
-    const double span = static_cast<double>(st.last - st.first) / 1000.0, busy = static_cast<double>(st.busy) / 1000.0;
+    const double span = static_cast<double>(st.last - st.first) * ns_per_tick / 1000.0,
+                 busy = static_cast<double>(st.busy) * ns_per_tick / 1000.0;
     std::fprintf(stderr, "[cucpu] %-72s %8" PRIu64 " %12.1f %12.1f\n",
                  (it != s.labels.end() ? it->second : std::string("timeline")).substr(0, 72).c_str(), st.ops, busy,
                  span > busy ? span - busy : 0.0);
@@ -234,6 +273,12 @@ __attribute__((constructor)) void start_tracing() {
   s.path = p;
   const char* sum = std::getenv("CUCPU_TRACE_SUMMARY");
   s.summary = sum && *sum == '1';
+  if (const char* cap = std::getenv("CUCPU_TRACE_BUFFER")) {
+    const long long n = std::atoll(cap);
+    if (n >= 16) g_capacity = static_cast<size_t>(n);
+  }
+  s.start_time = std::chrono::steady_clock::now();
+  s.start_ticks = now();
   std::atexit(write_all);
   g_on.store(true, std::memory_order_relaxed);
   g_op_hooks.store(true, std::memory_order_relaxed);
@@ -241,10 +286,6 @@ __attribute__((constructor)) void start_tracing() {
 
 }  // namespace
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 uint32_t current_call() { return t_call; }
 
@@ -259,18 +300,26 @@ void linked(uint32_t pred, uint32_t succ) {
 }
 
 Call call_begin() {
-  Call c{state().next_call.fetch_add(1, std::memory_order_relaxed), t_call, now_ns()};
+  Call c{state().next_call.fetch_add(1, std::memory_order_relaxed), t_call, now()};
   t_call = c.id;
   return c;
 }
 
 void call_end(const char* name, const Call& c, int result) {
   t_call = c.outer;
-  append(Event{c.t0, now_ns(), nullptr, c.id, result, name_id(name), kCall});
+  // Entry names are string literals: known by address after the first call.
+  thread_local std::unordered_map<const char*, uint32_t> by_address;
+  auto [it, fresh] = by_address.try_emplace(name, 0);
+  if (fresh) it->second = name_id(name);
+  append(Event{c.t0, now(), nullptr, c.id, result, it->second, kCall});
 }
 
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
   if (op->trace_id) append(Event{t0, t1, timeline, op->trace_id, 0, name_id(op->trace_name()), kRun});
+}
+
+void part_ran(const void* timeline, const std::string& name, uint64_t t0, uint64_t t1) {
+  append(Event{t0, t1, timeline, 0, 0, name_id(name), kPart});
 }
 
 void name_timeline(const void* timeline, std::string label) {

@@ -1,23 +1,29 @@
 // The timeline trace (`cucpu trace`, CUCPU_TRACE=FILE): every op each
 // timeline runs, on the timeline's track and on the worker's, and every API
 // call, on its thread's track, with a flow from the call to each op it
-// enqueued. Written at exit as Chrome trace JSON (Perfetto and
-// chrome://tracing open it). CUCPU_TRACE_SUMMARY=1 also prints, at exit, a
-// table of each timeline's ops, busy time and the wait between ops.
+// enqueued, and the nodes of each graph launch inside its slices. Written
+// at exit as Chrome trace JSON (Perfetto and chrome://tracing open it).
+// CUCPU_TRACE_SUMMARY=1 also prints, at exit, a table of each timeline's
+// ops, busy time and the wait between ops.
 //
 // Dependencies other than stream order (event waits, the legacy stream's
 // rules, graph edges) are flows from the end of one op to the start of the
 // other, when the two run on different tracks.
 //
 // Off (no CUCPU_TRACE), each hook is one branch on a flag read with a
-// relaxed load. On, a thread appends to a buffer of its own (no lock); each
-// buffer holds at most kMaxEvents events and counts what it drops, and the
-// file says how many were dropped.
+// relaxed load. On, a thread appends to a buffer of its own (no lock): a
+// ring of CUCPU_TRACE_BUFFER events (default 2^19) that, once full,
+// overwrites its oldest; the first overwrite says so on stderr and the file
+// says how many were overwritten. Memory stays bounded however long the run.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 namespace cucpu {
 
@@ -28,7 +34,16 @@ namespace trace {
 extern std::atomic<bool> g_on;
 inline bool on() { return g_on.load(std::memory_order_relaxed); }
 
-uint64_t now_ns();
+// A timestamp: the CPU's time-stamp counter on x86-64 (a tenth of a
+// steady_clock read; converted to time when the file is written, from two
+// readings of both), else steady_clock nanoseconds.
+inline uint64_t now() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
 
 // The API call the calling thread is in (0: none).
 uint32_t current_call();
@@ -49,8 +64,11 @@ struct Call {
 Call call_begin();
 void call_end(const char* name, const Call& c, int result);
 
-// A worker ran `op` of `timeline` from t0 to t1 (ns).
+// A worker ran `op` of `timeline` from t0 to t1 (now()).
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1);
+// A part of an op (a graph node of a segment) ran from t0 to t1 (now()):
+// a slice inside the op's.
+void part_ran(const void* timeline, const std::string& name, uint64_t t0, uint64_t t1);
 
 // The label of a timeline's track ("stream 0x... (ctx 1, prio 0, non-blocking)").
 void name_timeline(const void* timeline, std::string label);

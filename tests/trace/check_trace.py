@@ -59,6 +59,16 @@ if not any(s["tid"] in streams and f["tid"] in streams and s["tid"] != f["tid"] 
 first = [n for _, n, tid in ops if tid == ops[0][2]] if ops else []
 if first[:4] != ["host function", "memset", "host function", "event record"]:
     problems.append(f"first stream's ops out of order: {first}")
+# The graph launch: its nodes are slices inside a segment's slice, on the stream's track.
+nodes = [s for s in slices if s.get("cat") == "node" and s["tid"] in streams]
+node_names = sorted(s["name"] for s in nodes)
+if node_names != ["host node", "memset node"]:
+    problems.append(f"want a memset node and a host node on a stream track, got {node_names}")
+for n in nodes:
+    outer = [s for s in slices if s.get("cat") == "op" and s["tid"] == n["tid"] and s["name"].startswith("graph segment")
+             and s["ts"] <= n["ts"] and n["ts"] + n["dur"] <= s["ts"] + s["dur"] + 0.002]
+    if not outer:
+        problems.append(f"'{n['name']}' is not inside a graph segment's slice")
 for p in problems:
     print(p)
 print("trace ok" if not problems else f"{len(problems)} problem(s)")

@@ -2,7 +2,8 @@
 // host function that holds it until everything is enqueued (so the second
 // stream's wait has something to wait for), a memset, a host function and
 // an event record; on the second a wait for that event, a copy and a host
-// function.
+// function; then a graph of a memset node and a host node, launched on the
+// first stream.
 #include <cuda.h>
 
 #include "../common/check_cu.h"
@@ -42,6 +43,25 @@ int main() {
   g_release.store(true);
   check(cuStreamSynchronize(b), "cuStreamSynchronize");
   check(cuStreamSynchronize(a), "cuStreamSynchronize");
+  CUgraph g;
+  check(cuGraphCreate(&g, 0), "cuGraphCreate");
+  CUcontext ctx;
+  check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+  CUDA_MEMSET_NODE_PARAMS set{};
+  set.dst = x;
+  set.elementSize = 1;
+  set.width = 1 << 16;
+  set.height = 1;
+  CUgraphNode setter, host;
+  check(cuGraphAddMemsetNode(&setter, g, nullptr, 0, &set, ctx), "cuGraphAddMemsetNode");
+  CUDA_HOST_NODE_PARAMS hp{mark, &marks};
+  check(cuGraphAddHostNode(&host, g, &setter, 1, &hp), "cuGraphAddHostNode");
+  CUgraphExec exec;
+  check(cuGraphInstantiate(&exec, g, 0), "cuGraphInstantiate");
+  check(cuGraphLaunch(exec, a), "cuGraphLaunch");
+  check(cuStreamSynchronize(a), "cuStreamSynchronize");
+  check(cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+  check(cuGraphDestroy(g), "cuGraphDestroy");
   std::printf("host functions ran: %d\n", marks);
-  return marks == 2 ? 0 : 1;
+  return marks == 3 ? 0 : 1;
 }
