@@ -7,6 +7,8 @@
 // signal handler only acts while its thread runs kernel code (t_run set);
 // otherwise it hands the signal to the handler installed before ours.
 #include "ptx/block_runner.h"
+
+#include "ptx/check_rt.h"
 #include "ptx/red_combine.h"
 
 #include "ptx/warp_matrix.h"
@@ -119,6 +121,7 @@ struct CutBlock {
   uint8_t* state;
   uint32_t live;
   uint32_t arrivals[16] = {};
+  const bool checking = instrument_accesses();  // racecheck: barriers end shared-memory intervals
 
   // Operand slot k of thread t at site cs (known ones are in the site), and
   // result slot k (abi.h: 8-byte rows of pitch * 2 bytes).
@@ -372,6 +375,7 @@ struct CutBlock {
       const uint32_t need = expected[id] ? expected[id] : live;
       if (waiting[id] + arrivals[id] < need) continue;
       released = true;
+      if (checking && !expected[id]) [[unlikely]] check_barrier_passed();  // block-wide: what came before is ordered
       arrivals[id] = 0;
       uint32_t popc = 0;
       bool all = true, any = false;
@@ -450,6 +454,7 @@ struct CutBlock {
       if (cs.kind == CutKind::kBarrier) {
         const uint32_t need = static_cast<uint32_t>(op(cs, spans[0].first, 1));
         if (need != 0 && need != T) return diverge();  // a count other than the whole block
+        if (checking) [[unlikely]] check_barrier_passed();
         r = c;
         continue;
       }
@@ -503,6 +508,7 @@ void current_indices(const BlockEnv* env, Dim3* block, Dim3* thread) {
 Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t first, uint64_t last) {
   install_handlers();
   Scratch& s = t_scratch;
+  const bool checking = instrument_accesses();
   const uint32_t T = cfg.block.x * cfg.block.y * cfg.block.z;
   const uint64_t shared_bytes = (code.static_shared + 15) / 16 * 16 + cfg.dynamic_shared_bytes;
   if (s.codes.size() < T) {
@@ -561,6 +567,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
     env.ctaid[0] = static_cast<uint32_t>(b % cfg.grid.x);
     env.ctaid[1] = static_cast<uint32_t>(b / cfg.grid.x % cfg.grid.y);
     env.ctaid[2] = static_cast<uint32_t>(b / (uint64_t{cfg.grid.x} * cfg.grid.y));
+    if (checking) [[unlikely]] check_block_begins();
     if (!code.frame_bytes) {
       code.range(nullptr, 0, &env, 0, T, 0, s.codes.data());
     } else {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "ptx/block_runner.h"
 #include "ptx/program.h"
@@ -11,6 +12,25 @@ namespace cucpu::ptx {
 
 namespace {
 std::atomic<AccessHook> g_hook{nullptr};
+std::atomic<SharedRaceHook> g_race_hook{nullptr};
+
+// The last write and the last read of one 4-byte word of shared memory in
+// the current barrier interval (`stamp`: the block and interval they
+// belong to; another stamp means none).
+struct Word {
+  uint64_t stamp = 0;
+  int32_t writer = -1, reader = -1;
+  uint32_t write_line = 0, read_line = 0;
+  bool atomic_write = false;
+};
+struct SharedShadow {
+  std::vector<Word> words;
+  uint64_t block = 0;     // blocks run by this thread so far
+  uint32_t interval = 0;  // block barriers passed in this block
+  uint64_t stamp() const { return (block << 24) ^ interval; }
+};
+thread_local SharedShadow t_shadow;
+
 }  // namespace
 
 bool instrument_accesses() {
@@ -22,13 +42,55 @@ bool instrument_accesses() {
 }
 
 void set_access_hook(AccessHook hook) { g_hook.store(hook, std::memory_order_release); }
+void set_shared_race_hook(SharedRaceHook hook) { g_race_hook.store(hook, std::memory_order_release); }
+
+void check_block_begins() {
+  ++t_shadow.block;
+  t_shadow.interval = 0;
+}
+void check_barrier_passed() { ++t_shadow.interval; }
 
 }  // namespace cucpu::ptx
+
+void cucpu_rt_check_shared(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
+                           uint32_t tid) {
+  using namespace cucpu::ptx;
+  const uint64_t off = reinterpret_cast<uint64_t>(addr) - reinterpret_cast<uint64_t>(env->shared);
+  if (off >= env->total_shared_bytes || bytes > env->total_shared_bytes - off) return;  // the runner faults it
+  SharedShadow& sh = t_shadow;
+  const size_t need = (env->total_shared_bytes + 3) / 4;
+  if (sh.words.size() < need) sh.words.resize(need);
+  const uint64_t stamp = sh.stamp();
+  const bool write = flags & kAccessWrite, atomic = flags & kAccessAtomic;
+  const SharedRaceHook report = g_race_hook.load(std::memory_order_acquire);
+  const auto warp = [](int32_t t) { return static_cast<uint32_t>(t) / 32; };
+  for (uint64_t w = off / 4; w < (off + bytes + 3) / 4; ++w) {
+    Word& word = sh.words[w];
+    if (word.stamp != stamp) word = Word{stamp};
+    const SharedAccess now{tid, line, write};
+    if (word.writer >= 0 && warp(word.writer) != warp(static_cast<int32_t>(tid)) && !(atomic && word.atomic_write) && report)
+      report(env, static_cast<uint32_t>(w * 4), {static_cast<uint32_t>(word.writer), word.write_line, true}, now);
+    else if (write && word.reader >= 0 && warp(word.reader) != warp(static_cast<int32_t>(tid)) && report)
+      report(env, static_cast<uint32_t>(w * 4), {static_cast<uint32_t>(word.reader), word.read_line, false}, now);
+    if (write) {
+      word.writer = static_cast<int32_t>(tid);
+      word.write_line = line;
+      word.atomic_write = atomic;
+    } else {
+      word.reader = static_cast<int32_t>(tid);
+      word.read_line = line;
+    }
+  }
+}
 
 void cucpu_rt_check_access(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
                            uint32_t tid) {
   using namespace cucpu::ptx;
-  const AccessHook hook = g_hook.load(std::memory_order_acquire);
   const auto a = reinterpret_cast<uint64_t>(addr);
+  if (flags & kAccessGeneric) {  // a generic address in the block's shared memory is a shared access
+    const auto shared = reinterpret_cast<uint64_t>(env->shared);
+    if (a >= shared && a - shared < env->total_shared_bytes) return cucpu_rt_check_shared(env, addr, bytes, flags, line, tid);
+  }
+  const AccessHook hook = g_hook.load(std::memory_order_acquire);
   if (hook && !hook(env, a, bytes, flags, line, tid)) raise_fault(FaultKind::kIllegalAddress, a, std::string());
 }

@@ -25,7 +25,25 @@ using AccessHook = bool (*)(const BlockEnv* env, uint64_t addr, uint32_t bytes, 
 // Installed by the runtime before any kernel runs instrumented.
 void set_access_hook(AccessHook hook);
 
+// Racecheck: shared-memory accesses are checked here, within a block. Two
+// accesses of one word by threads of different warps, at least one a
+// write (and not both atomic), with no block barrier between them, are a
+// race. Warps are exempt among their own lanes (warp-synchronous code is
+// ordered by the warp's collectives). The hook reports one.
+struct SharedAccess {
+  uint32_t tid, line;
+  bool write;
+};
+using SharedRaceHook = void (*)(const BlockEnv* env, uint32_t offset, const SharedAccess& first, const SharedAccess& second);
+void set_shared_race_hook(SharedRaceHook hook);
+// The block runner's marks: a block starts (shared memory is fresh), a
+// block-wide barrier released the threads waiting at it.
+void check_block_begins();
+void check_barrier_passed();
+
 }  // namespace cucpu::ptx
 
+extern "C" void cucpu_rt_check_shared(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
+                                      uint32_t tid);
 extern "C" void cucpu_rt_check_access(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
                                       uint32_t tid);

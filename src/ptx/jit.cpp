@@ -106,6 +106,7 @@ Jit* make_jit() {
   };
   bind("cucpu_rt_fault", &cucpu_rt_fault);
   bind("cucpu_rt_check_access", &cucpu_rt_check_access);
+  bind("cucpu_rt_check_shared", &cucpu_rt_check_shared);
   bind("cucpu_rt_assert", &cucpu_rt_assert);
   bind("cucpu_rt_vprintf", &cucpu_rt_vprintf);
   bind("cucpu_rt_globaltimer", &cucpu_rt_globaltimer);

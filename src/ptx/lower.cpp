@@ -208,12 +208,14 @@ llvm::Type* FnLowering::llty(Ty t) const {
   }
 }
 
-void FnLowering::check_access(Value* p, uint32_t bytes, uint32_t flags) {
+void FnLowering::check_access(Value* p, uint32_t bytes, uint32_t flags, Space space) {
   if (!instrument) return;
+  if (space != Space::kGlobal && space != Space::kGeneric && space != Space::kShared) return;
+  if (space == Space::kGeneric) flags |= kAccessGeneric;
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i32 = b.getInt32Ty();
   auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i32, i32, i32, i32}, false);
-  b.CreateCall(runtime("cucpu_rt_check_access", ty),
+  b.CreateCall(runtime(space == Space::kShared ? "cucpu_rt_check_shared" : "cucpu_rt_check_access", ty),
                {env, p, b.getInt32(bytes), b.getInt32(flags), b.getInt32(static_cast<uint32_t>(cur ? cur->line : 0)), tid});
 }
 

@@ -151,8 +151,9 @@ class FnLowering {
   bool big_grid = false;
   bool combine_reds = false;  // the kernel's global reductions go to the worker's table (red_combine.h)
   bool instrument = false;    // global and generic accesses call cucpu_rt_check_access first (check_rt.h)
-  // Emits the check of an access of `bytes` at `p` (kAccess* flags), when instrumenting.
-  void check_access(llvm::Value* p, uint32_t bytes, uint32_t flags);
+  // Emits the check of an access of `bytes` at `p` (kAccess* flags) in
+  // `space` (global, generic or shared; others are not checked), when instrumenting.
+  void check_access(llvm::Value* p, uint32_t bytes, uint32_t flags, Space space);
   bool has_cuts = false;
   bool specialize = false;   // kernels with cuts: a range loop per resume point
   const Instr* cur = nullptr;

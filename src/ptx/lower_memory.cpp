@@ -53,9 +53,7 @@ bool FnLowering::lower_memory(const Instr& in) {
       if (atomic || vol) check_alignment(p, esize * static_cast<uint32_t>(vec));
       else note_alignment(p, esize * static_cast<uint32_t>(vec));
     }
-    if (space == Space::kGlobal || space == Space::kGeneric)
-      check_access(p, esize * static_cast<uint32_t>(vec),
-                   (load ? 0u : kAccessWrite) | (atomic ? kAccessAtomic : 0u) | (space == Space::kGeneric ? kAccessGeneric : 0u));
+    check_access(p, esize * static_cast<uint32_t>(vec), (load ? 0u : kAccessWrite) | (atomic ? kAccessAtomic : 0u), space);
     llvm::Type* et = b.getIntNTy(esize * 8);
     if (t == Ty::kF32) et = b.getFloatTy();
     if (t == Ty::kF64) et = b.getDoubleTy();
@@ -153,8 +151,7 @@ bool FnLowering::lower_atomic(const Instr& in) {
   const uint32_t bytes = static_cast<uint32_t>(type_bits(t) / 8);
   Value* p = address(A[base], space);
   check_alignment(p, bytes);
-  if (space == Space::kGlobal || space == Space::kGeneric)
-    check_access(p, bytes, kAccessWrite | kAccessAtomic | (space == Space::kGeneric ? kAccessGeneric : 0u));
+  check_access(p, bytes, kAccessWrite | kAccessAtomic, space);
   if (combine_reds && (space == Space::kGlobal || space == Space::kGeneric)) {
     llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
     if (!has_dest || result_unused(f, in, reg_mentions)) {

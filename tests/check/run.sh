@@ -50,6 +50,23 @@ kernel_and_copy_with_event 0
 kernels_disjoint_halves 0
 kernel_atomics_on_two_streams 0
 TABLE
+# Racecheck: a block's threads reading what another warp wrote with no
+# barrier between is reported, naming the kernel, the two PTX lines and the
+# threads; with the barrier, or in a tree reduction, nothing is.
+for name in shared_memory_race shared_memory_synced shared_tree_reduction; do
+  out="$("$cucpu" check --error-exitcode 3 -- "$prog" "$name" 2>&1)"
+  rc=$?
+  got="$(echo "$out" | grep -c "^cucpu check: shared-memory race in kernel")"
+  want=0
+  [ "$name" = shared_memory_race ] && want=1
+  if [ "$got" -eq "$want" ] && { [ "$want" -eq 0 ] || echo "$out" | grep -q "kernel shared_race, block (0,0,0), .* thread (.*) of another warp [a-z]* it at PTX line [0-9]*, with no barrier between"; }; then
+    echo "ok   $name: $got shared-memory race(s)"
+  else
+    echo "FAIL $name: $got shared-memory race(s) reported, $want expected (exit status $rc)"
+    echo "$out" | sed 's/^/    /'
+    failed=1
+  fi
+done
 # Memcheck: a kernel's store past its allocation is reported, with the
 # kernel, block, thread and PTX line, and the checker's exit status.
 out="$("$cucpu" check --error-exitcode 3 -- "$prog" kernel_writes_past_the_end 2>&1)"

@@ -18,3 +18,31 @@ extern "C" __global__ void write_past_end(int* p, int n) {
 }
 
 extern "C" __global__ void count(int* counter) { atomicAdd(counter, 1); }
+
+// Racecheck: each thread writes its element of shared memory and reads
+// the element of the thread 32 ahead (another warp), with no barrier
+// between (shared_race) or after one (shared_synced). Blocks of 64.
+extern "C" __global__ void shared_race(const int* in, int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = in[threadIdx.x];
+  out[threadIdx.x] = s[(threadIdx.x + 32) % 64];
+}
+
+extern "C" __global__ void shared_synced(const int* in, int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x + 32) % 64];
+}
+
+// A tree reduction in shared memory, a barrier after each step: race-free.
+extern "C" __global__ void block_sum(const int* in, int* out) {
+  __shared__ int s[128];
+  s[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x];
+  __syncthreads();
+  for (int k = 64; k > 0; k >>= 1) {
+    if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}
