@@ -229,8 +229,10 @@ void add_access(Checker& c, const MemAccess& m, const RecordRef& rec) {
         (old.range.write || m.write) && c.reported.insert({rec->id, rec->id}).second)
       report_undefined(c, "copies of one batch depend on each other (undefined: they run in no set order; here in list order):",
                        old, &now);
-    if (overlap && old.rec != rec && (old.range.write || m.write) && !(old.range.atomic && m.atomic) &&
-        !before(*old.rec, *rec) && !before(*rec, *old.rec))
+    // A race needs a plain write: atomics among themselves, and a plain
+    // read of what atomics change, are not reported.
+    const bool plain_write = (old.range.write && !old.range.atomic) || (m.write && !m.atomic);
+    if (overlap && old.rec != rec && plain_write && !before(*old.rec, *rec) && !before(*rec, *old.rec))
       report(c, old, now);
     // An access ordered before this one and inside its range adds nothing
     // a later check needs when this one writes, or both read.

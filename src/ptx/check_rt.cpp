@@ -14,14 +14,14 @@ namespace {
 std::atomic<AccessHook> g_hook{nullptr};
 std::atomic<SharedRaceHook> g_race_hook{nullptr};
 
-// The last write and the last read of one 4-byte word of shared memory in
-// the current barrier interval (`stamp`: the block and interval they
-// belong to; another stamp means none).
+// The last plain write and the last other access (a read, or an atomic)
+// of one 4-byte word of shared memory in the current barrier interval
+// (`stamp`: the block and interval they belong to; another stamp means none).
 struct Word {
   uint64_t stamp = 0;
   int32_t writer = -1, reader = -1;
   uint32_t write_line = 0, read_line = 0;
-  bool atomic_write = false;
+  bool reader_wrote = false;  // the other access was an atomic
 };
 struct SharedShadow {
   std::vector<Word> words;
@@ -61,24 +61,28 @@ void cucpu_rt_check_shared(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes
   const size_t need = (env->total_shared_bytes + 3) / 4;
   if (sh.words.size() < need) sh.words.resize(need);
   const uint64_t stamp = sh.stamp();
+  // A race needs a plain write: atomics among themselves, and a plain read
+  // of what atomics change (a compare-and-swap loop's first guess), are not.
   const bool write = flags & kAccessWrite, atomic = flags & kAccessAtomic;
+  const bool plain_write = write && !atomic;
   const SharedRaceHook report = g_race_hook.load(std::memory_order_acquire);
   const auto warp = [](int32_t t) { return static_cast<uint32_t>(t) / 32; };
+  const uint32_t mine = warp(static_cast<int32_t>(tid));
   for (uint64_t w = off / 4; w < (off + bytes + 3) / 4; ++w) {
     Word& word = sh.words[w];
     if (word.stamp != stamp) word = Word{stamp};
     const SharedAccess now{tid, line, write};
-    if (word.writer >= 0 && warp(word.writer) != warp(static_cast<int32_t>(tid)) && !(atomic && word.atomic_write) && report)
+    if (word.writer >= 0 && warp(word.writer) != mine && report)
       report(env, static_cast<uint32_t>(w * 4), {static_cast<uint32_t>(word.writer), word.write_line, true}, now);
-    else if (write && word.reader >= 0 && warp(word.reader) != warp(static_cast<int32_t>(tid)) && report)
-      report(env, static_cast<uint32_t>(w * 4), {static_cast<uint32_t>(word.reader), word.read_line, false}, now);
-    if (write) {
+    else if (plain_write && word.reader >= 0 && warp(word.reader) != mine && report)
+      report(env, static_cast<uint32_t>(w * 4), {static_cast<uint32_t>(word.reader), word.read_line, word.reader_wrote}, now);
+    if (plain_write) {
       word.writer = static_cast<int32_t>(tid);
       word.write_line = line;
-      word.atomic_write = atomic;
     } else {
       word.reader = static_cast<int32_t>(tid);
       word.read_line = line;
+      word.reader_wrote = write;
     }
   }
 }
