@@ -69,6 +69,7 @@ struct StreamState {
 
 std::atomic<uint64_t> g_invalid_accesses{0};
 std::atomic<uint64_t> g_shared_races{0};
+std::atomic<uint64_t> g_barrier_errors{0};
 
 struct Checker {
   std::mutex mu;
@@ -254,11 +255,13 @@ std::string describe_stream(const Stream* s, const StreamState& st) {
 }
 
 void at_exit() {
-  const uint64_t n = checker().reports.load(), bad = g_invalid_accesses.load(), shared = g_shared_races.load();
+  const uint64_t n = checker().reports.load(), bad = g_invalid_accesses.load(), shared = g_shared_races.load(),
+                 barriers = g_barrier_errors.load();
   std::fprintf(stderr, "cucpu check: %" PRIu64 " race%s found\n", n, n == 1 ? "" : "s");
   if (bad) std::fprintf(stderr, "cucpu check: %" PRIu64 " invalid kernel access%s found\n", bad, bad == 1 ? "" : "es");
   if (shared) std::fprintf(stderr, "cucpu check: %" PRIu64 " shared-memory race%s found\n", shared, shared == 1 ? "" : "s");
-  if (n == 0 && bad == 0 && shared == 0) return;
+  if (barriers) std::fprintf(stderr, "cucpu check: %" PRIu64 " divergent barrier%s found\n", barriers, barriers == 1 ? "" : "s");
+  if (n == 0 && bad == 0 && shared == 0 && barriers == 0) return;
   if (const char* code = std::getenv("CUCPU_CHECK_ERROR_EXITCODE")) {
     std::fflush(nullptr);
     std::_Exit(std::atoi(code));
@@ -375,6 +378,30 @@ void shared_race(const ptx::BlockEnv* env, uint32_t offset, const ptx::SharedAcc
                a.write ? "writes" : "reads", a.line, tb[0], tb[1], tb[2], b.write ? "writes" : "reads", b.line);
 }
 
+// Synccheck (ptx/check_rt.h): one report per kernel and pair of lines.
+void divergent_barrier(const ptx::BlockEnv* env, const ptx::SharedAccess& a, const ptx::SharedAccess& b) {
+  static std::mutex mu;
+  static std::set<std::tuple<std::string, uint32_t, uint32_t>> seen;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    if (!seen.insert({t_touch.kernel, std::min(a.line, b.line), std::max(a.line, b.line)}).second) return;
+  }
+  const uint64_t n = g_barrier_errors.fetch_add(1) + 1;
+  if (n > kPrintedReports) return;
+  auto xyz = [&](uint32_t t, uint32_t out[3]) {
+    out[0] = t % env->ntid[0], out[1] = t / env->ntid[0] % env->ntid[1], out[2] = t / (env->ntid[0] * env->ntid[1]);
+  };
+  uint32_t ta[3], tb[3];
+  xyz(a.tid, ta);
+  xyz(b.tid, tb);
+  std::fprintf(stderr,
+               "cucpu check: divergent barrier in kernel %s, block (%u,%u,%u): thread (%u,%u,%u) waits at the barrier of PTX "
+               "line %u, thread (%u,%u,%u) at PTX line %u (bar.sync, __syncthreads(), must be reached by every thread at "
+               "one instruction)\n",
+               t_touch.kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], ta[0], ta[1], ta[2], a.line, tb[0], tb[1],
+               tb[2], b.line);
+}
+
 }  // namespace
 
 void KernelRun::begin(const Op* key, const std::string& kernel, bool last) {
@@ -398,6 +425,7 @@ __attribute__((constructor)) void init_from_env() {
   checker();
   ptx::set_access_hook(&kernel_access);
   ptx::set_shared_race_hook(&shared_race);
+  ptx::set_divergent_barrier_hook(&divergent_barrier);
   std::atexit(at_exit);
 }
 
@@ -535,6 +563,8 @@ void memory_attached(uintptr_t base, Stream* single) {
   else c.attached.erase(base);
 }
 
-uint64_t reports() { return checker().reports.load() + g_invalid_accesses.load() + g_shared_races.load(); }
+uint64_t reports() {
+  return checker().reports.load() + g_invalid_accesses.load() + g_shared_races.load() + g_barrier_errors.load();
+}
 
 }  // namespace cucpu::check

@@ -83,7 +83,7 @@ enum class CutKind : uint8_t {
 struct CutSite {
   CutKind kind = CutKind::kBarrier;
   uint8_t mode = 0;    // shfl: up/down/bfly/idx; vote: all/any/uni/ballot; match: any/all;
-                       // redux/bar.red: add/min/max/and/or/xor/popc
+                       // redux/bar.red: add/min/max/and/or/xor/popc; bar.sync: kBarrierAligned
   bool is_signed = false;  // redux.min/max on .s32
   bool wide = false;       // match on .b64
   int line = 0;            // PTX line, for diagnostics
@@ -95,6 +95,7 @@ struct CutSite {
 };
 
 enum : uint8_t { kShflUp, kShflDown, kShflBfly, kShflIdx };
+enum : uint8_t { kBarrierAligned = 1 };
 enum : uint8_t { kVoteAll, kVoteAny, kVoteUni, kVoteBallot };
 enum : uint8_t { kMatchAny, kMatchAll };
 enum : uint8_t { kMmaM16N8K16, kMmaM16N8K8, kWmmaM16N16K16 };

@@ -375,7 +375,10 @@ struct CutBlock {
       const uint32_t need = expected[id] ? expected[id] : live;
       if (waiting[id] + arrivals[id] < need) continue;
       released = true;
-      if (checking && !expected[id]) [[unlikely]] check_barrier_passed();  // block-wide: what came before is ordered
+      if (checking && !expected[id]) [[unlikely]] {
+        check_barrier_passed();  // block-wide: what came before is ordered
+        check_aligned_sites(id);
+      }
       arrivals[id] = 0;
       uint32_t popc = 0;
       bool all = true, any = false;
@@ -394,6 +397,26 @@ struct CutBlock {
       }
     }
     return released;
+  }
+
+  // Synccheck: the threads released from barrier `id` must all wait at one
+  // instruction when it is an aligned one (bar.sync).
+  void check_aligned_sites(uint32_t id) {
+    int first = -1;
+    for (uint32_t t = 0; t < T; ++t) {
+      if (state[t] != kAtBarrier || (static_cast<uint32_t>(op(site(t), t, 0)) & 15) != id) continue;
+      if (first < 0) {
+        first = static_cast<int>(t);
+        continue;
+      }
+      const CutSite& a = site(static_cast<uint32_t>(first));
+      const CutSite& b = site(t);
+      if (&a != &b && (a.mode == kBarrierAligned || b.mode == kBarrierAligned)) {
+        report_divergent_barrier(&env, static_cast<uint32_t>(first), static_cast<uint32_t>(a.line), t,
+                                 static_cast<uint32_t>(b.line));
+        return;
+      }
+    }
   }
 
   // Runs of consecutive live threads, and each warp's live lanes (the

@@ -13,6 +13,7 @@ namespace cucpu::ptx {
 namespace {
 std::atomic<AccessHook> g_hook{nullptr};
 std::atomic<SharedRaceHook> g_race_hook{nullptr};
+std::atomic<DivergentBarrierHook> g_barrier_hook{nullptr};
 
 // The last plain write and the last other access (a read, or an atomic)
 // of one 4-byte word of shared memory in the current barrier interval
@@ -43,6 +44,11 @@ bool instrument_accesses() {
 
 void set_access_hook(AccessHook hook) { g_hook.store(hook, std::memory_order_release); }
 void set_shared_race_hook(SharedRaceHook hook) { g_race_hook.store(hook, std::memory_order_release); }
+
+void set_divergent_barrier_hook(DivergentBarrierHook hook) { g_barrier_hook.store(hook, std::memory_order_release); }
+void report_divergent_barrier(const BlockEnv* env, uint32_t tid_a, uint32_t line_a, uint32_t tid_b, uint32_t line_b) {
+  if (DivergentBarrierHook h = g_barrier_hook.load(std::memory_order_acquire)) h(env, {tid_a, line_a, false}, {tid_b, line_b, false});
+}
 
 void check_block_begins() {
   ++t_shadow.block;

@@ -36,6 +36,12 @@ struct SharedAccess {
 };
 using SharedRaceHook = void (*)(const BlockEnv* env, uint32_t offset, const SharedAccess& first, const SharedAccess& second);
 void set_shared_race_hook(SharedRaceHook hook);
+// Synccheck: an aligned barrier (bar.sync, __syncthreads) released while
+// its threads wait at different instructions (divergent code). The hook
+// reports one.
+using DivergentBarrierHook = void (*)(const BlockEnv* env, const SharedAccess& one, const SharedAccess& other);
+void set_divergent_barrier_hook(DivergentBarrierHook hook);
+void report_divergent_barrier(const BlockEnv* env, uint32_t tid_a, uint32_t line_a, uint32_t tid_b, uint32_t line_b);
 // The block runner's marks: a block starts (shared memory is fresh), a
 // block-wide barrier released the threads waiting at it.
 void check_block_begins();

@@ -125,6 +125,8 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
       return true;
     }
     site.kind = arrive ? CutKind::kBarrierArrive : CutKind::kBarrier;
+    // bar.sync is barrier.sync.aligned: every thread must reach it at one instruction.
+    site.mode = op == "bar" || in.has("aligned") ? kBarrierAligned : 0;
     ops[0] = A.empty() ? b.getInt32(0) : read(A[0], Ty::kU32);
     ops[1] = A.size() >= 2 ? read(A[1], Ty::kU32) : b.getInt32(0);
     emit_cut(site, index, ops);

@@ -67,6 +67,16 @@ for name in shared_memory_race shared_memory_synced shared_tree_reduction; do
     failed=1
   fi
 done
+# Synccheck: two warps waiting at different __syncthreads() are reported.
+out="$("$cucpu" check --error-exitcode 3 -- "$prog" divergent_barrier 2>&1)"
+rc=$?
+if echo "$out" | grep -q "divergent barrier in kernel divergent_barrier, block (0,0,0): thread (0,0,0) waits at the barrier of PTX line [0-9]*, thread (32,0,0) at PTX line [0-9]*" && [ "$rc" -eq 3 ]; then
+  echo "ok   divergent_barrier: reported"
+else
+  echo "FAIL divergent_barrier: not reported as expected (exit status $rc)"
+  echo "$out" | sed 's/^/    /'
+  failed=1
+fi
 # Memcheck: a kernel's store past its allocation is reported, with the
 # kernel, block, thread and PTX line, and the checker's exit status.
 out="$("$cucpu" check --error-exitcode 3 -- "$prog" kernel_writes_past_the_end 2>&1)"

@@ -222,9 +222,13 @@ int run(const std::string& name, Env& e) {
   } else if (name == "kernel_atomics_on_two_streams") {
     launch(e, "count", e.a, 256, e.other);
     launch(e, "count", e.b, 256, e.other);
-  } else if (name == "shared_memory_race" || name == "shared_memory_synced" || name == "shared_tree_reduction") {
+  } else if (name == "shared_memory_race" || name == "shared_memory_synced" || name == "shared_tree_reduction" ||
+             name == "divergent_barrier") {
     // One block of 64 (or 128 for the reduction) threads.
-    const char* fn = name == "shared_memory_race" ? "shared_race" : name == "shared_memory_synced" ? "shared_synced" : "block_sum";
+    const char* fn = name == "shared_memory_race"     ? "shared_race"
+                     : name == "shared_memory_synced" ? "shared_synced"
+                     : name == "divergent_barrier"    ? "divergent_barrier"
+                                                      : "block_sum";
     const unsigned threads = name == "shared_tree_reduction" ? 128 : 64;
     CUdeviceptr in = e.buf, out = e.other;
     void* params[] = {&in, &out};

@@ -46,3 +46,19 @@ extern "C" __global__ void block_sum(const int* in, int* out) {
   }
   if (threadIdx.x == 0) out[blockIdx.x] = s[0];
 }
+
+// Synccheck: the block's two warps wait at two different __syncthreads()
+// (divergent code; bar.sync must be reached at one instruction). Blocks of 64.
+extern "C" __global__ void divergent_barrier(const int* in, int* out) {
+  __shared__ int s[64];
+  const int t = threadIdx.x;
+  if (t < 32) {
+    s[t] = in[t];
+    __syncthreads();
+    out[t] = s[63 - t];
+  } else {
+    s[t] = in[t] * 3;
+    __syncthreads();
+    out[t] = s[63 - t] + 1;
+  }
+}
