@@ -1,4 +1,5 @@
 #include "core/allocation.h"
+#include "base/thread_heap.h"
 
 #include <iterator>
 #include <mutex>
@@ -90,7 +91,8 @@ std::optional<Registry::Span> Registry::find_span(uintptr_t p) const {
     Span spans[4];
     unsigned next = 0;
   };
-  static thread_local Cache cache;
+  static thread_local ThreadHeap<Cache> heap;  // base/thread_heap.h
+  Cache& cache = heap.get();
   const uint64_t epoch = removals();
   if (cache.epoch == epoch) {
     for (const Span& s : cache.spans)

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/thread_heap.h"
 #include "core/allocation.h"
 #include "core/context.h"
 #include "core/event.h"
@@ -277,12 +278,13 @@ struct KernelTouch {
   std::vector<MemAccess> ranges;
   uintptr_t alloc_lo = 0, alloc_hi = 0;
 };
-thread_local KernelTouch t_touch;
+thread_local ThreadHeap<KernelTouch> t_touch_heap;  // base/thread_heap.h
+KernelTouch& touch() { return t_touch_heap.get(); }
 
 constexpr size_t kMaxRanges = 4096;  // beyond this, ranges merge per allocation (may over-report)
 
 void note_range(uintptr_t lo, uintptr_t hi, bool write, bool atomic) {
-  std::vector<MemAccess>& v = t_touch.ranges;
+  std::vector<MemAccess>& v = touch().ranges;
   for (size_t k = v.size(), n = 0; k > 0 && n < 8; --k, ++n) {
     MemAccess& m = v[k - 1];
     if (m.write == write && m.atomic == atomic && lo <= m.hi && hi >= m.lo) {
@@ -316,7 +318,7 @@ void report_invalid(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uin
   const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
   std::fprintf(stderr,
                "cucpu check: invalid global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread (%u,%u,%u), PTX line %u\n",
-               what, bytes, addr, t_touch.kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], tx, ty, tz, line);
+               what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], tx, ty, tz, line);
   const std::optional<Allocation> near = within ? within : Registry::instance().nearest(addr);
   if (near && addr + bytes > near->base + near->size && addr >= near->base)
     std::fprintf(stderr, "  the access runs %" PRIu64 " bytes past the end of %s at 0x%" PRIxPTR " (%zu bytes)\n",
@@ -331,7 +333,7 @@ void report_invalid(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uin
 // The compiled code's check of each global or generic access (ptx/check_rt.h).
 bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid) {
   const uintptr_t lo = addr, hi = addr + bytes;
-  if (lo < t_touch.alloc_lo || hi > t_touch.alloc_hi) {
+  if (lo < touch().alloc_lo || hi > touch().alloc_hi) {
     if (flags & ptx::kAccessGeneric) {
       const auto shared = reinterpret_cast<uintptr_t>(env->shared);
       if (lo >= shared && hi <= shared + env->total_shared_bytes) return true;  // the block's shared memory
@@ -348,8 +350,8 @@ bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint
       report_invalid(env, addr, bytes, flags, line, tid, a);
       return false;
     }
-    t_touch.alloc_lo = a->base;
-    t_touch.alloc_hi = a->base + a->size;
+    touch().alloc_lo = a->base;
+    touch().alloc_hi = a->base + a->size;
   }
   note_range(lo, hi, (flags & ptx::kAccessWrite) != 0, (flags & ptx::kAccessAtomic) != 0);
   return true;
@@ -361,7 +363,7 @@ void shared_race(const ptx::BlockEnv* env, uint32_t offset, const ptx::SharedAcc
   static std::set<std::tuple<std::string, uint32_t, uint32_t>> seen;
   {
     std::lock_guard<std::mutex> g(mu);
-    if (!seen.insert({t_touch.kernel, std::min(a.line, b.line), std::max(a.line, b.line)}).second) return;
+    if (!seen.insert({touch().kernel, std::min(a.line, b.line), std::max(a.line, b.line)}).second) return;
   }
   const uint64_t n = g_shared_races.fetch_add(1) + 1;
   if (n > kPrintedReports) return;
@@ -374,7 +376,7 @@ void shared_race(const ptx::BlockEnv* env, uint32_t offset, const ptx::SharedAcc
   std::fprintf(stderr,
                "cucpu check: shared-memory race in kernel %s, block (%u,%u,%u), at shared offset %u: thread (%u,%u,%u) %s "
                "it at PTX line %u, then thread (%u,%u,%u) of another warp %s it at PTX line %u, with no barrier between\n",
-               t_touch.kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], offset, ta[0], ta[1], ta[2],
+               touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], offset, ta[0], ta[1], ta[2],
                a.write ? "writes" : "reads", a.line, tb[0], tb[1], tb[2], b.write ? "writes" : "reads", b.line);
 }
 
@@ -384,7 +386,7 @@ void divergent_barrier(const ptx::BlockEnv* env, const ptx::SharedAccess& a, con
   static std::set<std::tuple<std::string, uint32_t, uint32_t>> seen;
   {
     std::lock_guard<std::mutex> g(mu);
-    if (!seen.insert({t_touch.kernel, std::min(a.line, b.line), std::max(a.line, b.line)}).second) return;
+    if (!seen.insert({touch().kernel, std::min(a.line, b.line), std::max(a.line, b.line)}).second) return;
   }
   const uint64_t n = g_barrier_errors.fetch_add(1) + 1;
   if (n > kPrintedReports) return;
@@ -398,24 +400,24 @@ void divergent_barrier(const ptx::BlockEnv* env, const ptx::SharedAccess& a, con
                "cucpu check: divergent barrier in kernel %s, block (%u,%u,%u): thread (%u,%u,%u) waits at the barrier of PTX "
                "line %u, thread (%u,%u,%u) at PTX line %u (bar.sync, __syncthreads(), must be reached by every thread at "
                "one instruction)\n",
-               t_touch.kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], ta[0], ta[1], ta[2], a.line, tb[0], tb[1],
+               touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], ta[0], ta[1], ta[2], a.line, tb[0], tb[1],
                tb[2], b.line);
 }
 
 }  // namespace
 
 void KernelRun::begin(const Op* key, const std::string& kernel, bool last) {
-  t_touch.kernel = kernel;
-  t_touch.key = key;
-  t_touch.last = last;
-  t_touch.ranges.clear();
-  t_touch.alloc_lo = t_touch.alloc_hi = 0;  // memory may have been freed since the last kernel
+  touch().kernel = kernel;
+  touch().key = key;
+  touch().last = last;
+  touch().ranges.clear();
+  touch().alloc_lo = touch().alloc_hi = 0;  // memory may have been freed since the last kernel
 }
 
 void KernelRun::end() {
-  ran(t_touch.key, t_touch.ranges, t_touch.last);
-  t_touch.ranges.clear();
-  t_touch.alloc_lo = t_touch.alloc_hi = 0;
+  ran(touch().key, touch().ranges, touch().last);
+  touch().ranges.clear();
+  touch().alloc_lo = touch().alloc_hi = 0;
 }
 
 __attribute__((constructor)) void init_from_env() {

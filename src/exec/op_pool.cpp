@@ -1,4 +1,5 @@
 #include "exec/op_pool.h"
+#include "base/thread_heap.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -62,13 +63,13 @@ struct Cache {
     return true;
   }
 };
-thread_local Cache t_cache;
+thread_local ThreadHeap<Cache> t_cache;  // base/thread_heap.h: 1 KiB is too much static TLS
 
 }  // namespace
 
 void* OpPool::allocate(size_t n) {
   if (n > kBlockSize) return ::operator new(n);
-  Cache& c = t_cache;
+  Cache& c = t_cache.get();
   if (c.count == 0 && !c.take_batch()) {
     void* p = std::aligned_alloc(64, kBlockSize);
     if (!p) throw std::bad_alloc();
@@ -90,7 +91,7 @@ void OpPool::deallocate(void* p, size_t n) noexcept {
     ::operator delete(p);
     return;
   }
-  Cache& c = t_cache;
+  Cache& c = t_cache.get();
   c.blocks[c.count++] = p;
   if (c.count == kCacheLimit) c.give_batch();
 }

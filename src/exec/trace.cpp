@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/thread_heap.h"
 #include "exec/op.h"
 #include "exec/scheduler.h"
 #include "exec/spin_lock.h"
@@ -102,7 +103,8 @@ Buffer& buffer() {
 // Names are interned in the shared table once per thread and name; the
 // thread's own cache answers after that, without the lock.
 uint32_t name_id(const std::string& n) {
-  thread_local std::unordered_map<std::string, uint32_t> mine;
+  thread_local ThreadHeap<std::unordered_map<std::string, uint32_t>> heap;  // base/thread_heap.h
+  auto& mine = heap.get();
   if (auto it = mine.find(n); it != mine.end()) return it->second;
   State& s = state();
   std::lock_guard<std::mutex> g(s.mu);
@@ -308,7 +310,8 @@ Call call_begin() {
 void call_end(const char* name, const Call& c, int result) {
   t_call = c.outer;
   // Entry names are string literals: known by address after the first call.
-  thread_local std::unordered_map<const char*, uint32_t> by_address;
+  thread_local ThreadHeap<std::unordered_map<const char*, uint32_t>> heap;  // base/thread_heap.h
+  auto& by_address = heap.get();
   auto [it, fresh] = by_address.try_emplace(name, 0);
   if (fresh) it->second = name_id(name);
   append(Event{c.t0, now(), nullptr, c.id, result, it->second, kCall});

@@ -8,6 +8,7 @@
 // otherwise it hands the signal to the handler installed before ours.
 #include "ptx/block_runner.h"
 
+#include "base/thread_heap.h"
 #include "ptx/check_rt.h"
 #include "ptx/red_combine.h"
 
@@ -58,7 +59,8 @@ struct Scratch {
     sigaltstack(&ss, nullptr);
   }
 };
-thread_local Scratch t_scratch;
+thread_local ThreadHeap<Scratch> t_scratch_heap;  // base/thread_heap.h
+Scratch& scratch() { return t_scratch_heap.get(); }
 
 struct sigaction g_prev_segv, g_prev_bus;
 
@@ -95,15 +97,15 @@ void install_handlers() {
   });
   // A stack for the handler, so that a kernel's runaway recursion can be
   // reported; a thread that has one already keeps its own.
-  if (!t_scratch.alt_checked) {
-    t_scratch.alt_checked = true;
+  if (!scratch().alt_checked) {
+    scratch().alt_checked = true;
     stack_t cur{};
     if (sigaltstack(nullptr, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
-      t_scratch.alt_stack.resize(64 * 1024);
+      scratch().alt_stack.resize(64 * 1024);
       stack_t ss{};
-      ss.ss_sp = t_scratch.alt_stack.data();
-      ss.ss_size = t_scratch.alt_stack.size();
-      if (sigaltstack(&ss, nullptr) != 0) t_scratch.alt_stack.clear();
+      ss.ss_sp = scratch().alt_stack.data();
+      ss.ss_size = scratch().alt_stack.size();
+      if (sigaltstack(&ss, nullptr) != 0) scratch().alt_stack.clear();
     }
   }
 }
@@ -421,8 +423,8 @@ struct CutBlock {
 
   // Runs of consecutive live threads, and each warp's live lanes (the
   // thread's scratch: see Scratch).
-  std::vector<std::pair<uint32_t, uint32_t>>& spans = t_scratch.spans;
-  std::vector<uint32_t>& warp_live = t_scratch.warp_live;
+  std::vector<std::pair<uint32_t, uint32_t>>& spans = scratch().spans;
+  std::vector<uint32_t>& warp_live = scratch().warp_live;
 
   void keep_live_threads() {
     spans.clear();
@@ -491,7 +493,7 @@ struct CutBlock {
   // Each thread's own state from here on: the live ones from their last
   // step's code, the others exited.
   void diverge() {
-    std::vector<uint8_t>& in_span = t_scratch.in_span;
+    std::vector<uint8_t>& in_span = scratch().in_span;
     in_span.assign(T, 0);
     for (auto [first, last] : spans)
       for (uint32_t t = first; t < last; ++t) in_span[t] = 1;
@@ -530,7 +532,7 @@ void current_indices(const BlockEnv* env, Dim3* block, Dim3* thread) {
 
 Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t first, uint64_t last) {
   install_handlers();
-  Scratch& s = t_scratch;
+  Scratch& s = scratch();
   const bool checking = instrument_accesses();
   const uint32_t T = cfg.block.x * cfg.block.y * cfg.block.z;
   const uint64_t shared_bytes = (code.static_shared + 15) / 16 * 16 + cfg.dynamic_shared_bytes;

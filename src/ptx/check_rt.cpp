@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/thread_heap.h"
 #include "ptx/block_runner.h"
 #include "ptx/program.h"
 
@@ -30,7 +31,7 @@ struct SharedShadow {
   uint32_t interval = 0;  // block barriers passed in this block
   uint64_t stamp() const { return (block << 24) ^ interval; }
 };
-thread_local SharedShadow t_shadow;
+thread_local ThreadHeap<SharedShadow> t_shadow;  // base/thread_heap.h
 
 }  // namespace
 
@@ -51,10 +52,11 @@ void report_divergent_barrier(const BlockEnv* env, uint32_t tid_a, uint32_t line
 }
 
 void check_block_begins() {
-  ++t_shadow.block;
-  t_shadow.interval = 0;
+  SharedShadow& sh = t_shadow.get();
+  ++sh.block;
+  sh.interval = 0;
 }
-void check_barrier_passed() { ++t_shadow.interval; }
+void check_barrier_passed() { ++t_shadow.get().interval; }
 
 }  // namespace cucpu::ptx
 
@@ -63,7 +65,7 @@ void cucpu_rt_check_shared(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes
   using namespace cucpu::ptx;
   const uint64_t off = reinterpret_cast<uint64_t>(addr) - reinterpret_cast<uint64_t>(env->shared);
   if (off >= env->total_shared_bytes || bytes > env->total_shared_bytes - off) return;  // the runner faults it
-  SharedShadow& sh = t_shadow;
+  SharedShadow& sh = t_shadow.get();
   const size_t need = (env->total_shared_bytes + 3) / 4;
   if (sh.words.size() < need) sh.words.resize(need);
   const uint64_t stamp = sh.stamp();

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "base/thread_heap.h"
 #include "ptx/lower.h"
 
 namespace cucpu::ptx {
@@ -26,9 +27,9 @@ struct Table {
   Entry e[kEntries];
   int n = 0;
 };
-// initial-exec: a plain %fs-relative access (every run of blocks looks at
-// the table; this library is normally loaded at start-up).
-__attribute__((tls_model("initial-exec"))) thread_local Table t_table;
+// On the heap (base/thread_heap.h), behind a pointer that is initial-exec:
+// a plain %fs-relative load, where every run of blocks looks at the table.
+__attribute__((tls_model("initial-exec"))) thread_local ThreadHeap<Table> t_table;
 
 template <class T>
 T as(uint64_t bits) {
@@ -243,7 +244,9 @@ bool combining_kernel(const Module& m, const std::vector<int>& order) {
 }
 
 void apply_reductions() {
-  Table& t = t_table;
+  Table* table = t_table.peek();
+  if (!table) return;  // this thread combined nothing yet
+  Table& t = *table;
   const int n = t.n;
   if (n == 0) return;
   t.n = 0;  // first: a fault while applying (the runner calls again) does not repeat it
@@ -255,7 +258,7 @@ void apply_reductions() {
 using namespace cucpu::ptx;
 
 void cucpu_rt_red(BlockEnv*, void* address, uint64_t bits, uint32_t code) {
-  Table& t = t_table;
+  Table& t = t_table.get();
   const uint64_t a = reinterpret_cast<uint64_t>(address);
   for (int i = 0; i < t.n; ++i) {
     Entry& x = t.e[i];

@@ -8,6 +8,9 @@ set -u
 cucpu="$1"
 prog="$2"
 failed=0
+# Under ThreadSanitizer (the tsan preset): the data the racy scenarios move.
+TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS }suppressions=$(dirname "$0")/tsan.supp"
+export TSAN_OPTIONS
 while read -r name want; do
   [ -n "$name" ] || continue
   "$prog" "$name" > /dev/null 2>&1 || { echo "FAIL $name: fails without the checker"; failed=1; continue; }
