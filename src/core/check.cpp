@@ -330,6 +330,21 @@ void report_invalid(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uin
     std::fprintf(stderr, "  the address lies in no live allocation (never allocated, or freed)\n");
 }
 
+// An access not aligned to its size: reported here with its thread and
+// line; the compiled code's own check then faults the kernel with
+// CUDA_ERROR_MISALIGNED_ADDRESS, as without the checker.
+void report_misaligned(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line,
+                       uint32_t tid) {
+  const uint64_t n = g_invalid_accesses.fetch_add(1) + 1;
+  if (n > kPrintedReports) return;
+  const uint32_t tx = tid % env->ntid[0], ty = tid / env->ntid[0] % env->ntid[1], tz = tid / (env->ntid[0] * env->ntid[1]);
+  const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
+  std::fprintf(stderr,
+               "cucpu check: misaligned global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread "
+               "(%u,%u,%u), PTX line %u\n",
+               what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], tx, ty, tz, line);
+}
+
 // The compiled code's check of each global or generic access (ptx/check_rt.h).
 bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid) {
   const uintptr_t lo = addr, hi = addr + bytes;
@@ -353,6 +368,8 @@ bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint
     touch().alloc_lo = a->base;
     touch().alloc_hi = a->base + a->size;
   }
+  const uint32_t align = bytes < 16 ? bytes : 16;
+  if (align && (addr & (align - 1)) != 0) report_misaligned(env, addr, bytes, flags, line, tid);  // the kernel then faults
   note_range(lo, hi, (flags & ptx::kAccessWrite) != 0, (flags & ptx::kAccessAtomic) != 0);
   return true;
 }

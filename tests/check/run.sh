@@ -80,6 +80,16 @@ else
   echo "$out" | sed 's/^/    /'
   failed=1
 fi
+# Memcheck: a misaligned load is reported with its thread and line.
+out="$("$cucpu" check --error-exitcode 3 -- "$prog" kernel_misaligned_load 2>&1)"
+rc=$?
+if echo "$out" | grep -q "misaligned global read of 4 bytes at 0x[0-9a-f]* in kernel load_misaligned, block (0,0,0), thread (0,0,0), PTX line [0-9]" && [ "$rc" -eq 3 ]; then
+  echo "ok   kernel_misaligned_load: reported"
+else
+  echo "FAIL kernel_misaligned_load: not reported as expected (exit status $rc)"
+  echo "$out" | sed 's/^/    /'
+  failed=1
+fi
 # Memcheck: a kernel's store past its allocation is reported, with the
 # kernel, block, thread and PTX line, and the checker's exit status.
 out="$("$cucpu" check --error-exitcode 3 -- "$prog" kernel_writes_past_the_end 2>&1)"

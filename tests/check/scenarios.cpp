@@ -233,6 +233,13 @@ int run(const std::string& name, Env& e) {
     CUdeviceptr in = e.buf, out = e.other;
     void* params[] = {&in, &out};
     check(cuLaunchKernel(kernel(e, fn), 1, 1, 1, threads, 1, 1, 0, e.a, params, nullptr), fn);
+  } else if (name == "kernel_misaligned_load") {
+    CUdeviceptr p = e.buf, out = e.other;
+    int off = 1;
+    void* params[] = {&p, &off, &out};
+    check(cuLaunchKernel(kernel(e, "load_misaligned"), 1, 1, 1, 1, 1, 1, 0, e.a, params, nullptr), "load_misaligned");
+    const CUresult r = cuCtxSynchronize();  // the misaligned load faults the kernel, with or without the checker
+    std::exit(r == CUDA_ERROR_MISALIGNED_ADDRESS ? 0 : 2);
   } else if (name == "kernel_writes_past_the_end") {
     // 1000 ints: the 1001st store is past the allocation (within the
     // memory behind it, so it does not fault without the checker).

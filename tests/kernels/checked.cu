@@ -62,3 +62,8 @@ extern "C" __global__ void divergent_barrier(const int* in, int* out) {
     out[t] = s[63 - t] + 1;
   }
 }
+
+// Memcheck: a 4-byte load from p + off (misaligned for an odd off).
+extern "C" __global__ void load_misaligned(const char* p, int off, int* out) {
+  *out = *reinterpret_cast<const int*>(p + off);
+}
