@@ -374,51 +374,47 @@ bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint
   return true;
 }
 
-// Racecheck (ptx/check_rt.h): one report per kernel and pair of PTX lines.
-void shared_race(const ptx::BlockEnv* env, uint32_t offset, const ptx::SharedAccess& a, const ptx::SharedAccess& b) {
+// A thread's index in its block, from its linear one.
+struct Thread3 {
+  uint32_t x, y, z;
+};
+Thread3 thread_of(const ptx::BlockEnv* env, uint32_t tid) {
+  return {tid % env->ntid[0], tid / env->ntid[0] % env->ntid[1], tid / (env->ntid[0] * env->ntid[1])};
+}
+
+// Racecheck and synccheck report a kernel's pair of PTX lines once: true
+// (and counted in `count`) the first time, while reports are still printed.
+bool first_of_kernel_lines(std::atomic<uint64_t>& count, uint32_t line_a, uint32_t line_b) {
   static std::mutex mu;
-  static std::set<std::tuple<std::string, uint32_t, uint32_t>> seen;
+  static std::set<std::tuple<const void*, std::string, uint32_t, uint32_t>> seen;  // by the kind's counter
   {
     std::lock_guard<std::mutex> g(mu);
-    if (!seen.insert({touch().kernel, std::min(a.line, b.line), std::max(a.line, b.line)}).second) return;
+    if (!seen.insert({&count, touch().kernel, std::min(line_a, line_b), std::max(line_a, line_b)}).second) return false;
   }
-  const uint64_t n = g_shared_races.fetch_add(1) + 1;
-  if (n > kPrintedReports) return;
-  auto xyz = [&](uint32_t t, uint32_t out[3]) {
-    out[0] = t % env->ntid[0], out[1] = t / env->ntid[0] % env->ntid[1], out[2] = t / (env->ntid[0] * env->ntid[1]);
-  };
-  uint32_t ta[3], tb[3];
-  xyz(a.tid, ta);
-  xyz(b.tid, tb);
+  return count.fetch_add(1) + 1 <= kPrintedReports;
+}
+
+// Racecheck (ptx/check_rt.h): one report per kernel and pair of PTX lines.
+void shared_race(const ptx::BlockEnv* env, uint32_t offset, const ptx::SharedAccess& a, const ptx::SharedAccess& b) {
+  if (!first_of_kernel_lines(g_shared_races, a.line, b.line)) return;
+  const Thread3 ta = thread_of(env, a.tid), tb = thread_of(env, b.tid);
   std::fprintf(stderr,
                "cucpu check: shared-memory race in kernel %s, block (%u,%u,%u), at shared offset %u: thread (%u,%u,%u) %s "
                "it at PTX line %u, then thread (%u,%u,%u) of another warp %s it at PTX line %u, with no barrier between\n",
-               touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], offset, ta[0], ta[1], ta[2],
-               a.write ? "writes" : "reads", a.line, tb[0], tb[1], tb[2], b.write ? "writes" : "reads", b.line);
+               touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], offset, ta.x, ta.y, ta.z,
+               a.write ? "writes" : "reads", a.line, tb.x, tb.y, tb.z, b.write ? "writes" : "reads", b.line);
 }
 
 // Synccheck (ptx/check_rt.h): one report per kernel and pair of lines.
 void divergent_barrier(const ptx::BlockEnv* env, const ptx::SharedAccess& a, const ptx::SharedAccess& b) {
-  static std::mutex mu;
-  static std::set<std::tuple<std::string, uint32_t, uint32_t>> seen;
-  {
-    std::lock_guard<std::mutex> g(mu);
-    if (!seen.insert({touch().kernel, std::min(a.line, b.line), std::max(a.line, b.line)}).second) return;
-  }
-  const uint64_t n = g_barrier_errors.fetch_add(1) + 1;
-  if (n > kPrintedReports) return;
-  auto xyz = [&](uint32_t t, uint32_t out[3]) {
-    out[0] = t % env->ntid[0], out[1] = t / env->ntid[0] % env->ntid[1], out[2] = t / (env->ntid[0] * env->ntid[1]);
-  };
-  uint32_t ta[3], tb[3];
-  xyz(a.tid, ta);
-  xyz(b.tid, tb);
+  if (!first_of_kernel_lines(g_barrier_errors, a.line, b.line)) return;
+  const Thread3 ta = thread_of(env, a.tid), tb = thread_of(env, b.tid);
   std::fprintf(stderr,
                "cucpu check: divergent barrier in kernel %s, block (%u,%u,%u): thread (%u,%u,%u) waits at the barrier of PTX "
                "line %u, thread (%u,%u,%u) at PTX line %u (bar.sync, __syncthreads(), must be reached by every thread at "
                "one instruction)\n",
-               touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], ta[0], ta[1], ta[2], a.line, tb[0], tb[1],
-               tb[2], b.line);
+               touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], ta.x, ta.y, ta.z, a.line, tb.x, tb.y,
+               tb.z, b.line);
 }
 
 }  // namespace

@@ -17,6 +17,12 @@ if [ "$tls" -gt 512 ]; then
   readelf -sW "$lib" | awk '$4 == "TLS"' | sort -k3 -n -r | head -10
   exit 1
 fi
+# A sanitizer's runtime must come first in a process: a sanitized build
+# cannot be loaded into a Python that was started without it.
+if readelf -dW "$lib" | grep -Eq 'NEEDED.*lib(a|t|ub)san'; then
+  echo "skipped the dlopen from Python: a sanitized build"
+  exit 77
+fi
 python3 -c "
 import ctypes, sys
 l = ctypes.CDLL(sys.argv[1])
