@@ -1,11 +1,22 @@
 #include "core/allocation.h"
-#include "base/thread_heap.h"
 
 #include <iterator>
 #include <mutex>
 #include <vector>
 
+#include "base/thread_heap.h"
+
 namespace cucpu {
+
+const char* memory_kind_name(MemKind k) {
+  switch (k) {
+    case MemKind::kDevice: return "device memory";
+    case MemKind::kHost: return "pinned host memory";
+    case MemKind::kRegistered: return "registered host memory";
+    case MemKind::kManaged: return "managed memory";
+  }
+  return "memory";
+}
 
 Registry& Registry::instance() {
   static Registry* r = new Registry();  // outlives static destruction

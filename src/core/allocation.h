@@ -33,6 +33,8 @@ struct MemCheck {
 };
 
 enum class MemKind { kDevice, kHost, kRegistered, kManaged };
+// What reports call memory of kind k ("device memory", ...).
+const char* memory_kind_name(MemKind k);
 
 struct Allocation {
   uintptr_t base = 0;

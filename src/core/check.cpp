@@ -119,16 +119,6 @@ StreamState& state_of(Checker& c, Stream* s) {
   return it->second;
 }
 
-const char* memory_kind_name(MemKind k) {
-  switch (k) {
-    case MemKind::kDevice: return "device memory";
-    case MemKind::kHost: return "pinned host memory";
-    case MemKind::kManaged: return "managed memory";
-    case MemKind::kRegistered: return "registered host memory";
-  }
-  return "memory";
-}
-
 // The shadow bucket of an address: its allocation, or the MiB of host memory it lies in.
 uintptr_t bucket_of(uintptr_t p, std::optional<Allocation>* alloc) {
   *alloc = Registry::instance().find(p);
@@ -247,13 +237,6 @@ void add_access(Checker& c, const MemAccess& m, const RecordRef& rec) {
   if (list.size() > kBucketRecords) list.erase(list.begin(), list.begin() + (list.size() - kBucketRecords));
 }
 
-std::string describe_stream(const Stream* s, const StreamState& st) {
-  char buf[160];
-  const char* kind = st.legacy ? "the legacy stream" : s->kind == StreamKind::kPerThread ? "the per-thread stream" : nullptr;
-  if (kind) std::snprintf(buf, sizeof buf, "%s (ctx %p)", kind, static_cast<const void*>(s->ctx));
-  else std::snprintf(buf, sizeof buf, "stream %p (ctx %p)", static_cast<const void*>(s), static_cast<const void*>(s->ctx));
-  return buf;
-}
 
 void at_exit() {
   const uint64_t n = checker().reports.load(), bad = g_invalid_accesses.load(), shared = g_shared_races.load(),
@@ -310,15 +293,23 @@ void note_range(uintptr_t lo, uintptr_t hi, bool write, bool atomic) {
   v = std::move(merged);
 }
 
+// A thread's index in its block, from its linear one.
+struct Thread3 {
+  uint32_t x, y, z;
+};
+Thread3 thread_of(const ptx::BlockEnv* env, uint32_t tid) {
+  return {tid % env->ntid[0], tid / env->ntid[0] % env->ntid[1], tid / (env->ntid[0] * env->ntid[1])};
+}
+
 void report_invalid(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid,
                     const std::optional<Allocation>& within) {
   const uint64_t n = g_invalid_accesses.fetch_add(1) + 1;
   if (n > kPrintedReports) return;
-  const uint32_t tx = tid % env->ntid[0], ty = tid / env->ntid[0] % env->ntid[1], tz = tid / (env->ntid[0] * env->ntid[1]);
+  const Thread3 t = thread_of(env, tid);
   const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
   std::fprintf(stderr,
                "cucpu check: invalid global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread (%u,%u,%u), PTX line %u\n",
-               what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], tx, ty, tz, line);
+               what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], t.x, t.y, t.z, line);
   const std::optional<Allocation> near = within ? within : Registry::instance().nearest(addr);
   if (near && addr + bytes > near->base + near->size && addr >= near->base)
     std::fprintf(stderr, "  the access runs %" PRIu64 " bytes past the end of %s at 0x%" PRIxPTR " (%zu bytes)\n",
@@ -337,12 +328,12 @@ void report_misaligned(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, 
                        uint32_t tid) {
   const uint64_t n = g_invalid_accesses.fetch_add(1) + 1;
   if (n > kPrintedReports) return;
-  const uint32_t tx = tid % env->ntid[0], ty = tid / env->ntid[0] % env->ntid[1], tz = tid / (env->ntid[0] * env->ntid[1]);
+  const Thread3 t = thread_of(env, tid);
   const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
   std::fprintf(stderr,
                "cucpu check: misaligned global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread "
                "(%u,%u,%u), PTX line %u\n",
-               what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], tx, ty, tz, line);
+               what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], t.x, t.y, t.z, line);
 }
 
 // The compiled code's check of each global or generic access (ptx/check_rt.h).
@@ -372,14 +363,6 @@ bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint
   if (align && (addr & (align - 1)) != 0) report_misaligned(env, addr, bytes, flags, line, tid);  // the kernel then faults
   note_range(lo, hi, (flags & ptx::kAccessWrite) != 0, (flags & ptx::kAccessAtomic) != 0);
   return true;
-}
-
-// A thread's index in its block, from its linear one.
-struct Thread3 {
-  uint32_t x, y, z;
-};
-Thread3 thread_of(const ptx::BlockEnv* env, uint32_t tid) {
-  return {tid % env->ntid[0], tid / env->ntid[0] % env->ntid[1], tid / (env->ntid[0] * env->ntid[1])};
 }
 
 // Racecheck and synccheck report a kernel's pair of PTX lines once: true
@@ -434,8 +417,7 @@ void KernelRun::end() {
 }
 
 __attribute__((constructor)) void init_from_env() {
-  const char* v = std::getenv("CUCPU_CHECK");
-  if (!v || !*v || std::strcmp(v, "0") == 0) return;
+  if (!ptx::instrument_accesses()) return;  // the one reading of CUCPU_CHECK
   g_on.store(true, std::memory_order_relaxed);
   checker();
   ptx::set_access_hook(&kernel_access);
@@ -481,7 +463,7 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   rec->clock = st.clock;
   rec->what = join_op->trace_name();
   if (n > 0 && rec->what != "graph launch") rec->what = parts[0]->trace_name() + (n > 1 ? " (" + std::to_string(n) + " parts)" : "");
-  rec->where = describe_stream(s, st);
+  rec->where = s->describe();
   rec->stream = s;
   std::memcpy(rec->frames, frames, sizeof frames);
   rec->depth = depth;

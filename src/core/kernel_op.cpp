@@ -24,16 +24,6 @@ namespace {
 // part at the back of the scheduler's queue.
 constexpr auto kSlice = std::chrono::milliseconds(2);
 
-const char* kind_name(MemKind k) {
-  switch (k) {
-    case MemKind::kDevice: return "device memory";
-    case MemKind::kHost: return "pinned host memory";
-    case MemKind::kRegistered: return "registered host memory";
-    case MemKind::kManaged: return "managed memory";
-  }
-  return "memory";
-}
-
 const char* fault_name(ptx::FaultKind k) {
   switch (k) {
     case ptx::FaultKind::kIllegalAddress: return "illegal address";
@@ -74,14 +64,14 @@ void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fa
     if (!a) {
       std::snprintf(where, sizeof where, "; no allocation is registered");
     } else if (a->contains(p, 1)) {
-      std::snprintf(where, sizeof where, "; inside %s [0x%zx, +%zu) at offset %zu", kind_name(a->kind),
+      std::snprintf(where, sizeof where, "; inside %s [0x%zx, +%zu) at offset %zu", memory_kind_name(a->kind),
                     static_cast<size_t>(a->base), a->size, static_cast<size_t>(p - a->base));
     } else if (p < a->base) {
       std::snprintf(where, sizeof where, "; %zu bytes before %s [0x%zx, +%zu)", static_cast<size_t>(a->base - p),
-                    kind_name(a->kind), static_cast<size_t>(a->base), a->size);
+                    memory_kind_name(a->kind), static_cast<size_t>(a->base), a->size);
     } else {
       std::snprintf(where, sizeof where, "; %zu bytes past the end of %s [0x%zx, +%zu)",
-                    static_cast<size_t>(p - a->base - a->size), kind_name(a->kind), static_cast<size_t>(a->base),
+                    static_cast<size_t>(p - a->base - a->size), memory_kind_name(a->kind), static_cast<size_t>(a->base),
                     a->size);
     }
   }

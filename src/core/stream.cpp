@@ -16,13 +16,15 @@ Stream::Stream(Context* ctx, StreamKind kind, unsigned flags, int priority)
     : Timeline(priority, kind != StreamKind::kLegacy, rt().next_stream_id.fetch_add(1, std::memory_order_relaxed),
                &ctx->sticky, &ctx->device->fault.value),  // what Context::sticky_error reads
       ctx(ctx), kind(kind), flags(flags) {
-  if (trace::on()) [[unlikely]] {
-    char label[128];
-    const char* what = kind == StreamKind::kLegacy ? "legacy stream" : kind == StreamKind::kPerThread ? "per-thread stream" : "stream";
-    std::snprintf(label, sizeof label, "%s %p (ctx %p, prio %d%s)", what, static_cast<const void*>(this),
-                  static_cast<const void*>(ctx), priority, blocking() ? "" : ", non-blocking");
-    trace::name_timeline(this, label);
-  }
+  if (trace::on()) [[unlikely]] trace::name_timeline(this, describe());
+}
+
+std::string Stream::describe() const {
+  char label[128];
+  const char* what = kind == StreamKind::kLegacy ? "legacy stream" : kind == StreamKind::kPerThread ? "per-thread stream" : "stream";
+  std::snprintf(label, sizeof label, "%s %p (ctx %p, prio %d%s)", what, static_cast<const void*>(this),
+                static_cast<const void*>(ctx), priority.load(std::memory_order_relaxed), blocking() ? "" : ", non-blocking");
+  return label;
 }
 
 void Stream::last_reference_dropped() {

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cuda.h"
@@ -59,6 +60,9 @@ class Stream final : public Timeline {
   std::atomic<CaptureSequence*> capturing{nullptr};
 
   bool blocking() const { return (flags & CU_STREAM_NON_BLOCKING) == 0; }
+  // "stream 0x... (ctx 0x..., prio P, non-blocking)": what the trace's track
+  // and the race checker's reports call it.
+  std::string describe() const;
 
   // Links `op` into the stream (taking over the caller's reference) after
   // the stream's last op and after `extra_dep` when it is not null.

@@ -1,10 +1,11 @@
 #include "exec/op_pool.h"
-#include "base/thread_heap.h"
 
 #include <cstdlib>
 #include <mutex>
 #include <new>
 #include <vector>
+
+#include "base/thread_heap.h"
 
 namespace cucpu {
 namespace {

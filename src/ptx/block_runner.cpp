@@ -122,8 +122,8 @@ struct CutBlock {
   uint32_t* resume;
   uint8_t* state;
   uint32_t live;
+  bool checking;  // instrument_accesses(): barriers end racecheck's intervals, synccheck looks at them
   uint32_t arrivals[16] = {};
-  const bool checking = instrument_accesses();  // racecheck: barriers end shared-memory intervals
 
   // Operand slot k of thread t at site cs (known ones are in the site), and
   // result slot k (abi.h: 8-byte rows of pitch * 2 bytes).
@@ -596,7 +596,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
     if (!code.frame_bytes) {
       code.range(nullptr, 0, &env, 0, T, 0, s.codes.data());
     } else {
-      CutBlock cb{code, env, T, pitch, frames, s.codes.data(), s.resume.data(), s.state.data(), T};
+      CutBlock cb{code, env, T, pitch, frames, s.codes.data(), s.resume.data(), s.state.data(), T, checking};
       cb.run();
     }
   }

@@ -13,8 +13,9 @@ namespace cucpu::ptx {
 
 enum : uint32_t { kAccessWrite = 1, kAccessAtomic = 2, kAccessGeneric = 4 };
 
-// True when CUCPU_CHECK is set (read once): kernels are then compiled
-// instrumented, under cache keys of their own.
+// True when CUCPU_CHECK is set (read once, here, for the whole library):
+// kernels are then compiled instrumented, under cache keys of their own, and
+// the race checker (core/check.h) is on.
 bool instrument_accesses();
 
 // Validates one access of `bytes` at `addr` by thread `tid` (linear, in its

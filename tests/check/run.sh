@@ -70,38 +70,37 @@ for name in shared_memory_race shared_memory_synced shared_tree_reduction; do
     failed=1
   fi
 done
+# expect_report SCENARIO PATTERN...: under the checker, the scenario's
+# output holds every PATTERN (grep regexes) and the checker's exit status.
+expect_report() {
+  name="$1"
+  shift
+  out="$("$cucpu" check --error-exitcode 3 -- "$prog" "$name" 2>&1)"
+  rc=$?
+  ok=1
+  [ "$rc" -eq 3 ] || ok=0
+  for pattern in "$@"; do
+    echo "$out" | grep -q "$pattern" || ok=0
+  done
+  if [ "$ok" -eq 1 ]; then
+    echo "ok   $name: reported"
+  else
+    echo "FAIL $name: not reported as expected (exit status $rc)"
+    echo "$out" | sed 's/^/    /'
+    failed=1
+  fi
+}
 # Synccheck: two warps waiting at different __syncthreads() are reported.
-out="$("$cucpu" check --error-exitcode 3 -- "$prog" divergent_barrier 2>&1)"
-rc=$?
-if echo "$out" | grep -q "divergent barrier in kernel divergent_barrier, block (0,0,0): thread (0,0,0) waits at the barrier of PTX line [0-9]*, thread (32,0,0) at PTX line [0-9]*" && [ "$rc" -eq 3 ]; then
-  echo "ok   divergent_barrier: reported"
-else
-  echo "FAIL divergent_barrier: not reported as expected (exit status $rc)"
-  echo "$out" | sed 's/^/    /'
-  failed=1
-fi
+expect_report divergent_barrier \
+  "divergent barrier in kernel divergent_barrier, block (0,0,0): thread (0,0,0) waits at the barrier of PTX line [0-9]*, thread (32,0,0) at PTX line [0-9]*"
 # Memcheck: a misaligned load is reported with its thread and line.
-out="$("$cucpu" check --error-exitcode 3 -- "$prog" kernel_misaligned_load 2>&1)"
-rc=$?
-if echo "$out" | grep -q "misaligned global read of 4 bytes at 0x[0-9a-f]* in kernel load_misaligned, block (0,0,0), thread (0,0,0), PTX line [0-9]" && [ "$rc" -eq 3 ]; then
-  echo "ok   kernel_misaligned_load: reported"
-else
-  echo "FAIL kernel_misaligned_load: not reported as expected (exit status $rc)"
-  echo "$out" | sed 's/^/    /'
-  failed=1
-fi
+expect_report kernel_misaligned_load \
+  "misaligned global read of 4 bytes at 0x[0-9a-f]* in kernel load_misaligned, block (0,0,0), thread (0,0,0), PTX line [0-9]"
 # Memcheck: a kernel's store past its allocation is reported, with the
 # kernel, block, thread and PTX line, and the checker's exit status.
-out="$("$cucpu" check --error-exitcode 3 -- "$prog" kernel_writes_past_the_end 2>&1)"
-rc=$?
-if echo "$out" | grep -q "invalid global write of 4 bytes at 0x[0-9a-f]* in kernel write_past_end, block (7,0,0), thread (104,0,0), PTX line [0-9]" &&
-   echo "$out" | grep -q "runs 4 bytes past the end of device memory" && [ "$rc" -eq 3 ]; then
-  echo "ok   kernel_writes_past_the_end: reported"
-else
-  echo "FAIL kernel_writes_past_the_end: not reported as expected (exit status $rc)"
-  echo "$out" | sed 's/^/    /'
-  failed=1
-fi
+expect_report kernel_writes_past_the_end \
+  "invalid global write of 4 bytes at 0x[0-9a-f]* in kernel write_past_end, block (7,0,0), thread (104,0,0), PTX line [0-9]" \
+  "runs 4 bytes past the end of device memory"
 # One report in full, as a user sees it.
 "$cucpu" check -- "$prog" missing_wait 2>&1 | sed 's/^/    /'
 exit $failed

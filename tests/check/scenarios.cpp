@@ -56,6 +56,30 @@ void launch(Env& e, const char* name, CUstream s, unsigned n, A... args) {
   check(cuLaunchKernel(kernel(e, name), (n + 127) / 128, 1, 1, 128, 1, 1, 0, s, params, nullptr), name);
 }
 
+// An instantiated graph of one memset node that sets kBytes at dst.
+struct MemsetGraph {
+  CUgraph graph;
+  CUgraphExec exec;
+  MemsetGraph(CUdeviceptr dst, unsigned value) {
+    check(cuGraphCreate(&graph, 0), "cuGraphCreate");
+    CUDA_MEMSET_NODE_PARAMS m{};
+    m.dst = dst;
+    m.elementSize = 1;
+    m.width = kBytes;
+    m.height = 1;
+    m.value = value;
+    CUcontext ctx;
+    check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    CUgraphNode n;
+    check(cuGraphAddMemsetNode(&n, graph, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
+    check(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  }
+  ~MemsetGraph() {
+    check(cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+    check(cuGraphDestroy(graph), "cuGraphDestroy");
+  }
+};
+
 void CUDA_CB set_from_host_function(void* p) {
   auto* e = static_cast<Env*>(p);
   // Inside a host function: a memset on another stream is accepted.
@@ -88,26 +112,11 @@ int run(const std::string& name, Env& e) {
     const CUresult r = cuCtxSynchronize();
     std::exit(r == CUDA_SUCCESS || r == CUDA_ERROR_ILLEGAL_ADDRESS ? 0 : 2);
   } else if (name == "graph_and_stream") {
-    CUgraph g;
-    check(cuGraphCreate(&g, 0), "cuGraphCreate");
-    CUDA_MEMSET_NODE_PARAMS m{};
-    m.dst = e.buf;
-    m.elementSize = 1;
-    m.width = kBytes;
-    m.height = 1;
-    m.value = 5;
-    CUgraphNode n;
-    CUcontext ctx;
-    check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
-    check(cuGraphAddMemsetNode(&n, g, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
-    CUgraphExec x;
-    check(cuGraphInstantiate(&x, g, 0), "cuGraphInstantiate");
-    check(cuGraphLaunch(x, e.a), "cuGraphLaunch");
+    MemsetGraph g(e.buf, 5);
+    check(cuGraphLaunch(g.exec, e.a), "cuGraphLaunch");
     check(cuMemcpyDtoHAsync(h, e.buf, kBytes, e.b), "DtoH");
     check(cuStreamSynchronize(e.a), "sync");
     check(cuStreamSynchronize(e.b), "sync");
-    check(cuGraphExecDestroy(x), "cuGraphExecDestroy");
-    check(cuGraphDestroy(g), "cuGraphDestroy");
   } else if (name == "event_wait") {
     check(cuMemcpyHtoDAsync(e.buf, h, kBytes, e.a), "HtoD");
     check(cuEventRecord(ev, e.a), "record");
@@ -157,25 +166,11 @@ int run(const std::string& name, Env& e) {
     check(cuStreamWaitValue32(e.b, flag, 1, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue32");
     check(cuMemcpyDtoHAsync(h, e.buf, kBytes, e.b), "DtoH b");
   } else if (name == "graph_launches_in_order") {
-    CUgraph g;
-    check(cuGraphCreate(&g, 0), "cuGraphCreate");
-    CUDA_MEMSET_NODE_PARAMS m{};
-    m.dst = e.buf;
-    m.elementSize = 1;
-    m.width = kBytes;
-    m.height = 1;
-    CUgraphNode n;
-    CUcontext ctx;
-    check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
-    check(cuGraphAddMemsetNode(&n, g, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
-    CUgraphExec x;
-    check(cuGraphInstantiate(&x, g, 0), "cuGraphInstantiate");
-    check(cuGraphLaunch(x, e.a), "cuGraphLaunch a");
-    check(cuGraphLaunch(x, e.b), "cuGraphLaunch b");  // launches of one exec never overlap
+    MemsetGraph g(e.buf, 0);
+    check(cuGraphLaunch(g.exec, e.a), "cuGraphLaunch a");
+    check(cuGraphLaunch(g.exec, e.b), "cuGraphLaunch b");  // launches of one exec never overlap
     check(cuStreamSynchronize(e.a), "sync");
     check(cuStreamSynchronize(e.b), "sync");
-    check(cuGraphExecDestroy(x), "cuGraphExecDestroy");
-    check(cuGraphDestroy(g), "cuGraphDestroy");
   } else if (name == "reallocated_memory") {
     CUdeviceptr p;
     check(cuMemAlloc(&p, kBytes), "cuMemAlloc");
