@@ -111,7 +111,7 @@ CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
   auto a = Registry::instance().begin_async_free(base);
   if (!a) return CUDA_ERROR_INVALID_VALUE;
   s->enqueue(new FunctionOp([a = *a] { release_allocation(a); }, "stream-ordered free",
-                            MemAccess{a->base, a->base + a->size, true, false}));
+                            MemAccess{a->base, a->base + a->size, true, false, 0, /*frees=*/true}));
   return CUDA_SUCCESS;
 }
 

@@ -38,12 +38,13 @@ CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void**
   a.pool = pool;
   if (pool) pool->on_alloc(bytes);
   Registry::instance().add(a);
-  if (check::on()) [[unlikely]] check::memory_renewed(a.base, a.size);
+  if (check::on()) [[unlikely]] check::memory_renewed(a);
   *out = p;
   return CUDA_SUCCESS;
 }
 
 void release_allocation(const Allocation& a) {
+  if (check::on()) [[unlikely]] check::memory_released(a.base);
   Registry::instance().remove(a.base);
   if (a.pool) a.pool->on_free(a.size);
   release_backing(a);

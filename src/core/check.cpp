@@ -18,6 +18,7 @@
 
 #include "base/thread_heap.h"
 #include "core/allocation.h"
+#include "core/check_internal.h"
 #include "core/context.h"
 #include "core/event.h"
 #include "core/stream.h"
@@ -29,6 +30,9 @@ std::atomic<bool> g_on{false};
 
 namespace {
 
+using detail::bucket_of;
+using detail::kPrintedReports;
+
 using Clock = std::vector<uint32_t>;
 
 void join(Clock& into, const Clock& from) {
@@ -38,7 +42,6 @@ void join(Clock& into, const Clock& from) {
 
 constexpr int kFrames = 24;
 constexpr size_t kBucketRecords = 512;  // accesses kept per allocation; older ones are forgotten
-constexpr uint64_t kPrintedReports = 50;
 
 // One enqueued op (or group): its clock, and where the program enqueued it.
 struct Record {
@@ -48,6 +51,7 @@ struct Record {
   std::string what;    // the op's trace name
   std::string where;   // "stream 0x... (ctx N)"
   const Stream* stream = nullptr;
+  std::shared_ptr<const PartOrder> order;  // a graph launch: how its nodes (parts) are ordered
   void* frames[kFrames];
   int depth = 0;
 };
@@ -61,6 +65,14 @@ struct Access {
   RecordRef rec;
 };
 
+// a happens before b (a recorded first). Parts of one op: the copies of a
+// batch are never ordered; the nodes of a graph launch by its edges.
+bool ordered(const Access& a, const Access& b) {
+  if (a.rec != b.rec) return before(*a.rec, *b.rec);
+  if (a.range.part == b.range.part || !a.range.part || !b.range.part) return true;
+  return a.rec->order && a.rec->order->before(a.range.part, b.range.part);
+}
+
 struct StreamState {
   uint32_t actor = 0;
   Clock clock;
@@ -68,17 +80,20 @@ struct StreamState {
   bool legacy = false, blocking = false;
 };
 
-std::atomic<uint64_t> g_invalid_accesses{0};
-std::atomic<uint64_t> g_shared_races{0};
-std::atomic<uint64_t> g_barrier_errors{0};
-
 struct Checker {
   std::mutex mu;
   std::unordered_map<const Stream*, StreamState> streams;
   std::unordered_map<const Event*, Clock> events;
   std::unordered_map<const void*, Clock> execs;
   std::unordered_map<uintptr_t, Clock> flags;            // stream memory operation words
-  std::unordered_map<const Op*, RecordRef> pending_run;  // kernels not run yet
+  struct Pending {
+    RecordRef rec;
+    uint32_t part = 0;  // the graph node the op is
+  };
+  std::unordered_map<const Op*, Pending> pending_run;    // kernels not run yet
+  std::unordered_map<const Op*, std::shared_ptr<const PartOrder>> launch_orders;  // graph launches about to be enqueued, by join
+  std::unordered_map<const Op*, uint32_t> node_ops;      // ops about to be enqueued that are one graph node each
+  std::set<std::tuple<const void*, uint32_t, uint32_t>> node_pairs_reported;
   std::unordered_map<const Op*, Clock> host_functions;   // host functions not begun yet
   std::unordered_map<uintptr_t, std::vector<Access>> shadow;  // by allocation base (or MiB of host memory)
   std::unordered_map<uintptr_t, const Stream*> attached;      // managed memory attached to one stream
@@ -117,13 +132,6 @@ StreamState& state_of(Checker& c, Stream* s) {
     it->second.blocking = s->kind != StreamKind::kLegacy && s->blocking();
   }
   return it->second;
-}
-
-// The shadow bucket of an address: its allocation, or the MiB of host memory it lies in.
-uintptr_t bucket_of(uintptr_t p, std::optional<Allocation>* alloc) {
-  *alloc = Registry::instance().find(p);
-  if (*alloc) return (*alloc)->base;
-  return (p >> 20) | (uintptr_t{1} << 63);
 }
 
 // Prints the program's frames of a record: from the entry point the
@@ -191,6 +199,25 @@ void report(Checker& c, const Access& old, const Access& now) {
                "synchronization lies between them\n");
 }
 
+// Two nodes of one graph launch that no edge path orders.
+void report_nodes(Checker& c, const Access& old, const Access& now) {
+  const PartOrder& order = *now.rec->order;
+  const auto parts = std::minmax(old.range.part, now.range.part);
+  if (!c.node_pairs_reported.insert({order.owner, parts.first, parts.second}).second) return;
+  const uint64_t n = c.reports.fetch_add(1) + 1;
+  if (n > kPrintedReports) return;
+  const uintptr_t lo = std::max(old.range.lo, now.range.lo), hi = std::min(old.range.hi, now.range.hi);
+  std::fprintf(stderr, "cucpu check: race on [0x%" PRIxPTR ", 0x%" PRIxPTR ") (%zu bytes) between two nodes of one graph launch\n",
+               lo, hi, static_cast<size_t>(hi - lo));
+  const Access& a = old.range.part < now.range.part ? old : now;
+  const Access& b = old.range.part < now.range.part ? now : old;
+  for (const Access* x : {&a, &b})
+    std::fprintf(stderr, "  %s by %s\n", x->range.write ? "written" : "read", order.names[x->range.part - 1].c_str());
+  std::fprintf(stderr, "  no path of graph edges leads from either node to the other; the graph was launched on %s at\n",
+               now.rec->where.c_str());
+  print_frames(*now.rec);
+}
+
 // The spec's undefined behaviour: two copies of one batch that depend on
 // each other, or managed memory attached to one stream touched by another.
 void report_undefined(Checker& c, const char* text, const Access& a, const Access* b) {
@@ -217,18 +244,20 @@ void add_access(Checker& c, const MemAccess& m, const RecordRef& rec) {
   for (size_t i = 0; i < list.size(); ++i) {
     const Access& old = list[i];
     const bool overlap = old.range.lo < m.hi && m.lo < old.range.hi;
-    if (overlap && old.rec == rec && old.range.part != m.part && old.range.part && m.part &&
+    if (overlap && old.rec == rec && !rec->order && old.range.part != m.part && old.range.part && m.part &&
         (old.range.write || m.write) && c.reported.insert({rec->id, rec->id}).second)
       report_undefined(c, "copies of one batch depend on each other (undefined: they run in no set order; here in list order):",
                        old, &now);
     // A race needs a plain write: atomics among themselves, and a plain
     // read of what atomics change, are not reported.
     const bool plain_write = (old.range.write && !old.range.atomic) || (m.write && !m.atomic);
-    if (overlap && old.rec != rec && plain_write && !before(*old.rec, *rec) && !before(*rec, *old.rec))
-      report(c, old, now);
+    if (overlap && plain_write && (old.rec != rec || rec->order) && !ordered(old, now) && !ordered(now, old)) {
+      if (old.rec == rec) report_nodes(c, old, now);
+      else report(c, old, now);
+    }
     // An access ordered before this one and inside its range adds nothing
     // a later check needs when this one writes, or both read.
-    const bool covered = old.range.lo >= m.lo && old.range.hi <= m.hi && before(*old.rec, *rec) &&
+    const bool covered = old.range.lo >= m.lo && old.range.hi <= m.hi && ordered(old, now) &&
                          (m.write || !old.range.write) && old.range.atomic == m.atomic;
     if (!covered) list[kept++] = old;
   }
@@ -239,190 +268,31 @@ void add_access(Checker& c, const MemAccess& m, const RecordRef& rec) {
 
 
 void at_exit() {
-  const uint64_t n = checker().reports.load(), bad = g_invalid_accesses.load(), shared = g_shared_races.load(),
-                 barriers = g_barrier_errors.load();
+  const detail::KernelCounts& k = detail::kernel_counts();
+  const uint64_t n = checker().reports.load(), bad = k.invalid.load(), shared = k.shared_races.load(),
+                 barriers = k.barriers.load(), unwritten = k.uninitialized.load();
   std::fprintf(stderr, "cucpu check: %" PRIu64 " race%s found\n", n, n == 1 ? "" : "s");
   if (bad) std::fprintf(stderr, "cucpu check: %" PRIu64 " invalid kernel access%s found\n", bad, bad == 1 ? "" : "es");
   if (shared) std::fprintf(stderr, "cucpu check: %" PRIu64 " shared-memory race%s found\n", shared, shared == 1 ? "" : "s");
   if (barriers) std::fprintf(stderr, "cucpu check: %" PRIu64 " divergent barrier%s found\n", barriers, barriers == 1 ? "" : "s");
-  if (n == 0 && bad == 0 && shared == 0 && barriers == 0) return;
+  if (unwritten)
+    std::fprintf(stderr, "cucpu check: %" PRIu64 " uninitialized read%s found\n", unwritten, unwritten == 1 ? "" : "s");
+  if (n == 0 && bad == 0 && shared == 0 && barriers == 0 && unwritten == 0) return;
   if (const char* code = std::getenv("CUCPU_CHECK_ERROR_EXITCODE")) {
     std::fflush(nullptr);
     std::_Exit(std::atoi(code));
   }
 }
 
-// A thread's run of kernel blocks (KernelRun): the kernel's name, what its
-// accesses touched, and the allocation the last one fell in.
-struct KernelTouch {
-  std::string kernel;
-  const Op* key = nullptr;
-  bool last = false;
-  std::vector<MemAccess> ranges;
-  uintptr_t alloc_lo = 0, alloc_hi = 0;
-};
-thread_local ThreadHeap<KernelTouch> t_touch_heap;  // base/thread_heap.h
-KernelTouch& touch() { return t_touch_heap.get(); }
-
-constexpr size_t kMaxRanges = 4096;  // beyond this, ranges merge per allocation (may over-report)
-
-void note_range(uintptr_t lo, uintptr_t hi, bool write, bool atomic) {
-  std::vector<MemAccess>& v = touch().ranges;
-  for (size_t k = v.size(), n = 0; k > 0 && n < 8; --k, ++n) {
-    MemAccess& m = v[k - 1];
-    if (m.write == write && m.atomic == atomic && lo <= m.hi && hi >= m.lo) {
-      m.lo = std::min(m.lo, lo);
-      m.hi = std::max(m.hi, hi);
-      return;
-    }
-  }
-  v.push_back({lo, hi, write, atomic});
-  if (v.size() <= kMaxRanges) return;
-  std::sort(v.begin(), v.end(), [](const MemAccess& a, const MemAccess& b) {
-    return std::tie(a.write, a.atomic, a.lo) < std::tie(b.write, b.atomic, b.lo);
-  });
-  std::vector<MemAccess> merged;
-  for (const MemAccess& m : v) {
-    std::optional<Allocation> a;
-    if (!merged.empty() && merged.back().write == m.write && merged.back().atomic == m.atomic &&
-        bucket_of(merged.back().lo, &a) == bucket_of(m.lo, &a))
-      merged.back().hi = std::max(merged.back().hi, m.hi);
-    else
-      merged.push_back(m);
-  }
-  v = std::move(merged);
-}
-
-// A thread's index in its block, from its linear one.
-struct Thread3 {
-  uint32_t x, y, z;
-};
-Thread3 thread_of(const ptx::BlockEnv* env, uint32_t tid) {
-  return {tid % env->ntid[0], tid / env->ntid[0] % env->ntid[1], tid / (env->ntid[0] * env->ntid[1])};
-}
-
-void report_invalid(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid,
-                    const std::optional<Allocation>& within) {
-  const uint64_t n = g_invalid_accesses.fetch_add(1) + 1;
-  if (n > kPrintedReports) return;
-  const Thread3 t = thread_of(env, tid);
-  const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
-  std::fprintf(stderr,
-               "cucpu check: invalid global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread (%u,%u,%u), PTX line %u\n",
-               what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], t.x, t.y, t.z, line);
-  const std::optional<Allocation> near = within ? within : Registry::instance().nearest(addr);
-  if (near && addr + bytes > near->base + near->size && addr >= near->base)
-    std::fprintf(stderr, "  the access runs %" PRIu64 " bytes past the end of %s at 0x%" PRIxPTR " (%zu bytes)\n",
-                 addr + bytes - (near->base + near->size), memory_kind_name(near->kind), near->base, near->size);
-  else if (near && addr < near->base)
-    std::fprintf(stderr, "  the access lies %" PRIu64 " bytes before %s at 0x%" PRIxPTR " (%zu bytes)\n",
-                 near->base - addr, memory_kind_name(near->kind), near->base, near->size);
-  else
-    std::fprintf(stderr, "  the address lies in no live allocation (never allocated, or freed)\n");
-}
-
-// An access not aligned to its size: reported here with its thread and
-// line; the compiled code's own check then faults the kernel with
-// CUDA_ERROR_MISALIGNED_ADDRESS, as without the checker.
-void report_misaligned(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line,
-                       uint32_t tid) {
-  const uint64_t n = g_invalid_accesses.fetch_add(1) + 1;
-  if (n > kPrintedReports) return;
-  const Thread3 t = thread_of(env, tid);
-  const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
-  std::fprintf(stderr,
-               "cucpu check: misaligned global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread "
-               "(%u,%u,%u), PTX line %u\n",
-               what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], t.x, t.y, t.z, line);
-}
-
-// The compiled code's check of each global or generic access (ptx/check_rt.h).
-bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid) {
-  const uintptr_t lo = addr, hi = addr + bytes;
-  if (lo < touch().alloc_lo || hi > touch().alloc_hi) {
-    if (flags & ptx::kAccessGeneric) {
-      const auto shared = reinterpret_cast<uintptr_t>(env->shared);
-      if (lo >= shared && hi <= shared + env->total_shared_bytes) return true;  // the block's shared memory
-    }
-    std::optional<Allocation> a = Registry::instance().find(lo);
-    if (!a) {
-      // A generic address outside every allocation is the thread's local
-      // memory (or another space the checker does not see): not checked.
-      if (flags & ptx::kAccessGeneric) return true;
-      report_invalid(env, addr, bytes, flags, line, tid, a);
-      return false;
-    }
-    if (hi > a->base + a->size) {
-      report_invalid(env, addr, bytes, flags, line, tid, a);
-      return false;
-    }
-    touch().alloc_lo = a->base;
-    touch().alloc_hi = a->base + a->size;
-  }
-  const uint32_t align = bytes < 16 ? bytes : 16;
-  if (align && (addr & (align - 1)) != 0) report_misaligned(env, addr, bytes, flags, line, tid);  // the kernel then faults
-  note_range(lo, hi, (flags & ptx::kAccessWrite) != 0, (flags & ptx::kAccessAtomic) != 0);
-  return true;
-}
-
-// Racecheck and synccheck report a kernel's pair of PTX lines once: true
-// (and counted in `count`) the first time, while reports are still printed.
-bool first_of_kernel_lines(std::atomic<uint64_t>& count, uint32_t line_a, uint32_t line_b) {
-  static std::mutex mu;
-  static std::set<std::tuple<const void*, std::string, uint32_t, uint32_t>> seen;  // by the kind's counter
-  {
-    std::lock_guard<std::mutex> g(mu);
-    if (!seen.insert({&count, touch().kernel, std::min(line_a, line_b), std::max(line_a, line_b)}).second) return false;
-  }
-  return count.fetch_add(1) + 1 <= kPrintedReports;
-}
-
-// Racecheck (ptx/check_rt.h): one report per kernel and pair of PTX lines.
-void shared_race(const ptx::BlockEnv* env, uint32_t offset, const ptx::SharedAccess& a, const ptx::SharedAccess& b) {
-  if (!first_of_kernel_lines(g_shared_races, a.line, b.line)) return;
-  const Thread3 ta = thread_of(env, a.tid), tb = thread_of(env, b.tid);
-  std::fprintf(stderr,
-               "cucpu check: shared-memory race in kernel %s, block (%u,%u,%u), at shared offset %u: thread (%u,%u,%u) %s "
-               "it at PTX line %u, then thread (%u,%u,%u) of another warp %s it at PTX line %u, with no barrier between\n",
-               touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], offset, ta.x, ta.y, ta.z,
-               a.write ? "writes" : "reads", a.line, tb.x, tb.y, tb.z, b.write ? "writes" : "reads", b.line);
-}
-
-// Synccheck (ptx/check_rt.h): one report per kernel and pair of lines.
-void divergent_barrier(const ptx::BlockEnv* env, const ptx::SharedAccess& a, const ptx::SharedAccess& b) {
-  if (!first_of_kernel_lines(g_barrier_errors, a.line, b.line)) return;
-  const Thread3 ta = thread_of(env, a.tid), tb = thread_of(env, b.tid);
-  std::fprintf(stderr,
-               "cucpu check: divergent barrier in kernel %s, block (%u,%u,%u): thread (%u,%u,%u) waits at the barrier of PTX "
-               "line %u, thread (%u,%u,%u) at PTX line %u (bar.sync, __syncthreads(), must be reached by every thread at "
-               "one instruction)\n",
-               touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], ta.x, ta.y, ta.z, a.line, tb.x, tb.y,
-               tb.z, b.line);
-}
-
 }  // namespace
 
-void KernelRun::begin(const Op* key, const std::string& kernel, bool last) {
-  touch().kernel = kernel;
-  touch().key = key;
-  touch().last = last;
-  touch().ranges.clear();
-  touch().alloc_lo = touch().alloc_hi = 0;  // memory may have been freed since the last kernel
-}
-
-void KernelRun::end() {
-  ran(touch().key, touch().ranges, touch().last);
-  touch().ranges.clear();
-  touch().alloc_lo = touch().alloc_hi = 0;
-}
 
 __attribute__((constructor)) void init_from_env() {
   if (!ptx::instrument_accesses()) return;  // the one reading of CUCPU_CHECK
   g_on.store(true, std::memory_order_relaxed);
   checker();
-  ptx::set_access_hook(&kernel_access);
-  ptx::set_shared_race_hook(&shared_race);
-  ptx::set_divergent_barrier_hook(&divergent_barrier);
+  const char* init = std::getenv("CUCPU_CHECK_INIT");
+  detail::install_kernel_hooks(init && *init && std::strcmp(init, "0") != 0);
   std::atexit(at_exit);
 }
 
@@ -430,16 +300,41 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   void* frames[kFrames];
   const int depth = backtrace(frames, kFrames);
   std::vector<MemAccess> touched;
+  std::vector<std::pair<const Op*, size_t>> from;  // each op's first access in `touched`
   bool when_run = false;
   auto collect = [&](const Op* op) {
+    from.emplace_back(op, touched.size());
     op->accesses(touched);
     when_run |= op->accesses_when_run();
   };
   for (size_t i = 0; i < n; ++i) collect(parts[i]);
   collect(join_op);
+  for (const MemAccess& m : touched)  // initcheck: what the work writes counts as written from now on
+    if (m.write && !m.frees) detail::mark_written(m.lo, m.hi);
 
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
+  std::shared_ptr<const PartOrder> order;
+  if (auto it = c.launch_orders.find(join_op); it != c.launch_orders.end()) {
+    order = std::move(it->second);
+    c.launch_orders.erase(it);
+  }
+  auto node_of = [&](const Op* op) -> uint32_t {
+    if (c.node_ops.empty()) return 0;
+    auto it = c.node_ops.find(op);
+    if (it == c.node_ops.end()) return 0;
+    const uint32_t part = it->second;
+    c.node_ops.erase(it);
+    return part;
+  };
+  std::unordered_map<const Op*, uint32_t> part_of;  // this group's ops that are one node each
+  for (size_t k = 0; k < from.size(); ++k)
+    if (const uint32_t part = node_of(from[k].first)) {
+      part_of[from[k].first] = part;
+      const size_t end = k + 1 < from.size() ? from[k + 1].second : touched.size();
+      for (size_t i = from[k].second; i < end; ++i)
+        if (!touched[i].part) touched[i].part = part;
+    }
   StreamState& st = state_of(c, s);
   join(st.clock, host_clock());
   if (st.legacy) {
@@ -465,6 +360,7 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   if (n > 0 && rec->what != "graph launch") rec->what = parts[0]->trace_name() + (n > 1 ? " (" + std::to_string(n) + " parts)" : "");
   rec->where = s->describe();
   rec->stream = s;
+  rec->order = std::move(order);
   std::memcpy(rec->frames, frames, sizeof frames);
   rec->depth = depth;
   RecordRef ref = rec;
@@ -473,21 +369,37 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
     if (m.atomic && m.write) join(c.flags[m.lo], st.clock);
   }
   if (when_run) {
+    auto pend = [&](const Op* op) {
+      auto it = part_of.find(op);
+      c.pending_run[op] = Checker::Pending{ref, it == part_of.end() ? 0 : it->second};
+    };
     for (size_t i = 0; i < n; ++i)
-      if (parts[i]->accesses_when_run()) c.pending_run[parts[i]] = ref;
-    if (join_op->accesses_when_run()) c.pending_run[join_op] = ref;
+      if (parts[i]->accesses_when_run()) pend(parts[i]);
+    if (join_op->accesses_when_run()) pend(join_op);
   }
   if (join_op->runs_program_code()) c.host_functions[join_op] = st.clock;
 }
 
-void ran(const Op* op, const std::vector<MemAccess>& touched, bool last) {
+void ran(const Op* op, const std::vector<MemAccess>& touched, bool last, uint32_t part) {
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.pending_run.find(op);
   if (it == c.pending_run.end()) return;
-  RecordRef rec = it->second;
+  RecordRef rec = it->second.rec;
+  if (!part) part = it->second.part;
   if (last) c.pending_run.erase(it);
-  for (const MemAccess& m : touched) add_access(c, m, rec);
+  for (MemAccess m : touched) {
+    if (!m.part) m.part = part;
+    add_access(c, m, rec);
+  }
+}
+
+void graph_parts(const Op* join_op, std::shared_ptr<const PartOrder> order,
+                 const std::vector<std::pair<const Op*, uint32_t>>& node_ops) {
+  Checker& c = checker();
+  std::lock_guard<std::mutex> g(c.mu);
+  c.launch_orders[join_op] = std::move(order);
+  for (const auto& [op, part] : node_ops) c.node_ops[op] = part;
 }
 
 void event_recorded(Event* e, Stream* s) {
@@ -546,12 +458,15 @@ void host_function_begins(const Op* op) {
   c.host_functions.erase(it);
 }
 
-void memory_renewed(uintptr_t base, size_t) {
+void memory_renewed(const Allocation& a) {
+  detail::init_tracking_starts(a);
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
-  c.shadow.erase(base);
-  c.attached.erase(base);
+  c.shadow.erase(a.base);
+  c.attached.erase(a.base);
 }
+
+void memory_released(uintptr_t base) { detail::init_tracking_ends(base); }
 
 void memory_attached(uintptr_t base, Stream* single) {
   Checker& c = checker();
@@ -561,7 +476,8 @@ void memory_attached(uintptr_t base, Stream* single) {
 }
 
 uint64_t reports() {
-  return checker().reports.load() + g_invalid_accesses.load() + g_shared_races.load() + g_barrier_errors.load();
+  const detail::KernelCounts& k = detail::kernel_counts();
+  return checker().reports.load() + k.invalid.load() + k.shared_races.load() + k.barriers.load() + k.uninitialized.load();
 }
 
 }  // namespace cucpu::check

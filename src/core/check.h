@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 
 namespace cucpu {
 
+struct Allocation;
 class Event;
 class Stream;
 class Context;
@@ -46,16 +48,36 @@ inline bool on() { return g_on.load(std::memory_order_relaxed); }
 void enqueued(Stream* s, Op* const* parts, size_t n, Op* join);
 // What blocks of a kernel op touched, reported by a thread that ran them
 // (`op` is the op enqueued() saw; `last`: no thread reports for it after
-// this one).
-void ran(const Op* op, const std::vector<MemAccess>& touched, bool last);
+// this one; `part`: the graph node they belong to, 0 for the op's own).
+void ran(const Op* op, const std::vector<MemAccess>& touched, bool last, uint32_t part = 0);
+
+// The order among the nodes of one graph exec, for races between the
+// nodes of one launch: part p (node p - 1 of the exec's plan) runs before
+// part q when an edge path leads from p to q. Immutable once built.
+struct PartOrder {
+  const void* owner = nullptr;       // the exec: a pair of nodes is reported once per exec
+  std::vector<std::string> names;    // by part - 1 ("memcpy node 64 B (node 3)")
+  size_t words = 0;                  // bitset words per node
+  std::vector<uint64_t> reach;       // node p's successors by any path: reach[(p - 1) * words ...]
+  bool before(uint32_t p, uint32_t q) const {
+    const uint32_t j = q - 1;
+    return (reach[(p - 1) * words + j / 64] >> (j % 64)) & 1;
+  }
+};
+// Before the ops of a graph launch are enqueued (with `join` the group's
+// join): the launch's accesses tagged with parts are ordered by `order`,
+// and each op of `node_ops` is node `part` as a whole (its accesses, also
+// those it reports when run, belong to that node).
+void graph_parts(const Op* join, std::shared_ptr<const PartOrder> order,
+                 const std::vector<std::pair<const Op*, uint32_t>>& node_ops);
 
 // Brackets a thread's run of a kernel's blocks while checking: accesses
 // outside live allocations are reported naming `kernel`, and what the
 // blocks touched goes to ran(key, ..., last) at the end.
 class KernelRun {
  public:
-  KernelRun(const Op* key, const std::string& kernel, bool last) : active_(on()) {
-    if (active_) [[unlikely]] begin(key, kernel, last);
+  KernelRun(const Op* key, const std::string& kernel, bool last, uint32_t part = 0) : active_(on()) {
+    if (active_) [[unlikely]] begin(key, kernel, last, part);
   }
   ~KernelRun() {
     if (active_) [[unlikely]] end();
@@ -64,7 +86,7 @@ class KernelRun {
   KernelRun& operator=(const KernelRun&) = delete;
 
  private:
-  void begin(const Op* key, const std::string& kernel, bool last);
+  void begin(const Op* key, const std::string& kernel, bool last, uint32_t part);
   void end();
   bool active_;
 };
@@ -88,10 +110,12 @@ void host_function_begins(const Op* op);
 // (null) to every stream, in `s`'s order: work of other streams must not
 // touch it while so attached.
 void memory_attached(uintptr_t base, Stream* single);
-// Memory [base, base + n) was allocated or freed: what was known of
-// earlier accesses to it is forgotten (an address reused by a new
-// allocation is new memory).
-void memory_renewed(uintptr_t base, size_t n);
+// Memory was allocated: what was known of earlier accesses to its
+// addresses is forgotten (an address reused by a new allocation is new
+// memory), and its bytes are unwritten (initcheck, device memory).
+void memory_renewed(const Allocation& a);
+// The allocation at `base` is being released.
+void memory_released(uintptr_t base);
 
 // The bytes a copy reads and writes, and a set writes: each side's
 // bounding range (rows between a pitched box's rows count as touched).

@@ -278,6 +278,39 @@ std::string node_trace_name(const ExecNode& n) {
   }
 }
 
+// For `cucpu check`: which nodes of `plan` an edge path orders, each node
+// named as reports name it. Null for plans too big to check (the nodes of
+// a launch are then not checked against each other).
+std::shared_ptr<const check::PartOrder> node_order(const ExecPlan& plan, const void* exec) {
+  constexpr size_t kMaxNodes = 8192;  // 8 MiB of bits
+  const size_t n = plan.nodes.size();
+  if (n == 0 || n > kMaxNodes) return nullptr;
+  auto order = std::make_shared<check::PartOrder>();
+  order->owner = exec;
+  order->words = (n + 63) / 64;
+  order->reach.assign(n * order->words, 0);
+  std::vector<uint32_t> indeg(n, 0), topo;
+  for (const ExecNode& e : plan.nodes)
+    for (uint32_t d : e.dependents) ++indeg[d];
+  for (uint32_t i = 0; i < n; ++i)
+    if (indeg[i] == 0) topo.push_back(i);
+  for (size_t k = 0; k < topo.size(); ++k)
+    for (uint32_t d : plan.nodes[topo[k]].dependents)
+      if (--indeg[d] == 0) topo.push_back(d);
+  for (size_t k = topo.size(); k-- > 0;) {  // successors first
+    const uint32_t i = topo[k];
+    uint64_t* mine = &order->reach[i * order->words];
+    for (uint32_t d : plan.nodes[i].dependents) {
+      mine[d / 64] |= uint64_t{1} << (d % 64);
+      const uint64_t* theirs = &order->reach[d * order->words];
+      for (size_t w = 0; w < order->words; ++w) mine[w] |= theirs[w];
+    }
+  }
+  order->names.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) order->names.push_back(node_trace_name(plan.nodes[i]) + " (node " + std::to_string(i) + ")");
+  return order;
+}
+
 // Runs one segment's nodes in order. Host nodes run with the thread marked
 // "inside a host function"; copies and sets are skipped once the context
 // has faulted (and fault it when their memory is gone).
@@ -292,12 +325,15 @@ class SegmentOp final : public Op {
       if (plan_->nodes[i].kind == NodeKind::kKernel) return true;
     return false;
   }
+  // Each access names its node (part: the node's index + 1).
   void accesses(std::vector<MemAccess>& out) const override {
     for (uint32_t i : plan_->segments[seg_]) {
       const ExecNode& n = plan_->nodes[i];
       if (n.disabled) continue;
+      const size_t from = out.size();
       if (n.kind == NodeKind::kMemcpy) check::copy_accesses(n.copy().copy, out);
       else if (n.kind == NodeKind::kMemset) out.push_back(check::memset_access(n.set().set));
+      for (size_t k = from; k < out.size(); ++k) out[k].part = i + 1;
     }
   }
   void execute(int status) override {
@@ -322,7 +358,7 @@ class SegmentOp final : public Op {
           break;
         case NodeKind::kKernel:
           if (status == CUDA_SUCCESS) {
-            check::KernelRun checked(this, n.kernel().fn->name(), false);
+            check::KernelRun checked(this, n.kernel().fn->name(), false, i + 1);
             if (!run_kernel_inline(*n.kernel().fn, kernel_config(n))) status = n.kernel().fn->module->ctx->sticky_error();
           }
           break;
@@ -417,6 +453,18 @@ CUresult GraphExec::launch(Stream* s) {
   last_launch_ = OpRef::share(join);
   const bool checking = check::on();
   if (checking) [[unlikely]] {
+    if (check_order_plan_ != plan) {
+      check_order_ = node_order(*plan, this);
+      check_order_plan_ = plan;
+    }
+    std::vector<std::pair<const Op*, uint32_t>> node_ops;  // ops that are one node each (not segments)
+    if (check_order_)
+      for (size_t k = 0; k < count; ++k) {
+        const ExecNode& node = plan->nodes[plan->segments[k].front()];
+        if (node.kind == NodeKind::kBatchMemOp || (node.kind == NodeKind::kKernel && (node.parallel || node.cooperative)))
+          node_ops.emplace_back(ops[exit[k]], plan->segments[k].front() + 1);
+      }
+    check::graph_parts(join, check_order_, node_ops);
     check::graph_launch_begins(this, s);
     for (const ExecNode& n : plan->nodes)
       if (n.kind == NodeKind::kEventWait)

@@ -34,6 +34,9 @@ namespace cucpu {
 
 class Stream;
 class Event;
+namespace check {
+struct PartOrder;
+}
 
 // What a copy node runs: the copy resolved once, the memory it names (to
 // check it is still live), and the storage of the arrays it names, kept
@@ -115,6 +118,10 @@ class GraphExec {
 
   mutable std::mutex mu_;                   // guards plan_ and last_launch_
   std::shared_ptr<const ExecPlan> plan_;
+  // `cucpu check`: the order among plan_'s nodes, built at a launch while
+  // checking (guarded by mu_).
+  std::shared_ptr<const ExecPlan> check_order_plan_;
+  std::shared_ptr<const check::PartOrder> check_order_;
   OpRef last_launch_;                       // the join op of the previous launch
 };
 

@@ -53,9 +53,13 @@ struct MemAccess {
   uintptr_t lo = 0, hi = 0;
   bool write = false;
   bool atomic = false;
-  // Nonzero: which of the op's unordered parts made it (the copies of one
-  // batch, which run in no set order): different parts must not conflict.
+  // Nonzero: which of the op's parts made it: the copies of one batch
+  // (which run in no set order: different parts must not conflict), or
+  // the nodes of one graph launch (ordered by the graph's edges).
   uint32_t part = 0;
+  // A stream-ordered free: the memory's use ends here (a write to the race
+  // checker; it initializes nothing).
+  bool frees = false;
 };
 
 class Op {

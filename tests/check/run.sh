@@ -52,6 +52,11 @@ attached_memory_on_its_stream 0
 kernel_and_copy_with_event 0
 kernels_disjoint_halves 0
 kernel_atomics_on_two_streams 0
+graph_nodes_unordered 1
+graph_kernel_node_unordered 1
+graph_nodes_with_edge 0
+graph_nodes_through_a_node 0
+graph_kernel_node_with_edge 0
 TABLE
 # Racecheck: a block's threads reading what another warp wrote with no
 # barrier between is reported, naming the kernel, the two PTX lines and the
@@ -101,6 +106,42 @@ expect_report kernel_misaligned_load \
 expect_report kernel_writes_past_the_end \
   "invalid global write of 4 bytes at 0x[0-9a-f]* in kernel write_past_end, block (7,0,0), thread (104,0,0), PTX line [0-9]" \
   "runs 4 bytes past the end of device memory"
+# Races between the nodes of one graph launch name both nodes.
+expect_report graph_nodes_unordered \
+  "race on .* (4096 bytes) between two nodes of one graph launch" \
+  "written by memset node (node 0)" "read by memcpy node 4096 B (node 1)" "no path of graph edges"
+# Initcheck (--initcheck): a kernel reading device memory that nothing
+# wrote is reported with the first unwritten byte; memory written by a
+# memset, a kernel or a copy first is not.
+expect_initcheck() {
+  name="$1"
+  want="$2"
+  shift 2
+  out="$("$cucpu" check --initcheck --error-exitcode 3 -- "$prog" "$name" 2>&1)"
+  rc=$?
+  got="$(echo "$out" | sed -n 's/^cucpu check: \([0-9]*\) uninitialized reads\{0,1\} found$/\1/p')"
+  ok=1
+  [ "${got:-0}" = "$want" ] || ok=0
+  [ "$want" -eq 0 ] && [ "$rc" -ne 0 ] && ok=0
+  [ "$want" -gt 0 ] && [ "$rc" -ne 3 ] && ok=0
+  for pattern in "$@"; do
+    echo "$out" | grep -q "$pattern" || ok=0
+  done
+  if [ "$ok" -eq 1 ]; then
+    echo "ok   $name: ${got:-0} uninitialized read(s)"
+  else
+    echo "FAIL $name: ${got:-0} uninitialized read(s) reported, $want expected (exit status $rc)"
+    echo "$out" | sed 's/^/    /'
+    failed=1
+  fi
+}
+expect_initcheck kernel_reads_unwritten 1 \
+  "uninitialized global read of 4 bytes at 0x[0-9a-f]* in kernel copy_ints, block ([0-7],0,0), thread ([0-9]*,0,0), PTX line [0-9]" \
+  "device memory at 0x[0-9a-f]* + [0-9]*, 4096 bytes) was never written"
+expect_initcheck kernel_reads_half_written 1 "in kernel copy_ints, block (0,0,0), thread (0,0,0)" "+ 2048, 4096 bytes"
+expect_initcheck kernel_reads_written 0
+# Without --initcheck, the unwritten read is not reported.
+out="$("$cucpu" check -- "$prog" kernel_reads_unwritten 2>&1)" || { echo "FAIL kernel_reads_unwritten: reported without --initcheck"; echo "$out"; failed=1; }
 # One report in full, as a user sees it.
 "$cucpu" check -- "$prog" missing_wait 2>&1 | sed 's/^/    /'
 exit $failed

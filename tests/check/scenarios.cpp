@@ -80,6 +80,59 @@ struct MemsetGraph {
   }
 };
 
+// A graph of two nodes touching e.buf: `first` writes it (a memset node,
+// or a kernel node filling it), then a memcpy node reads it into e.other;
+// the read depends on the write through `edges` edges (0: not at all; 2:
+// through an empty node between them).
+struct TwoNodeGraph {
+  CUgraph graph;
+  CUgraphExec exec;
+  TwoNodeGraph(Env& e, bool kernel_first, int edges) {
+    check(cuGraphCreate(&graph, 0), "cuGraphCreate");
+    CUcontext ctx;
+    check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    CUgraphNode first, between, read;
+    CUdeviceptr p = e.buf;
+    int value = 9, n = kBytes / sizeof(int);
+    void* params[] = {&p, &value, &n};
+    if (kernel_first) {
+      CUDA_KERNEL_NODE_PARAMS k{};
+      k.func = kernel(e, "fill");
+      k.gridDimX = n / 128;
+      k.gridDimY = k.gridDimZ = 1;
+      k.blockDimX = 128;
+      k.blockDimY = k.blockDimZ = 1;
+      k.kernelParams = params;
+      check(cuGraphAddKernelNode(&first, graph, nullptr, 0, &k), "cuGraphAddKernelNode");
+    } else {
+      CUDA_MEMSET_NODE_PARAMS m{};
+      m.dst = e.buf;
+      m.elementSize = 1;
+      m.width = kBytes;
+      m.height = 1;
+      m.value = 1;
+      check(cuGraphAddMemsetNode(&first, graph, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
+    }
+    CUgraphNode dep = first;
+    if (edges == 2) {
+      check(cuGraphAddEmptyNode(&between, graph, &first, 1), "cuGraphAddEmptyNode");
+      dep = between;
+    }
+    CUDA_MEMCPY3D c{};
+    c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = e.buf;
+    c.dstDevice = e.other;
+    c.WidthInBytes = kBytes;
+    c.Height = c.Depth = 1;
+    check(cuGraphAddMemcpyNode(&read, graph, edges ? &dep : nullptr, edges ? 1 : 0, &c, ctx), "cuGraphAddMemcpyNode");
+    check(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  }
+  ~TwoNodeGraph() {
+    check(cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+    check(cuGraphDestroy(graph), "cuGraphDestroy");
+  }
+};
+
 void CUDA_CB set_from_host_function(void* p) {
   auto* e = static_cast<Env*>(p);
   // Inside a host function: a memset on another stream is accepted.
@@ -228,6 +281,33 @@ int run(const std::string& name, Env& e) {
     CUdeviceptr in = e.buf, out = e.other;
     void* params[] = {&in, &out};
     check(cuLaunchKernel(kernel(e, fn), 1, 1, 1, threads, 1, 1, 0, e.a, params, nullptr), fn);
+  } else if (name == "graph_nodes_unordered" || name == "graph_nodes_with_edge" || name == "graph_nodes_through_a_node" ||
+             name == "graph_kernel_node_unordered" || name == "graph_kernel_node_with_edge") {
+    const bool kernel_first = name.find("kernel") != std::string::npos;
+    const int edges = name.find("unordered") != std::string::npos ? 0 : name.find("through") != std::string::npos ? 2 : 1;
+    TwoNodeGraph g(e, kernel_first, edges);
+    for (int i = 0; i < 2; ++i) check(cuGraphLaunch(g.exec, e.a), "cuGraphLaunch");  // one report per exec and pair
+    check(cuStreamSynchronize(e.a), "sync");
+  } else if (name == "kernel_reads_unwritten" || name == "kernel_reads_half_written" || name == "kernel_reads_written") {
+    // Initcheck: copy_ints reads all of a fresh allocation; nothing, half
+    // of it, or all of it (a memset, a kernel, a copy) was written first.
+    CUdeviceptr fresh[3];
+    const int n = kBytes / sizeof(int);
+    for (CUdeviceptr& p : fresh) check(cuMemAlloc(&p, kBytes), "cuMemAlloc");
+    if (name == "kernel_reads_half_written") check(cuMemsetD8Async(fresh[0], 0, kBytes / 2, e.a), "memset half");
+    if (name == "kernel_reads_written") {
+      check(cuMemsetD8Async(fresh[0], 0, kBytes, e.a), "memset");
+      launch(e, "fill", e.a, n, fresh[1], 4, n);
+      check(cuMemcpyHtoDAsync(fresh[2], h, kBytes, e.a), "HtoD");
+    }
+    if (name == "kernel_reads_half_written") {  // the written half, then one int of the other
+      launch(e, "copy_ints", e.a, n / 2, e.other, fresh[0], n / 2);
+      launch(e, "copy_ints", e.a, 1, e.other, fresh[0] + kBytes / 2, 1);
+    }
+    const int readers = name == "kernel_reads_written" ? 3 : name == "kernel_reads_unwritten" ? 1 : 0;
+    for (int i = 0; i < readers; ++i) launch(e, "copy_ints", e.a, n, e.other, fresh[i], n);
+    check(cuStreamSynchronize(e.a), "sync");
+    for (CUdeviceptr p : fresh) check(cuMemFree(p), "cuMemFree");
   } else if (name == "kernel_misaligned_load") {
     CUdeviceptr p = e.buf, out = e.other;
     int off = 1;
