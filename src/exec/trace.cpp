@@ -20,6 +20,7 @@
 #include "exec/op.h"
 #include "exec/scheduler.h"
 #include "exec/spin_lock.h"
+#include "exec/trace_file.h"
 
 namespace cucpu::trace {
 
@@ -130,14 +131,20 @@ void append(const Event& e) {
   b.next = (b.next + 1) % g_capacity;
 }
 
-void json_string(FILE* f, const std::string& s) {
-  std::fputc('"', f);
-  for (char c : s) {
-    if (c == '"' || c == '\\') std::fputc('\\', f);
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    std::fputc(c, f);
-  }
-  std::fputc('"', f);
+// A timeline's figures for the summary (CUCPU_TRACE_SUMMARY).
+struct Stat {
+  uint64_t ops = 0, busy = 0, first = UINT64_MAX, last = 0;
+};
+
+// Perfetto's protobuf when asked (CUCPU_TRACE_FORMAT=perfetto, or a file
+// named *.pftrace or *.perfetto-trace), else Chrome JSON.
+bool perfetto_format(const std::string& path) {
+  if (const char* f = std::getenv("CUCPU_TRACE_FORMAT"); f && *f) return std::strcmp(f, "perfetto") == 0;
+  auto ends_with = [&](const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
+  };
+  return ends_with(".pftrace") || ends_with(".perfetto-trace");
 }
 
 void write_all() {
@@ -145,116 +152,102 @@ void write_all() {
   g_on.store(false, std::memory_order_relaxed);
   std::lock_guard<std::mutex> g(s.mu);
   std::vector<std::pair<Buffer*, std::vector<Event>>> all;
-  uint64_t dropped = 0;
+  TraceFile file;
+  file.names = &s.names;
   for (auto& b : s.buffers) {
     SpinLockGuard bg(b->mu);
     all.emplace_back(b.get(), b->in_order());
-    dropped += b->overwritten;
+    file.overwritten += b->overwritten;
   }
   // Tracks: one per timeline (in order of first use), one per thread.
-  struct Run {
-    long track, thread;
-    uint64_t t0, t1;
-  };
-  std::map<const void*, long> timeline_tid;
-  std::unordered_map<uint32_t, std::pair<long, uint64_t>> call_at;  // call -> (thread, start)
-  std::unordered_map<uint32_t, uint32_t> enqueued_by;                // op -> call
-  std::unordered_map<uint32_t, Run> runs;                            // op -> its run
+  std::map<const void*, uint64_t> timeline_track;
   uint64_t t_min = UINT64_MAX;
   for (auto& [b, evs] : all)
     for (const Event& e : evs) {
       if (e.kind == kRun || e.kind == kCall || e.kind == kPart) t_min = std::min(t_min, e.t0);
-      if ((e.kind == kRun || e.kind == kPart) && !timeline_tid.count(e.track))
-        timeline_tid[e.track] = 1000000 + static_cast<long>(timeline_tid.size());
-      if (e.kind == kCall) call_at[e.a] = {b->tid, e.t0};
-      if (e.kind == kEnqueue) enqueued_by[e.a] = static_cast<uint32_t>(e.b);
-      if (e.kind == kRun) runs[e.a] = Run{timeline_tid[e.track], b->tid, e.t0, e.t1};
+      if ((e.kind == kRun || e.kind == kPart) && !timeline_track.count(e.track))
+        timeline_track[e.track] = 1000000 + timeline_track.size();
     }
   if (t_min == UINT64_MAX) t_min = 0;
   const uint64_t end_ticks = now();
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - s.start_time).count();
   const double ns_per_tick = end_ticks > s.start_ticks ? ns / static_cast<double>(end_ticks - s.start_ticks) : 1.0;
-  auto us = [&](uint64_t t) { return static_cast<double>(t - t_min) * ns_per_tick / 1000.0; };
-  FILE* f = std::fopen(s.path.c_str(), "w");
+  auto at = [&](uint64_t t) { return static_cast<uint64_t>(static_cast<double>(t - std::min(t, t_min)) * ns_per_tick); };
+  for (auto& [tl, id] : timeline_track) {
+    auto it = s.labels.find(tl);
+    file.tracks.push_back({id, it != s.labels.end() ? it->second : "timeline"});
+  }
+  int worker_no = 0;
+  for (auto& [b, evs] : all)
+    file.tracks.push_back({static_cast<uint64_t>(b->tid),
+                           b->worker ? "worker " + std::to_string(worker_no++) : "host thread " + std::to_string(b->tid)});
+  // Slices; each op's and node's twice, on its timeline's track and its thread's.
+  std::unordered_map<uint32_t, uint32_t> call_slice, run_slice;  // call, op -> its slice (the timeline's, for ops)
+  std::unordered_map<uint32_t, uint32_t> enqueued_by;            // op -> call
+  std::vector<std::pair<uint32_t, uint32_t>> links;              // op before, op after
+  std::map<const void*, Stat> stats;
+  auto slice = [&](uint64_t track, const Event& e, const char* cat) {
+    file.slices.push_back({track, at(e.t0), at(e.t1), e.name, cat, {}, 0});
+    return static_cast<uint32_t>(file.slices.size() - 1);
+  };
+  for (auto& [b, evs] : all)
+    for (const Event& e : evs) {
+      const auto tid = static_cast<uint64_t>(b->tid);
+      switch (e.kind) {
+        case kCall: {
+          const uint32_t i = slice(tid, e, "api");
+          file.slices[i].args[0] = {"call", e.a};
+          file.slices[i].args[1] = {"result", e.b};
+          file.slices[i].nargs = 2;
+          call_slice[e.a] = i;
+          break;
+        }
+        case kEnqueue: enqueued_by[e.a] = static_cast<uint32_t>(e.b); break;
+        case kLink: links.emplace_back(e.a, static_cast<uint32_t>(e.b)); break;
+        case kPart:  // inside its op's slice, on both of the op's tracks
+          slice(timeline_track[e.track], e, "node");
+          slice(tid, e, "node");
+          break;
+        case kRun: {
+          const uint32_t i = slice(timeline_track[e.track], e, "op");
+          slice(tid, e, "op");
+          run_slice[e.a] = i;
+          Stat& st = stats[e.track];
+          ++st.ops;
+          st.busy += e.t1 - e.t0;
+          st.first = std::min(st.first, e.t0);
+          st.last = std::max(st.last, e.t1);
+          break;
+        }
+      }
+    }
+  for (auto& [op, i] : run_slice) {
+    auto by = enqueued_by.find(op);
+    const uint32_t call = by != enqueued_by.end() ? by->second : 0;
+    for (uint32_t k : {i, i + 1}) {  // both of the op's slices name it and its call
+      file.slices[k].args[0] = {"op", op};
+      file.slices[k].args[1] = {"call", call};
+      file.slices[k].nargs = 2;
+    }
+    auto c = call_slice.find(call);
+    if (call && c != call_slice.end()) file.flows.push_back({c->second, i, file.slices[c->second].t0, "enqueue"});
+  }
+  for (auto [pred, succ] : links) {
+    auto p = run_slice.find(pred), q = run_slice.find(succ);
+    if (p != run_slice.end() && q != run_slice.end() && file.slices[p->second].track != file.slices[q->second].track)
+      file.flows.push_back({p->second, q->second, file.slices[p->second].t1, "dependency"});
+  }
+  FILE* f = std::fopen(s.path.c_str(), "wb");
   if (!f) {
     std::fprintf(stderr, "[cucpu] trace: cannot write %s\n", s.path.c_str());
     return;
   }
-  std::fprintf(f, "{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"cucpu\"}}");
-  for (auto& [tl, tid] : timeline_tid) {
-    auto it = s.labels.find(tl);
-    std::fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%ld,\"name\":\"thread_name\",\"args\":{\"name\":", tid);
-    json_string(f, it != s.labels.end() ? it->second : "timeline");
-    std::fprintf(f, "}}");
-  }
-  int worker_no = 0;
-  for (auto& [b, evs] : all) {
-    std::string label = b->worker ? "worker " + std::to_string(worker_no++) : "host thread " + std::to_string(b->tid);
-    std::fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%ld,\"name\":\"thread_name\",\"args\":{\"name\":", b->tid);
-    json_string(f, label);
-    std::fprintf(f, "}}");
-  }
-  uint64_t flow = 1;
-  auto flow_pair = [&](const char* cat, long from_tid, uint64_t from_t, long to_tid, uint64_t to_t) {
-    std::fprintf(f, ",\n{\"ph\":\"s\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"id\":%" PRIu64 ",\"cat\":\"%s\",\"name\":\"%s\"}",
-                 from_tid, us(from_t), flow, cat, cat);
-    std::fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"id\":%" PRIu64
-                    ",\"cat\":\"%s\",\"name\":\"%s\"}",
-                 to_tid, us(to_t), flow, cat, cat);
-    ++flow;
-  };
-  struct Stat {
-    uint64_t ops = 0, busy = 0, first = UINT64_MAX, last = 0;
-  };
-  std::map<const void*, Stat> stats;
-  for (auto& [b, evs] : all)
-    for (const Event& e : evs) {
-      if (e.kind == kCall) {
-        std::fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"api\",\"name\":", b->tid,
-                     us(e.t0), us(e.t1) - us(e.t0));
-        json_string(f, s.names[e.name]);
-        std::fprintf(f, ",\"args\":{\"call\":%u,\"result\":%d}}", e.a, e.b);
-        continue;
-      }
-      if (e.kind == kLink) {
-        auto p = runs.find(e.a), q = runs.find(static_cast<uint32_t>(e.b));
-        if (p != runs.end() && q != runs.end() && p->second.track != q->second.track)
-          flow_pair("dependency", p->second.track, p->second.t1, q->second.track, q->second.t0);
-        continue;
-      }
-      if (e.kind == kPart) {  // inside its op's slice, on both of the op's tracks
-        for (long tid : {timeline_tid[e.track], b->tid}) {
-          std::fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"node\",\"name\":", tid,
-                       us(e.t0), us(e.t1) - us(e.t0));
-          json_string(f, s.names[e.name]);
-          std::fprintf(f, "}");
-        }
-        continue;
-      }
-      if (e.kind != kRun) continue;
-      const std::string& name = s.names[e.name];
-      const long ttid = timeline_tid[e.track];
-      auto by = enqueued_by.find(e.a);
-      const uint32_t call = by != enqueued_by.end() ? by->second : 0;
-      for (long tid : {ttid, b->tid}) {
-        std::fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"op\",\"name\":", tid,
-                     us(e.t0), us(e.t1) - us(e.t0));
-        json_string(f, name);
-        std::fprintf(f, ",\"args\":{\"op\":%u,\"call\":%u}}", e.a, call);
-      }
-      auto c = call_at.find(call);
-      if (call && c != call_at.end()) flow_pair("enqueue", c->second.first, c->second.second, ttid, e.t0);
-      Stat& st = stats[e.track];
-      ++st.ops;
-      st.busy += e.t1 - e.t0;
-      st.first = std::min(st.first, e.t0);
-      st.last = std::max(st.last, e.t1);
-    }
-  std::fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"overwritten_events\":%" PRIu64 "}}\n", dropped);
+  if (perfetto_format(s.path)) write_perfetto(f, file);
+  else write_json(f, file);
   std::fclose(f);
-  if (dropped)
-    std::fprintf(stderr, "[cucpu] trace: %" PRIu64 " older events were overwritten (each thread keeps its last %zu)\n", dropped,
-                 g_capacity);
+  if (file.overwritten)
+    std::fprintf(stderr, "[cucpu] trace: %" PRIu64 " older events were overwritten (each thread keeps its last %zu)\n",
+                 file.overwritten, g_capacity);
   std::fprintf(stderr, "[cucpu] trace written to %s\n", s.path.c_str());
   if (!s.summary) return;
   std::fprintf(stderr, "[cucpu] %-72s %8s %12s %12s\n", "timeline", "ops", "busy (us)", "idle (us)");

@@ -2,7 +2,9 @@
 // timeline runs, on the timeline's track and on the worker's, and every API
 // call, on its thread's track, with a flow from the call to each op it
 // enqueued, and the nodes of each graph launch inside its slices. Written
-// at exit as Chrome trace JSON (Perfetto and chrome://tracing open it).
+// at exit (exec/trace_file.h) as Chrome trace JSON (Perfetto and
+// chrome://tracing open it), or as Perfetto's protobuf trace with
+// CUCPU_TRACE_FORMAT=perfetto or a FILE named *.pftrace.
 // CUCPU_TRACE_SUMMARY=1 also prints, at exit, a table of each timeline's
 // ops, busy time and the wait between ops.
 //

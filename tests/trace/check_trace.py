@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
-"""Checks the trace of tests/trace/trace_program.cpp (a Chrome trace JSON).
-usage: check_trace.py TRACE.json"""
+"""Checks the trace of tests/trace/trace_program.cpp: a Chrome trace JSON,
+or a Perfetto protobuf trace (*.pftrace, read by read_perfetto.py).
+usage: check_trace.py TRACE.json|TRACE.pftrace"""
 import collections
 import json
+import os
 import sys
 
-events = json.load(open(sys.argv[1]))["traceEvents"]
+problems = []
+if sys.argv[1].endswith(".pftrace"):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import read_perfetto
+    events, problems = read_perfetto.read(sys.argv[1])
+else:
+    events = json.load(open(sys.argv[1]))["traceEvents"]
 names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
 streams = {tid: n for tid, n in names.items() if n.startswith("stream 0x") and n.endswith(", non-blocking)")}
 workers = {tid for tid, n in names.items() if n.startswith("worker ")}
 hosts = {tid for tid, n in names.items() if n.startswith("host thread ")}
 slices = [e for e in events if e.get("ph") == "X"]
-problems = []
 if len(streams) != 2:
     problems.append(f"want 2 non-blocking stream tracks, got {sorted(names.values())}")
 by_track = collections.defaultdict(list)
