@@ -6,6 +6,8 @@
 #   NAME=FILE   a prebuilt libcuda.so.1 or its .gz (the GPU machine has no
 #               LLVM 19: build with -DCUCPU_STATIC_LLVM=ON here, strip, gzip, carry)
 #   DIR         an unpacked source tree, built there (git archive REV | tar -x -C DIR)
+#   NAME+trace  an earlier NAME's library again, with CUCPU_TRACE on (the
+#               trace's cost; not in the cold rows)
 # e.g. (device; carry .ab and .bench-deps):
 #   bench/ab-on-gpu.sh start=.ab/libs/start.so.gz now=.ab/libs/now.so.gz
 # Env: BENCH_FILTER (regex), REPS (default 5), ROUNDS (default 2), COLD_RUNS (default 5).
@@ -19,7 +21,9 @@ g++ -O2 -std=c++17 -I"$cuda/include" -I"$deps/include" -Ibench bench/cold_bench.
   -L"$cuda/lib64/stubs" -L"$deps/lib" -lbenchmark -lcuda -lpthread || exit 1
 names=(nvidia)
 for arg in "$@"; do
-  if [[ "$arg" == *=* ]]; then
+  if [[ "$arg" == *+trace ]]; then
+    names+=("$arg")
+  elif [[ "$arg" == *=* ]]; then
     name=${arg%%=*} file=${arg#*=}
     mkdir -p "/tmp/ab-$name/lib"
     case "$file" in
@@ -33,20 +37,24 @@ for arg in "$@"; do
   fi
   names+=("$name")
 done
-libs_of() { if [ "$1" = nvidia ]; then echo "$deps/lib"; else echo "/tmp/ab-$1/lib:$deps/lib"; fi; }
+libs_of() { if [ "$1" = nvidia ]; then echo "$deps/lib"; else echo "/tmp/ab-${1%+trace}/lib:$deps/lib"; fi; }
+# The environment a column runs with: CUCPU_TRACE for NAME+trace.
+trace_of() { if [[ "$1" == *+trace ]]; then echo "CUCPU_TRACE=/tmp/ab-trace.json"; else echo "CUCPU_AB=1"; fi; }
 args="--benchmark_repetitions=${REPS:-5} --benchmark_report_aggregates_only=true --benchmark_min_time=0.2"
 args="$args --benchmark_format=json --benchmark_filter=${BENCH_FILTER:-.}"
 for round in $(seq "${ROUNDS:-2}"); do
   for name in "${names[@]}"; do
-    LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/ab_bench $args > "$out/$name-$round.json"
+    env "$(trace_of "$name")" LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/ab_bench $args > "$out/$name-$round.json" 2>/dev/null
   done
 done
 python3 bench/ab_table.py "$out" "${ROUNDS:-2}" "${names[@]}" | tee "$out/ab-table.md"
 echo
-echo "| cold, per node (median of ${COLD_RUNS:-5} processes) | ${names[*]} |"
+cold_names=()
+for name in "${names[@]}"; do [[ "$name" == *+trace ]] || cold_names+=("$name"); done
+echo "| cold, per node (median of ${COLD_RUNS:-5} processes) | ${cold_names[*]} |"
 for b in ColdCapture100HostNodes ColdInstantiate100HostNodes; do
   row="| $b |"
-  for name in "${names[@]}"; do
+  for name in "${cold_names[@]}"; do
     vals=$(for i in $(seq "${COLD_RUNS:-5}"); do
       LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/cold_bench --benchmark_filter="$b" --benchmark_format=json 2>/dev/null |
         python3 -c 'import json,sys; print(round(json.load(sys.stdin)["benchmarks"][0]["ns_per_node"] * 1e9, 1))'

@@ -80,6 +80,27 @@ void BM_MemcpyDtoDAsync256Enqueue(benchmark::State& st) {
 }
 BENCHMARK(BM_MemcpyDtoDAsync256Enqueue);
 
+// Small memsets through one stream, each enqueued and run (a synchronize
+// every 1024, inside the timing): the per-op cost of the whole path, the
+// worker's side too. Run once with CUCPU_TRACE set and once without, the
+// difference is what tracing costs an op.
+void BM_MemsetD8Async64Throughput(benchmark::State& st) {
+  init_once();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr p;
+  check(cuMemAlloc(&p, 64));
+  int n = 0;
+  for (auto _ : st) {
+    check(cuMemsetD8Async(p, 1, 64, s));
+    if (++n % 1024 == 0) check(cuStreamSynchronize(s));
+  }
+  check(cuStreamSynchronize(s));
+  check(cuMemFree(p));
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_MemsetD8Async64Throughput)->UseRealTime();
+
 constexpr size_t kBig = size_t{256} << 20;
 
 // The machine's memcpy on 1 and 2 threads: the ceiling the copy engine is measured against.

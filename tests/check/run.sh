@@ -8,6 +8,8 @@ set -u
 cucpu="$1"
 prog="$2"
 failed=0
+# Each run says which checks it wants (a suite run under CUCPU_CHECK must not leak in).
+unset CUCPU_CHECK CUCPU_CHECK_INIT CUCPU_CHECK_ERROR_EXITCODE
 # Under ThreadSanitizer (the tsan preset): the data the racy scenarios move.
 TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS }suppressions=$(dirname "$0")/tsan.supp"
 export TSAN_OPTIONS
