@@ -14,12 +14,13 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <thread>
 #include <vector>
 
 #include "base/thread_heap.h"
+#include "exec/asymmetric_fence.h"
 #include "exec/op.h"
 #include "exec/scheduler.h"
-#include "exec/spin_lock.h"
 #include "exec/trace_file.h"
 
 namespace cucpu::trace {
@@ -36,22 +37,29 @@ size_t g_capacity = kDefaultEvents;
 enum Kind : uint8_t { kRun, kCall, kEnqueue, kLink, kPart };
 struct Event {
   uint64_t t0, t1;
-  const void* track;  // kRun, kPart: the timeline
+  const void* track;  // kRun, kPart: the timeline; kCall: the entry's name (a string literal)
   uint32_t a;         // kRun: the op; kCall: the call; kEnqueue: the op; kLink: the op before
   int32_t b;          // kCall: the CUresult; kEnqueue: the call; kLink: the op after
-  uint32_t name;      // kRun, kCall, kPart: index into the names table
+  uint32_t name;      // kRun, kPart: index into the names table
   Kind kind;
 };
 
-// One thread's events, a ring of g_capacity. The owner appends under `mu`
-// (never contended but at exit, when the writer reads).
+// Ids are handed to threads in blocks: a thread numbers its ops and calls
+// without a shared read-modify-write.
+constexpr uint32_t kIdBlock = 1024;
+
+// One thread's events, a ring of g_capacity. Only the owner appends; the
+// writer reads at exit, once `writing` is false after tracing stopped
+// (append(): the owner's store to `writing` and the writer's to g_on are
+// ordered by an asymmetric fence, exec/asymmetric_fence.h).
 struct Buffer {
-  SpinLock mu;
+  std::atomic<bool> writing{false};
   std::vector<Event> events;
   size_t next = 0;           // once full: the oldest event, overwritten next
   uint64_t overwritten = 0;
   long tid = 0;
   bool worker = false;
+  uint32_t next_op = 0, ops_end = 0, next_call = 0, calls_end = 0;  // this thread's blocks of ids
   // Oldest first.
   std::vector<Event> in_order() {
     std::vector<Event> out;
@@ -85,8 +93,9 @@ State& state() {
   return *s;
 }
 
-thread_local Buffer* t_buffer = nullptr;
-thread_local uint32_t t_call = 0;
+// Initial-exec: a few words of the static TLS block (tests/loading keeps it small), no __tls_get_addr on the hot path.
+__attribute__((tls_model("initial-exec"))) thread_local Buffer* t_buffer = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local uint32_t t_call = 0;
 
 Buffer& buffer() {
   if (t_buffer) return *t_buffer;
@@ -115,9 +124,19 @@ uint32_t name_id(const std::string& n) {
   return it->second;
 }
 
+// Whether the kernel gives the asymmetric fence; else both sides use full fences.
+bool g_light = false;
+
 void append(const Event& e) {
   Buffer& b = buffer();
-  SpinLockGuard g(b.mu);
+  b.writing.store(true, std::memory_order_relaxed);
+  if (g_light) light_fence();
+  else std::atomic_thread_fence(std::memory_order_seq_cst);
+  struct Done {
+    Buffer& b;
+    ~Done() { b.writing.store(false, std::memory_order_release); }
+  } done{b};
+  if (!g_on.load(std::memory_order_relaxed)) return;  // the writer has begun: too late
   if (b.events.size() < g_capacity) {
     b.events.push_back(e);
     return;
@@ -150,15 +169,31 @@ bool perfetto_format(const std::string& path) {
 void write_all() {
   State& s = state();
   g_on.store(false, std::memory_order_relaxed);
+  if (g_light) heavy_fence();
+  else std::atomic_thread_fence(std::memory_order_seq_cst);
   std::lock_guard<std::mutex> g(s.mu);
   std::vector<std::pair<Buffer*, std::vector<Event>>> all;
   TraceFile file;
   file.names = &s.names;
   for (auto& b : s.buffers) {
-    SpinLockGuard bg(b->mu);
+    while (b->writing.load(std::memory_order_acquire)) std::this_thread::yield();  // an append in flight
     all.emplace_back(b.get(), b->in_order());
     file.overwritten += b->overwritten;
   }
+  // Entry names, recorded by address, join the table (s.mu is held).
+  std::unordered_map<const void*, uint32_t> entry_names;
+  for (auto& [b, evs] : all)
+    for (Event& e : evs)
+      if (e.kind == kCall) {
+        auto [it, fresh] = entry_names.try_emplace(e.track, 0);
+        if (fresh) {
+          auto [id, added] = s.name_ids.emplace(static_cast<const char*>(e.track), static_cast<uint32_t>(s.names.size()));
+          if (added) s.names.push_back(id->first);
+          it->second = id->second;
+        }
+        e.name = it->second;
+        e.track = nullptr;
+      }
   // Tracks: one per timeline (in order of first use), one per thread.
   std::map<const void*, uint64_t> timeline_track;
   uint64_t t_min = UINT64_MAX;
@@ -274,6 +309,7 @@ __attribute__((constructor)) void start_tracing() {
   }
   s.start_time = std::chrono::steady_clock::now();
   s.start_ticks = now();
+  g_light = heavy_fence_available();
   std::atexit(write_all);
   g_on.store(true, std::memory_order_relaxed);
   g_op_hooks.store(true, std::memory_order_relaxed);
@@ -284,7 +320,14 @@ __attribute__((constructor)) void start_tracing() {
 
 uint32_t current_call() { return t_call; }
 
-uint32_t next_op_id() { return state().next_op.fetch_add(1, std::memory_order_relaxed); }
+uint32_t next_op_id() {
+  Buffer& b = buffer();
+  if (b.next_op == b.ops_end) {
+    b.next_op = state().next_op.fetch_add(kIdBlock, std::memory_order_relaxed);
+    b.ops_end = b.next_op + kIdBlock;
+  }
+  return b.next_op++;
+}
 
 void enqueued(uint32_t op_id) {
   if (op_id && t_call) append(Event{0, 0, nullptr, op_id, static_cast<int32_t>(t_call), 0, kEnqueue});
@@ -295,19 +338,20 @@ void linked(uint32_t pred, uint32_t succ) {
 }
 
 Call call_begin() {
-  Call c{state().next_call.fetch_add(1, std::memory_order_relaxed), t_call, now()};
+  Buffer& b = buffer();
+  if (b.next_call == b.calls_end) {
+    b.next_call = state().next_call.fetch_add(kIdBlock, std::memory_order_relaxed);
+    b.calls_end = b.next_call + kIdBlock;
+  }
+  Call c{b.next_call++, t_call, now()};
   t_call = c.id;
   return c;
 }
 
 void call_end(const char* name, const Call& c, int result) {
   t_call = c.outer;
-  // Entry names are string literals: known by address after the first call.
-  thread_local ThreadHeap<std::unordered_map<const char*, uint32_t>> heap;  // base/thread_heap.h
-  auto& by_address = heap.get();
-  auto [it, fresh] = by_address.try_emplace(name, 0);
-  if (fresh) it->second = name_id(name);
-  append(Event{c.t0, now(), nullptr, c.id, result, it->second, kCall});
+  // Entry names are string literals: recorded by address, named when the file is written.
+  append(Event{c.t0, now(), name, c.id, result, 0, kCall});
 }
 
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
