@@ -23,6 +23,7 @@ names=(nvidia)
 for arg in "$@"; do
   if [[ "$arg" == *+trace ]]; then
     names+=("$arg")
+    continue
   elif [[ "$arg" == *=* ]]; then
     name=${arg%%=*} file=${arg#*=}
     mkdir -p "/tmp/ab-$name/lib"

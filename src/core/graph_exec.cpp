@@ -338,10 +338,10 @@ class SegmentOp final : public Op {
   }
   void execute(int status) override {
     const bool traced = trace_id != 0;
+    uint64_t t0 = traced ? trace::now() : 0;  // a node starts when the one before it ended
     for (uint32_t i : plan_->segments[seg_]) {
       const ExecNode& n = plan_->nodes[i];
       if (n.disabled) continue;
-      const uint64_t t0 = traced ? trace::now() : 0;
       switch (n.kind) {
         case NodeKind::kHost:
           set_in_host_function(true);
@@ -365,7 +365,11 @@ class SegmentOp final : public Op {
         default:
           break;
       }
-      if (traced) [[unlikely]] trace::part_ran(timeline, node_trace_name(n), t0, trace::now());
+      if (traced) [[unlikely]] {
+        const uint64_t t1 = trace::now();
+        trace::part_ran(timeline, node_trace_name(n), t0, t1);
+        t0 = t1;
+      }
     }
     if (check::on()) [[unlikely]] check::ran(this, {}, true);
   }

@@ -40,7 +40,7 @@ struct Event {
   const void* track;  // kRun, kPart: the timeline; kCall: the entry's name (a string literal)
   uint32_t a;         // kRun: the op; kCall: the call; kEnqueue: the op; kLink: the op before
   int32_t b;          // kCall: the CUresult; kEnqueue: the call; kLink: the op after
-  uint32_t name;      // kRun, kPart: index into the names table
+  uint32_t name;      // kRun, kPart: index into the names table; kCall: the first op it enqueued (0: none)
   Kind kind;
 };
 
@@ -96,6 +96,9 @@ State& state() {
 // Initial-exec: a few words of the static TLS block (tests/loading keeps it small), no __tls_get_addr on the hot path.
 __attribute__((tls_model("initial-exec"))) thread_local Buffer* t_buffer = nullptr;
 __attribute__((tls_model("initial-exec"))) thread_local uint32_t t_call = 0;
+// The current call's first enqueued op: its call event names it, so most
+// calls (one op) record no enqueue event of their own.
+__attribute__((tls_model("initial-exec"))) thread_local uint32_t t_first_enqueued = 0;
 
 Buffer& buffer() {
   if (t_buffer) return *t_buffer;
@@ -182,9 +185,11 @@ void write_all() {
   }
   // Entry names, recorded by address, join the table (s.mu is held).
   std::unordered_map<const void*, uint32_t> entry_names;
+  std::unordered_map<uint32_t, uint32_t> enqueued_by;  // op -> call
   for (auto& [b, evs] : all)
     for (Event& e : evs)
       if (e.kind == kCall) {
+        if (e.name) enqueued_by[e.name] = e.a;
         auto [it, fresh] = entry_names.try_emplace(e.track, 0);
         if (fresh) {
           auto [id, added] = s.name_ids.emplace(static_cast<const char*>(e.track), static_cast<uint32_t>(s.names.size()));
@@ -218,7 +223,6 @@ void write_all() {
                            b->worker ? "worker " + std::to_string(worker_no++) : "host thread " + std::to_string(b->tid)});
   // Slices; each op's and node's twice, on its timeline's track and its thread's.
   std::unordered_map<uint32_t, uint32_t> call_slice, run_slice;  // call, op -> its slice (the timeline's, for ops)
-  std::unordered_map<uint32_t, uint32_t> enqueued_by;            // op -> call
   std::vector<std::pair<uint32_t, uint32_t>> links;              // op before, op after
   std::map<const void*, Stat> stats;
   auto slice = [&](uint64_t track, const Event& e, const char* cat) {
@@ -330,7 +334,9 @@ uint32_t next_op_id() {
 }
 
 void enqueued(uint32_t op_id) {
-  if (op_id && t_call) append(Event{0, 0, nullptr, op_id, static_cast<int32_t>(t_call), 0, kEnqueue});
+  if (!op_id || !t_call) return;
+  if (!t_first_enqueued) t_first_enqueued = op_id;  // named by the call's own event
+  else append(Event{0, 0, nullptr, op_id, static_cast<int32_t>(t_call), 0, kEnqueue});
 }
 
 void linked(uint32_t pred, uint32_t succ) {
@@ -343,15 +349,18 @@ Call call_begin() {
     b.next_call = state().next_call.fetch_add(kIdBlock, std::memory_order_relaxed);
     b.calls_end = b.next_call + kIdBlock;
   }
-  Call c{b.next_call++, t_call, now()};
+  Call c{b.next_call++, t_call, now(), t_first_enqueued};
   t_call = c.id;
+  t_first_enqueued = 0;
   return c;
 }
 
 void call_end(const char* name, const Call& c, int result) {
   t_call = c.outer;
+  const uint32_t first = t_first_enqueued;
+  t_first_enqueued = c.outer_enqueued;
   // Entry names are string literals: recorded by address, named when the file is written.
-  append(Event{c.t0, now(), name, c.id, result, 0, kCall});
+  append(Event{c.t0, now(), name, c.id, result, first, kCall});
 }
 
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {

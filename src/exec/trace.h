@@ -62,6 +62,7 @@ void linked(uint32_t pred, uint32_t succ);
 struct Call {
   uint32_t id, outer;
   uint64_t t0;
+  uint32_t outer_enqueued;  // the outer call's first enqueued op, while this one runs
 };
 Call call_begin();
 void call_end(const char* name, const Call& c, int result);
