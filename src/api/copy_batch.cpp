@@ -10,6 +10,7 @@
 #include "core/copy_ops.h"
 #include "core/copy_resolve.h"
 #include "core/capture.h"
+#include "core/check.h"
 
 using namespace cucpu;
 using api::NullStream;
@@ -67,7 +68,15 @@ CUresult describe(const CUmemcpy3DOperand& o, Array* array, size_t elem, const C
   return CUDA_SUCCESS;
 }
 
-CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
+// `cucpu check`: a source read during the call (or, with ANY, perhaps then).
+void note_source_order(Stream* s, const CopyTask& t, size_t index, const CUmemcpySrcAccessOrder& order) {
+  if (!check::on()) [[likely]] return;
+  const unsigned v = raw_enum(order);
+  if (v == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL || v == CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
+    check::source_read_during_call(s, t.copy, index, v == CU_MEMCPY_SRC_ACCESS_ORDER_ANY);
+}
+
+CUresult validate_3d_op(Stream* s, size_t index, const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
   if (!access_order_ok(op.srcAccessOrder)) return CUDA_ERROR_INVALID_VALUE;
   if (op.flags & ~static_cast<unsigned>(CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)) return CUDA_ERROR_INVALID_VALUE;
   const CUextent3D& ext = op.extent;
@@ -90,6 +99,7 @@ CUresult validate_3d_op(const CUDA_MEMCPY3D_BATCH_OP& op, CopyTask* task) {
   CopyBox box{0, ext.height, ext.depth};
   if (!checked_mul(ext.width, elem, &box.width_bytes)) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = resolve_copy(src, dst, box, &task->copy, task->checks)) return r;
+  note_source_order(s, *task, index, op.srcAccessOrder);
   if (raw_enum(op.srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) return stage_source(*task);
   return CUDA_SUCCESS;
 }
@@ -127,7 +137,7 @@ CUresult batch_3d(NullStream ns, size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* 
   // Validate (and read DURING_API_CALL sources) before anything is enqueued.
   std::vector<CopyTask> tasks(n);
   for (size_t i = 0; i < n; ++i) {
-    if (CUresult r = validate_3d_op(ops[i], &tasks[i])) {
+    if (CUresult r = validate_3d_op(s, i, ops[i], &tasks[i])) {
       if (fail_idx) *fail_idx = i;
       return r;
     }
@@ -164,6 +174,7 @@ CUresult batch_1d(NullStream ns, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* s
       if (fail_idx) *fail_idx = i;
       return r;
     }
+    note_source_order(s, tasks[i], i, attrs[a].srcAccessOrder);
     if (raw_enum(attrs[a].srcAccessOrder) == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) {
       if (CUresult r = stage_source(tasks[i])) {
         if (fail_idx) *fail_idx = i;

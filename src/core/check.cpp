@@ -52,6 +52,7 @@ struct Record {
   std::string where;   // "stream 0x... (ctx N)"
   const Stream* stream = nullptr;
   std::shared_ptr<const PartOrder> order;  // a graph launch: how its nodes (parts) are ordered
+  bool at_call = false;  // a read during an API call, out of stream order (source_read_during_call)
   void* frames[kFrames];
   int depth = 0;
 };
@@ -99,7 +100,8 @@ struct Checker {
   std::unordered_map<uintptr_t, const Stream*> attached;      // managed memory attached to one stream
   std::set<std::pair<uintptr_t, const Stream*>> attach_reported;
   std::set<std::pair<uint64_t, uint64_t>> reported;
-  uint32_t next_actor = 0;
+  uint32_t next_actor = 1;  // actor 0: the host, for reads during API calls
+  uint32_t host_epoch = 0;  // actor 0's last epoch
   uint64_t next_record = 1;
   std::atomic<uint64_t> reports{0};
 };
@@ -194,9 +196,14 @@ void report(Checker& c, const Access& old, const Access& now) {
   const Access& b = old_first ? now : old;
   print_side(a.range.write ? "written" : "read", a);
   print_side(b.range.write ? "written" : "read", b);
-  std::fprintf(stderr,
-               "  nothing orders the two: no stream order, event wait, legacy-stream rule, graph launch or host "
-               "synchronization lies between them\n");
+  if (a.rec->at_call || b.rec->at_call)
+    std::fprintf(stderr,
+                 "  a copy's source with srcAccessOrder DURING_API_CALL or ANY is read out of stream order: the stream's "
+                 "earlier work must not touch it (undefined), and no host synchronization lies between them\n");
+  else
+    std::fprintf(stderr,
+                 "  nothing orders the two: no stream order, event wait, legacy-stream rule, graph launch or host "
+                 "synchronization lies between them\n");
 }
 
 // Two nodes of one graph launch that no edge path orders.
@@ -378,6 +385,35 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
     if (join_op->accesses_when_run()) pend(join_op);
   }
   if (join_op->runs_program_code()) c.host_functions[join_op] = st.clock;
+}
+
+void source_read_during_call(Stream* s, const Copy3D& copy, size_t index, bool any) {
+  std::vector<MemAccess> touched;
+  copy_accesses(copy, touched);
+  void* frames[kFrames];
+  const int depth = backtrace(frames, kFrames);
+  Checker& c = checker();
+  std::lock_guard<std::mutex> g(c.mu);
+  // The host as an actor (0): its clock knows what it has seen complete;
+  // everything enqueued afterwards joins it, so comes after this read.
+  Clock& host = host_clock();
+  if (host.empty()) host.resize(1, 0);
+  host[0] = ++c.host_epoch;  // one count for every thread: like the rest of the host's clock, shared
+  auto rec = std::make_shared<Record>();
+  rec->id = c.next_record++;
+  rec->actor = 0;
+  rec->epoch = host[0];
+  rec->clock = host;
+  rec->what = "the source of batch copy " + std::to_string(index) + ", read during the API call (srcAccessOrder " +
+              (any ? "ANY" : "DURING_API_CALL") + ")";
+  rec->where = s->describe();
+  rec->stream = s;
+  rec->at_call = true;
+  std::memcpy(rec->frames, frames, sizeof frames);
+  rec->depth = depth;
+  RecordRef ref = rec;
+  for (const MemAccess& m : touched)
+    if (!m.write) add_access(c, m, ref);
 }
 
 void ran(const Op* op, const std::vector<MemAccess>& touched, bool last, uint32_t part) {

@@ -132,6 +132,13 @@ inline MemAccess memset_access(const Memset2D& m) {
   return {dst, dst + (m.height - 1) * m.pitch + m.width * m.elem, true, false};
 }
 
+// A batch copy's source read during the API call, out of stream order
+// (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL, or ANY, which may read it
+// then): ordered after what the host has seen complete, not after the
+// stream's earlier work, which must not touch it (the spec's undefined
+// behaviour). `c` is the copy before its source was staged.
+void source_read_during_call(Stream* s, const Copy3D& c, size_t index, bool any);
+
 // Races and invalid accesses reported so far.
 uint64_t reports();
 

@@ -54,6 +54,10 @@ attached_memory_on_its_stream 0
 kernel_and_copy_with_event 0
 kernels_disjoint_halves 0
 kernel_atomics_on_two_streams 0
+batch_source_read_during_call_while_written 1
+batch_source_read_any_while_written 1
+batch_source_read_during_call_after_sync 0
+batch_source_in_stream_order 0
 graph_nodes_unordered 1
 graph_kernel_node_unordered 1
 graph_nodes_with_edge 0

@@ -245,6 +245,22 @@ int run(const std::string& name, Env& e) {
     attr.srcLocHint.type = attr.dstLocHint.type = CU_MEM_LOCATION_TYPE_DEVICE;
     size_t attr_index = 0;
     check(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, &attr, &attr_index, 1, e.a), "cuMemcpyBatchAsync");
+  } else if (name == "batch_source_read_during_call_while_written" || name == "batch_source_read_during_call_after_sync" ||
+             name == "batch_source_read_any_while_written" || name == "batch_source_in_stream_order") {
+    // A batch copy from buf while a memset of buf on the same stream may
+    // still run. Stream order covers it, unless the source is read out of
+    // stream order (DURING_API_CALL, ANY): then only a synchronize does.
+    check(cuMemsetD8Async(e.buf, 1, kBytes, e.a), "memset a");
+    if (name == "batch_source_read_during_call_after_sync") check(cuStreamSynchronize(e.a), "sync");
+    CUdeviceptr dst = e.other, src = e.buf;
+    size_t size = kBytes;
+    CUmemcpyAttributes attr{};
+    attr.srcAccessOrder = name == "batch_source_in_stream_order" ? CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+                          : name == "batch_source_read_any_while_written" ? CU_MEMCPY_SRC_ACCESS_ORDER_ANY
+                                                                           : CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    attr.srcLocHint.type = attr.dstLocHint.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    size_t attr_index = 0;
+    check(cuMemcpyBatchAsync(&dst, &src, &size, 1, &attr, &attr_index, 1, e.a), "cuMemcpyBatchAsync");
   } else if (name == "attached_memory_on_another_stream" || name == "attached_memory_on_its_stream") {
     CUdeviceptr m;
     check(cuMemAllocManaged(&m, kBytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
