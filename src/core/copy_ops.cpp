@@ -17,6 +17,7 @@ constexpr size_t kParallelThreshold = size_t{1} << 20;  // below this, one op
 // Runs a list of pieces; shares ownership of the tasks (and their staging).
 class CopyPartOp final : public Op {
  public:
+  const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return "copy (" + std::to_string(pieces_.size()) + " pieces)"; }
   CopyPartOp(std::shared_ptr<const std::vector<CopyTask>> tasks, std::vector<CopyPiece> pieces)
       : tasks_(std::move(tasks)), pieces_(std::move(pieces)) {}
@@ -47,6 +48,7 @@ class CopyPartOp final : public Op {
 // One small copy, carried inline (enqueue_copy).
 class SingleCopyOp final : public Op {
  public:
+  const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return "copy " + std::to_string(bytes_of(task_.copy)) + " B"; }
   explicit SingleCopyOp(CopyTask task) : task_(std::move(task)) {}
   void accesses(std::vector<MemAccess>& out) const override { check::copy_accesses(task_.copy, out); }
@@ -67,6 +69,7 @@ class SingleCopyOp final : public Op {
 // two cache lines beside the op's header.
 class LinearCopyOp final : public Op {
  public:
+  const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return "copy " + std::to_string(n_) + " B"; }
   LinearCopyOp(unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2])
       : dst_(dst), src_(src), n_(n), checks_{checks[0], checks[1]} {}

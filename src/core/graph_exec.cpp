@@ -316,6 +316,7 @@ std::shared_ptr<const check::PartOrder> node_order(const ExecPlan& plan, const v
 // has faulted (and fault it when their memory is gone).
 class SegmentOp final : public Op {
  public:
+  const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override {
     return "graph segment (" + std::to_string(plan_->segments[seg_].size()) + " nodes)";
   }

@@ -205,6 +205,7 @@ class KernelOp final : public Op {
     std::memcpy(params_, &p, sizeof p);  // the inline room holds the pointer instead
     return p;
   }
+  const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return f_->name() + shape_text(grid_, block_); }
   bool accesses_when_run() const override { return true; }
   void execute(int status) override {
@@ -296,6 +297,7 @@ class KernelJoinOp final : public Op {
 class KernelPartOp final : public Op {
  public:
   explicit KernelPartOp(KernelJoinOp* join) : join_(join) {}
+  const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return join_->f->name() + shape_text(join_->cfg.grid, join_->cfg.block) + " part"; }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) {
@@ -356,6 +358,7 @@ namespace {
 class CooperativeKernelOp final : public Op {
  public:
   CooperativeKernelOp(Function* f, const ptx::LaunchConfig& cfg) : f_(f), cfg_(cfg) {}
+  const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return f_->name() + shape_text(cfg_.grid, cfg_.block) + " cooperative"; }
   bool accesses_when_run() const override { return true; }
   void* own_params(size_t n) {

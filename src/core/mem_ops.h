@@ -34,7 +34,7 @@ CUresult build_mem_op_specs(const CUstreamBatchMemOpParams* ops, unsigned count,
 
 class MemOpsOp final : public Op {
  public:
-  std::string trace_name() const override { return "stream memory operations"; }
+  const char* trace_literal() const override { return "stream memory operations"; }
   explicit MemOpsOp(std::vector<MemOpSpec> specs) : specs_(std::move(specs)) {}
   // Waits read their word, writes write it, both as atomics.
   void accesses(std::vector<MemAccess>& out) const override {

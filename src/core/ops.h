@@ -19,7 +19,7 @@ namespace cucpu {
 // ready; `reached_ns` is when the stream reached it (cuEventElapsedTime).
 class MarkerOp final : public Op {
  public:
-  std::string trace_name() const override { return timed_ ? "event record" : "marker"; }
+  const char* trace_literal() const override { return timed_ ? "event record" : "marker"; }
   // `timed`: read the clock when reached (events without DISABLE_TIMING);
   // other markers skip the clock read.
   explicit MarkerOp(bool timed = false) : timed_(timed) {}
@@ -40,7 +40,7 @@ class MarkerOp final : public Op {
 // no runtime lock held and the thread marked "inside a host function".
 class HostFuncOp final : public Op {
  public:
-  std::string trace_name() const override { return "host function"; }
+  const char* trace_literal() const override { return "host function"; }
   HostFuncOp(CUhostFn fn, void* data) : fn_(fn), data_(data) {}
   HostFuncOp(CUstreamCallback cb, CUstream handle, void* data) : cb_(cb), handle_(handle), data_(data) {}
   bool runs_program_code() const override { return true; }
@@ -77,7 +77,7 @@ inline bool memory_still_valid(const MemCheck* checks, int n) {
 
 class MemsetOp final : public Op {
  public:
-  std::string trace_name() const override { return "memset"; }
+  const char* trace_literal() const override { return "memset"; }
   MemsetOp(const Memset2D& m, const MemCheck& check) : set_(m), check_(check) {}
   void accesses(std::vector<MemAccess>& out) const override { out.push_back(check::memset_access(set_)); }
   void execute(int status) override {
@@ -97,7 +97,7 @@ class MemsetOp final : public Op {
 // A registry update that must happen in stream order (cuStreamAttachMemAsync).
 class FunctionOp final : public Op {
  public:
-  std::string trace_name() const override { return name_; }
+  const char* trace_literal() const override { return name_; }
   explicit FunctionOp(std::function<void()> f) : f_(std::move(f)) {}
   // A function that frees memory: to `cucpu check`, a write of all of it.
   FunctionOp(std::function<void()> f, const char* name, MemAccess frees) : f_(std::move(f)), name_(name), frees_(frees) {}

@@ -209,8 +209,11 @@ class Op {
   // (0: not traced; exec/trace.h).
   const uint32_t trace_id = trace::on() ? trace::next_op_id() : 0;
 
-  // What the timeline trace calls the op (exec/trace.h).
-  virtual std::string trace_name() const { return "op"; }
+  // What the timeline trace calls the op (exec/trace.h). An op whose name
+  // never varies answers trace_literal() instead (a string literal), which
+  // the trace records without building a string per run.
+  virtual const char* trace_literal() const { return "op"; }
+  virtual std::string trace_name() const { return trace_literal(); }
   // `cucpu check` (core/check.h): appends the memory the op touches. An op
   // that learns it only by running (a kernel) answers true from
   // accesses_when_run() and reports it to the checker when it has run.

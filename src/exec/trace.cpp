@@ -60,6 +60,10 @@ struct Buffer {
   long tid = 0;
   bool worker = false;
   uint32_t next_op = 0, ops_end = 0, next_call = 0, calls_end = 0;  // this thread's blocks of ids
+  // Op names given as literals (Op::trace_literal), by address: a small
+  // direct-mapped cache in front of the shared table.
+  const char* literal_key[16] = {};
+  uint32_t literal_id[16] = {};
   // Oldest first.
   std::vector<Event> in_order() {
     std::vector<Event> out;
@@ -364,7 +368,20 @@ void call_end(const char* name, const Call& c, int result) {
 }
 
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
-  if (op->trace_id) append(Event{t0, t1, timeline, op->trace_id, 0, name_id(op->trace_name()), kRun});
+  if (!op->trace_id) return;
+  uint32_t name;
+  if (const char* literal = op->trace_literal()) {
+    Buffer& b = buffer();
+    const size_t slot = (reinterpret_cast<uintptr_t>(literal) >> 3) % 16;
+    if (b.literal_key[slot] != literal) {
+      b.literal_id[slot] = name_id(literal);
+      b.literal_key[slot] = literal;
+    }
+    name = b.literal_id[slot];
+  } else {
+    name = name_id(op->trace_name());
+  }
+  append(Event{t0, t1, timeline, op->trace_id, 0, name, kRun});
 }
 
 void part_ran(const void* timeline, const std::string& name, uint64_t t0, uint64_t t1) {
