@@ -8,6 +8,7 @@
 #include "core/ops.h"
 #include "core/stream.h"
 #include "exec/scheduler.h"
+#include "exec/trace.h"
 
 namespace cucpu {
 namespace {
@@ -19,6 +20,7 @@ class CopyPartOp final : public Op {
  public:
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return "copy (" + std::to_string(pieces_.size()) + " pieces)"; }
+  uint64_t trace_name_key() const override { return trace::name_key({11, pieces_.size()}); }
   CopyPartOp(std::shared_ptr<const std::vector<CopyTask>> tasks, std::vector<CopyPiece> pieces)
       : tasks_(std::move(tasks)), pieces_(std::move(pieces)) {}
   void accesses(std::vector<MemAccess>& out) const override {
@@ -50,6 +52,7 @@ class SingleCopyOp final : public Op {
  public:
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return "copy " + std::to_string(bytes_of(task_.copy)) + " B"; }
+  uint64_t trace_name_key() const override { return trace::name_key({10, bytes_of(task_.copy)}); }
   explicit SingleCopyOp(CopyTask task) : task_(std::move(task)) {}
   void accesses(std::vector<MemAccess>& out) const override { check::copy_accesses(task_.copy, out); }
   void execute(int status) override {
@@ -71,6 +74,7 @@ class LinearCopyOp final : public Op {
  public:
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return "copy " + std::to_string(n_) + " B"; }
+  uint64_t trace_name_key() const override { return trace::name_key({10, n_}); }
   LinearCopyOp(unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2])
       : dst_(dst), src_(src), n_(n), checks_{checks[0], checks[1]} {}
   void accesses(std::vector<MemAccess>& out) const override {

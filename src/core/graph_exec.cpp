@@ -13,6 +13,7 @@
 #include "core/stream.h"
 #include "core/kernel_op.h"
 #include "core/ops.h"
+#include "exec/trace.h"
 
 namespace cucpu {
 
@@ -311,12 +312,22 @@ std::shared_ptr<const check::PartOrder> node_order(const ExecPlan& plan, const v
   return order;
 }
 
+// A node's name in the trace, built once per thread and kind of node.
+uint32_t node_name_id(const ExecNode& n) {
+  const uint64_t what = n.kind == NodeKind::kKernel   ? reinterpret_cast<uintptr_t>(n.kernel().fn)
+                        : n.kind == NodeKind::kMemcpy ? bytes_of(n.copy().copy)
+                                                      : 0;
+  return trace::keyed_name(trace::name_key({static_cast<uint64_t>(n.kind), what}),
+                           [](const void* p) { return node_trace_name(*static_cast<const ExecNode*>(p)); }, &n);
+}
+
 // Runs one segment's nodes in order. Host nodes run with the thread marked
 // "inside a host function"; copies and sets are skipped once the context
 // has faulted (and fault it when their memory is gone).
 class SegmentOp final : public Op {
  public:
   const char* trace_literal() const override { return nullptr; }
+  uint64_t trace_name_key() const override { return trace::name_key({20, plan_->segments[seg_].size()}); }
   std::string trace_name() const override {
     return "graph segment (" + std::to_string(plan_->segments[seg_].size()) + " nodes)";
   }
@@ -368,7 +379,7 @@ class SegmentOp final : public Op {
       }
       if (traced) [[unlikely]] {
         const uint64_t t1 = trace::now();
-        trace::part_ran(timeline, node_trace_name(n), t0, t1);
+        trace::part_ran(timeline, node_name_id(n), t0, t1);
         t0 = t1;
       }
     }

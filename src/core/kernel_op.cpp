@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "exec/scheduler.h"
+#include "exec/trace.h"
 
 namespace cucpu {
 
@@ -187,8 +189,13 @@ ptx::LaunchConfig config_of(const Function& f, const LaunchShape& s) {
 // the producer writes is a transfer); larger parameters fill the rest of
 // "name <<<(grid), (block)>>>" for the trace.
 std::string shape_text(const ptx::Dim3& g, const ptx::Dim3& b) {
-  return " <<<(" + std::to_string(g.x) + "," + std::to_string(g.y) + "," + std::to_string(g.z) + "), (" + std::to_string(b.x) +
-         "," + std::to_string(b.y) + "," + std::to_string(b.z) + ")>>>";
+  char text[96];
+  std::snprintf(text, sizeof text, " <<<(%u,%u,%u), (%u,%u,%u)>>>", g.x, g.y, g.z, b.x, b.y, b.z);
+  return text;
+}
+// The trace's key of a kernel op's name (trace::name_key): its kind, function and shape.
+uint64_t shape_key(uint64_t kind, const Function* f, const ptx::Dim3& g, const ptx::Dim3& b) {
+  return trace::name_key({kind, reinterpret_cast<uintptr_t>(f), g.x, g.y, g.z, b.x, b.y, b.z});
 }
 
 // the block, and beyond that live on the heap.
@@ -207,6 +214,7 @@ class KernelOp final : public Op {
   }
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return f_->name() + shape_text(grid_, block_); }
+  uint64_t trace_name_key() const override { return shape_key(1, f_, grid_, block_); }
   bool accesses_when_run() const override { return true; }
   void execute(int status) override {
     check::KernelRun checked(this, f_->name(), true);
@@ -299,6 +307,7 @@ class KernelPartOp final : public Op {
   explicit KernelPartOp(KernelJoinOp* join) : join_(join) {}
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return join_->f->name() + shape_text(join_->cfg.grid, join_->cfg.block) + " part"; }
+  uint64_t trace_name_key() const override { return shape_key(2, join_->f, join_->cfg.grid, join_->cfg.block); }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) {
       join_->stop();
@@ -360,6 +369,7 @@ class CooperativeKernelOp final : public Op {
   CooperativeKernelOp(Function* f, const ptx::LaunchConfig& cfg) : f_(f), cfg_(cfg) {}
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return f_->name() + shape_text(cfg_.grid, cfg_.block) + " cooperative"; }
+  uint64_t trace_name_key() const override { return shape_key(3, f_, cfg_.grid, cfg_.block); }
   bool accesses_when_run() const override { return true; }
   void* own_params(size_t n) {
     params_.assign((n + 7) / 8, 0);

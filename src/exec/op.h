@@ -214,6 +214,10 @@ class Op {
   // the trace records without building a string per run.
   virtual const char* trace_literal() const { return "op"; }
   virtual std::string trace_name() const { return trace_literal(); }
+  // For a name built per op (trace_literal() null): a key of what it is
+  // made from (trace::name_key), so a run of like ops builds it once; 0
+  // builds it every time.
+  virtual uint64_t trace_name_key() const { return 0; }
   // `cucpu check` (core/check.h): appends the memory the op touches. An op
   // that learns it only by running (a kernel) answers true from
   // accesses_when_run() and reports it to the checker when it has run.

@@ -64,6 +64,11 @@ struct Buffer {
   // direct-mapped cache in front of the shared table.
   const char* literal_key[16] = {};
   uint32_t literal_id[16] = {};
+  // Names built from keys (keyed_name): a direct-mapped cache of 64.
+  struct Keyed {
+    uint64_t key = 0;
+    uint32_t epoch = 0, id = 0;
+  } keyed[64];
   // Oldest first.
   std::vector<Event> in_order() {
     std::vector<Event> out;
@@ -130,6 +135,9 @@ uint32_t name_id(const std::string& n) {
   mine.emplace(n, it->second);
   return it->second;
 }
+
+// Bumped when keys may come to name something else (names_may_change).
+std::atomic<uint32_t> g_name_epoch{0};
 
 // Whether the kernel gives the asymmetric fence; else both sides use full fences.
 bool g_light = false;
@@ -378,15 +386,27 @@ void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
       b.literal_key[slot] = literal;
     }
     name = b.literal_id[slot];
+  } else if (const uint64_t key = op->trace_name_key()) {
+    name = keyed_name(key, [](const void* o) { return static_cast<const Op*>(o)->trace_name(); }, op);
   } else {
     name = name_id(op->trace_name());
   }
   append(Event{t0, t1, timeline, op->trace_id, 0, name, kRun});
 }
 
-void part_ran(const void* timeline, const std::string& name, uint64_t t0, uint64_t t1) {
-  append(Event{t0, t1, timeline, 0, 0, name_id(name), kPart});
+void part_ran(const void* timeline, uint32_t name, uint64_t t0, uint64_t t1) {
+  append(Event{t0, t1, timeline, 0, 0, name, kPart});
 }
+
+uint32_t keyed_name(uint64_t key, std::string (*make)(const void*), const void* arg) {
+  Buffer& b = buffer();
+  const uint32_t epoch = g_name_epoch.load(std::memory_order_acquire);
+  Buffer::Keyed& k = b.keyed[(key >> 7) % 64];
+  if (k.key != key || k.epoch != epoch) k = {key, epoch, name_id(make(arg))};
+  return k.id;
+}
+
+void names_may_change() { g_name_epoch.fetch_add(1, std::memory_order_release); }
 
 void name_timeline(const void* timeline, std::string label) {
   State& s = state();

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -70,8 +71,27 @@ void call_end(const char* name, const Call& c, int result);
 // A worker ran `op` of `timeline` from t0 to t1 (now()).
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1);
 // A part of an op (a graph node of a segment) ran from t0 to t1 (now()):
-// a slice inside the op's.
-void part_ran(const void* timeline, const std::string& name, uint64_t t0, uint64_t t1);
+// a slice inside the op's, named by keyed_name().
+void part_ran(const void* timeline, uint32_t name, uint64_t t0, uint64_t t1);
+
+// Names that would cost a string to build on every run (a kernel's, with
+// its shape): `key` (nonzero) is a hash of everything the name is made
+// from, and make(arg) builds it only when the calling thread has not seen
+// the key since names last changed. Returns the name's id.
+uint32_t keyed_name(uint64_t key, std::string (*make)(const void*), const void* arg);
+// Objects that keys name (a module's functions) are gone: their addresses
+// may come back naming something else.
+void names_may_change();
+// A hash of a few words, for keys (never 0).
+inline uint64_t name_key(std::initializer_list<uint64_t> words) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (uint64_t w : words) {
+    h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  }
+  return h | 1;
+}
 
 // The label of a timeline's track ("stream 0x... (ctx 1, prio 0, non-blocking)").
 void name_timeline(const void* timeline, std::string label);
