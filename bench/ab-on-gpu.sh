@@ -45,7 +45,7 @@ args="--benchmark_repetitions=${REPS:-5} --benchmark_report_aggregates_only=true
 args="$args --benchmark_format=json --benchmark_filter=${BENCH_FILTER:-.}"
 for round in $(seq "${ROUNDS:-2}"); do
   for name in "${names[@]}"; do
-    env "$(trace_of "$name")" LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/ab_bench $args > "$out/$name-$round.json" 2>/dev/null
+    env "$(trace_of "$name")" LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/ab_bench $args > "$out/$name-$round.json" 2> "$out/$name-$round.err" || echo "$name round $round failed: $(tail -n 3 "$out/$name-$round.err")" >&2
   done
 done
 python3 bench/ab_table.py "$out" "${ROUNDS:-2}" "${names[@]}" | tee "$out/ab-table.md"

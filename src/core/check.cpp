@@ -53,6 +53,7 @@ struct Record {
   const Stream* stream = nullptr;
   std::shared_ptr<const PartOrder> order;  // a graph launch: how its nodes (parts) are ordered
   bool at_call = false;  // a read during an API call, out of stream order (source_read_during_call)
+  bool graph = false;    // a graph launch: its parts are nodes (ordered by `order`; unchecked without one)
   void* frames[kFrames];
   int depth = 0;
 };
@@ -67,11 +68,13 @@ struct Access {
 };
 
 // a happens before b (a recorded first). Parts of one op: the copies of a
-// batch are never ordered; the nodes of a graph launch by its edges.
+// batch are never ordered; the nodes of a graph launch by its edges (a
+// graph too big for an order counts as ordered: its nodes go unchecked).
 bool ordered(const Access& a, const Access& b) {
   if (a.rec != b.rec) return before(*a.rec, *b.rec);
   if (a.range.part == b.range.part || !a.range.part || !b.range.part) return true;
-  return a.rec->order && a.rec->order->before(a.range.part, b.range.part);
+  if (!a.rec->graph) return false;
+  return !a.rec->order || a.rec->order->before(a.range.part, b.range.part);
 }
 
 struct StreamState {
@@ -94,7 +97,7 @@ struct Checker {
   std::unordered_map<const Op*, Pending> pending_run;    // kernels not run yet
   std::unordered_map<const Op*, std::shared_ptr<const PartOrder>> launch_orders;  // graph launches about to be enqueued, by join
   std::unordered_map<const Op*, uint32_t> node_ops;      // ops about to be enqueued that are one graph node each
-  std::set<std::tuple<const void*, uint32_t, uint32_t>> node_pairs_reported;
+  std::set<std::tuple<uint64_t, uint32_t, uint32_t>> node_pairs_reported;
   std::unordered_map<const Op*, Clock> host_functions;   // host functions not begun yet
   std::unordered_map<uintptr_t, std::vector<Access>> shadow;  // by allocation base (or MiB of host memory)
   std::unordered_map<uintptr_t, const Stream*> attached;      // managed memory attached to one stream
@@ -210,7 +213,7 @@ void report(Checker& c, const Access& old, const Access& now) {
 void report_nodes(Checker& c, const Access& old, const Access& now) {
   const PartOrder& order = *now.rec->order;
   const auto parts = std::minmax(old.range.part, now.range.part);
-  if (!c.node_pairs_reported.insert({order.owner, parts.first, parts.second}).second) return;
+  if (!c.node_pairs_reported.insert({order.id, parts.first, parts.second}).second) return;
   const uint64_t n = c.reports.fetch_add(1) + 1;
   if (n > kPrintedReports) return;
   const uintptr_t lo = std::max(old.range.lo, now.range.lo), hi = std::min(old.range.hi, now.range.hi);
@@ -251,7 +254,7 @@ void add_access(Checker& c, const MemAccess& m, const RecordRef& rec) {
   for (size_t i = 0; i < list.size(); ++i) {
     const Access& old = list[i];
     const bool overlap = old.range.lo < m.hi && m.lo < old.range.hi;
-    if (overlap && old.rec == rec && !rec->order && old.range.part != m.part && old.range.part && m.part &&
+    if (overlap && old.rec == rec && !rec->graph && old.range.part != m.part && old.range.part && m.part &&
         (old.range.write || m.write) && c.reported.insert({rec->id, rec->id}).second)
       report_undefined(c, "copies of one batch depend on each other (undefined: they run in no set order; here in list order):",
                        old, &now);
@@ -316,13 +319,13 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   };
   for (size_t i = 0; i < n; ++i) collect(parts[i]);
   collect(join_op);
-  for (const MemAccess& m : touched)  // initcheck: what the work writes counts as written from now on
-    if (m.write && !m.frees) detail::mark_written(m.lo, m.hi);
 
   Checker& c = checker();
   std::lock_guard<std::mutex> g(c.mu);
   std::shared_ptr<const PartOrder> order;
+  bool graph = false;
   if (auto it = c.launch_orders.find(join_op); it != c.launch_orders.end()) {
+    graph = true;
     order = std::move(it->second);
     c.launch_orders.erase(it);
   }
@@ -368,6 +371,7 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   rec->where = s->describe();
   rec->stream = s;
   rec->order = std::move(order);
+  rec->graph = graph;
   std::memcpy(rec->frames, frames, sizeof frames);
   rec->depth = depth;
   RecordRef ref = rec;

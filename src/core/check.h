@@ -55,7 +55,7 @@ void ran(const Op* op, const std::vector<MemAccess>& touched, bool last, uint32_
 // nodes of one launch: part p (node p - 1 of the exec's plan) runs before
 // part q when an edge path leads from p to q. Immutable once built.
 struct PartOrder {
-  const void* owner = nullptr;       // the exec: a pair of nodes is reported once per exec
+  uint64_t id = 0;                   // unique per order built: a pair of nodes is reported once per id
   std::vector<std::string> names;    // by part - 1 ("memcpy node 64 B (node 3)")
   size_t words = 0;                  // bitset words per node
   std::vector<uint64_t> reach;       // node p's successors by any path: reach[(p - 1) * words ...]
@@ -65,7 +65,8 @@ struct PartOrder {
   }
 };
 // Before the ops of a graph launch are enqueued (with `join` the group's
-// join): the launch's accesses tagged with parts are ordered by `order`,
+// join): the launch's accesses tagged with parts are ordered by `order`
+// (null for a graph too big to order: its nodes are not checked),
 // and each op of `node_ops` is node `part` as a whole (its accesses, also
 // those it reports when run, belong to that node).
 void graph_parts(const Op* join, std::shared_ptr<const PartOrder> order,
@@ -138,6 +139,10 @@ inline MemAccess memset_access(const Memset2D& m) {
 // stream's earlier work, which must not touch it (the spec's undefined
 // behaviour). `c` is the copy before its source was staged.
 void source_read_during_call(Stream* s, const Copy3D& c, size_t index, bool any);
+
+// A graph node wrote these ranges, now (initcheck: they count as written;
+// the ops that are not segments are marked when they have run).
+void node_wrote(const std::vector<MemAccess>& ranges);
 
 // Races and invalid accesses reported so far.
 uint64_t reports();

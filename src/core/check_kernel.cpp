@@ -15,12 +15,14 @@
 #include <shared_mutex>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "base/thread_heap.h"
 #include "core/check.h"
 #include "core/check_internal.h"
+#include "exec/scheduler.h"
 #include "ptx/check_rt.h"
 
 namespace cucpu::check {
@@ -34,14 +36,15 @@ KernelCounts& kernel_counts() {
 namespace {
 
 // Initcheck's bits: one per byte of an allocation of device memory, set
-// once the byte is written. The bits are atomic words (kernels mark and
-// test them from many threads); the pages are mapped lazily, so an
-// allocation's shadow costs what its written part covers.
+// once the byte is written. The words are accessed atomically (kernels
+// mark and test them from many threads, std::atomic_ref); the pages are
+// mapped lazily, so an allocation's shadow costs what its written part
+// covers.
 class WrittenBits {
  public:
   WrittenBits(uintptr_t base, size_t size) : base_(base), size_(size), words_((size + 63) / 64) {
     void* p = mmap(nullptr, bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    bits_ = p == MAP_FAILED ? nullptr : static_cast<std::atomic<uint64_t>*>(p);
+    bits_ = p == MAP_FAILED ? nullptr : static_cast<uint64_t*>(p);
   }
   ~WrittenBits() {
     if (bits_) munmap(bits_, bytes());
@@ -53,7 +56,7 @@ class WrittenBits {
 
   // Marks [lo, hi) (clipped to the allocation) written.
   void mark(uintptr_t lo, uintptr_t hi) {
-    for_words(lo, hi, [](std::atomic<uint64_t>& w, uint64_t mask) {
+    for_words(lo, hi, [](std::atomic_ref<uint64_t> w, uint64_t mask) {
       if (mask == ~uint64_t{0}) w.store(mask, std::memory_order_relaxed);  // idempotent with a racing fetch_or
       else if ((w.load(std::memory_order_relaxed) & mask) != mask) w.fetch_or(mask, std::memory_order_relaxed);
       return true;
@@ -62,10 +65,10 @@ class WrittenBits {
   // The first byte of [lo, hi) never written, or 0 when all were.
   uintptr_t first_unwritten(uintptr_t lo, uintptr_t hi) const {
     uintptr_t found = 0;
-    const_cast<WrittenBits*>(this)->for_words(lo, hi, [&](std::atomic<uint64_t>& w, uint64_t mask) {
+    const_cast<WrittenBits*>(this)->for_words(lo, hi, [&](std::atomic_ref<uint64_t> w, uint64_t mask, uintptr_t word) {
       const uint64_t missing = mask & ~w.load(std::memory_order_relaxed);
       if (!missing) return true;
-      found = base_ + static_cast<uintptr_t>(&w - bits_) * 64 + static_cast<uintptr_t>(__builtin_ctzll(missing));
+      found = base_ + word * 64 + static_cast<uintptr_t>(__builtin_ctzll(missing));
       return false;
     });
     return found;
@@ -82,25 +85,33 @@ class WrittenBits {
       const uintptr_t off = at - base_, word = off / 64, bit = off % 64;
       const uintptr_t n = std::min<uintptr_t>(64 - bit, hi - at);
       const uint64_t mask = (n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1)) << bit;
-      if (!f(bits_[word], mask)) return;
+      bool go;
+      if constexpr (std::is_invocable_v<F, std::atomic_ref<uint64_t>, uint64_t, uintptr_t>)
+        go = f(std::atomic_ref<uint64_t>(bits_[word]), mask, word);
+      else
+        go = f(std::atomic_ref<uint64_t>(bits_[word]), mask);
+      if (!go) return;
       at += n;
     }
   }
   uintptr_t base_;
   size_t size_, words_;
-  std::atomic<uint64_t>* bits_;
+  uint64_t* bits_;
 };
 
 struct InitTracking {
   std::atomic<bool> on{false};
   std::shared_mutex mu;  // guards by_base; the bits themselves are atomic
   std::unordered_map<uintptr_t, std::shared_ptr<WrittenBits>> by_base;
+  // The bits of the allocation based at `base` (null: not tracked).
+  std::shared_ptr<WrittenBits> of(uintptr_t base) {
+    std::shared_lock<std::shared_mutex> g(mu);
+    auto it = by_base.find(base);
+    return it == by_base.end() ? nullptr : it->second;
+  }
   std::shared_ptr<WrittenBits> at(uintptr_t p) {
     std::optional<Allocation> a = Registry::instance().find(p);
-    if (!a) return nullptr;
-    std::shared_lock<std::shared_mutex> g(mu);
-    auto it = by_base.find(a->base);
-    return it == by_base.end() ? nullptr : it->second;
+    return a ? of(a->base) : nullptr;
   }
 };
 InitTracking& init_tracking() {
@@ -243,7 +254,7 @@ bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint
     }
     touch().alloc_lo = a->base;
     touch().alloc_hi = a->base + a->size;
-    if (init_tracking().on.load(std::memory_order_relaxed)) touch().written = init_tracking().at(a->base);
+    if (init_tracking().on.load(std::memory_order_relaxed)) touch().written = init_tracking().of(a->base);
   }
   const uint32_t align = bytes < 16 ? bytes : 16;
   if (align && (addr & (align - 1)) != 0) report_misaligned(env, addr, bytes, flags, line, tid);  // the kernel then faults
@@ -282,8 +293,21 @@ void divergent_barrier(const ptx::BlockEnv* env, const ptx::SharedAccess& a, con
 
 }  // namespace
 
+// What an op wrote counts as written once it has run (exec/scheduler.h's
+// hook, set for initcheck).
+void op_wrote(const Op* op) {
+  std::vector<MemAccess> ranges;
+  op->accesses(ranges);
+  for (const MemAccess& m : ranges)
+    if (m.write && !m.frees) mark_written(m.lo, m.hi);
+}
+
 void install_kernel_hooks(bool initcheck) {
   init_tracking().on.store(initcheck, std::memory_order_relaxed);
+  if (initcheck) {
+    g_op_ran_hook.store(&op_wrote, std::memory_order_relaxed);
+    g_op_hooks.store(true, std::memory_order_relaxed);
+  }
   ptx::set_access_hook(&kernel_access);
   ptx::set_shared_race_hook(&shared_race);
   ptx::set_divergent_barrier_hook(&divergent_barrier);
@@ -312,6 +336,11 @@ void mark_written(uintptr_t lo, uintptr_t hi) {
 }  // namespace detail
 
 using detail::touch;
+
+void node_wrote(const std::vector<MemAccess>& ranges) {
+  for (const MemAccess& m : ranges)
+    if (m.write) detail::mark_written(m.lo, m.hi);
+}
 
 void KernelRun::begin(const Op* key, const std::string& kernel, bool last, uint32_t part) {
   touch().kernel = kernel;

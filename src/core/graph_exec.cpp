@@ -282,12 +282,13 @@ std::string node_trace_name(const ExecNode& n) {
 // For `cucpu check`: which nodes of `plan` an edge path orders, each node
 // named as reports name it. Null for plans too big to check (the nodes of
 // a launch are then not checked against each other).
-std::shared_ptr<const check::PartOrder> node_order(const ExecPlan& plan, const void* exec) {
+std::shared_ptr<const check::PartOrder> node_order(const ExecPlan& plan) {
   constexpr size_t kMaxNodes = 8192;  // 8 MiB of bits
+  static std::atomic<uint64_t> next_id{1};
   const size_t n = plan.nodes.size();
   if (n == 0 || n > kMaxNodes) return nullptr;
   auto order = std::make_shared<check::PartOrder>();
-  order->owner = exec;
+  order->id = next_id.fetch_add(1, std::memory_order_relaxed);
   order->words = (n + 63) / 64;
   order->reach.assign(n * order->words, 0);
   std::vector<uint32_t> indeg(n, 0), topo;
@@ -317,7 +318,7 @@ uint32_t node_name_id(const ExecNode& n) {
   const uint64_t what = n.kind == NodeKind::kKernel   ? reinterpret_cast<uintptr_t>(n.kernel().fn)
                         : n.kind == NodeKind::kMemcpy ? bytes_of(n.copy().copy)
                                                       : 0;
-  return trace::keyed_name(trace::name_key({static_cast<uint64_t>(n.kind), what}),
+  return trace::keyed_name(trace::name_key({100 + static_cast<uint64_t>(n.kind), what}),
                            [](const void* p) { return node_trace_name(*static_cast<const ExecNode*>(p)); }, &n);
 }
 
@@ -363,10 +364,12 @@ class SegmentOp final : public Op {
         case NodeKind::kMemcpy:
           if (status == CUDA_SUCCESS && !memory_still_valid(n.copy().checks, 2)) status = fault();
           if (status == CUDA_SUCCESS) run_copy(n.copy().copy);
+          if (status == CUDA_SUCCESS && check::on()) [[unlikely]] node_wrote(n);
           break;
         case NodeKind::kMemset:
           if (status == CUDA_SUCCESS && !memory_still_valid(&n.set().check, 1)) status = fault();
           if (status == CUDA_SUCCESS) run_memset(n.set().set);
+          if (status == CUDA_SUCCESS && check::on()) [[unlikely]] node_wrote(n);
           break;
         case NodeKind::kKernel:
           if (status == CUDA_SUCCESS) {
@@ -390,6 +393,13 @@ class SegmentOp final : public Op {
   int fault() {
     stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
     return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+  // `cucpu check`: what a copy or set node wrote, as soon as it has run.
+  static void node_wrote(const ExecNode& n) {
+    std::vector<MemAccess> ranges;
+    if (n.kind == NodeKind::kMemcpy) check::copy_accesses(n.copy().copy, ranges);
+    else ranges.push_back(check::memset_access(n.set().set));
+    check::node_wrote(ranges);
   }
   std::shared_ptr<const ExecPlan> plan_;
   uint32_t seg_;
@@ -470,7 +480,7 @@ CUresult GraphExec::launch(Stream* s) {
   const bool checking = check::on();
   if (checking) [[unlikely]] {
     if (check_order_plan_ != plan) {
-      check_order_ = node_order(*plan, this);
+      check_order_ = node_order(*plan);
       check_order_plan_ = plan;
     }
     std::vector<std::pair<const Op*, uint32_t>> node_ops;  // ops that are one node each (not segments)

@@ -12,6 +12,7 @@
 namespace cucpu {
 
 std::atomic<bool> g_op_hooks{false};
+std::atomic<OpRanHook> g_op_ran_hook{nullptr};
 namespace {
 thread_local bool t_is_worker = false;
 // True while this thread runs a chain. A chain started inside another (an
@@ -193,6 +194,7 @@ void Scheduler::run_chain(Op* op) {
       const uint64_t t0 = trace::on() ? trace::now() : 0;
       op->execute(op->timeline->status_before_execute());
       if (trace::on()) trace::op_ran(op, op->timeline, t0, trace::now());
+      if (OpRanHook ran = g_op_ran_hook.load(std::memory_order_relaxed)) ran(op);
     } else {
       op->execute(op->timeline->status_before_execute());
     }

@@ -32,6 +32,11 @@ namespace cucpu {
 // Set once, at load, when the trace or schedule fuzzing is on: the one flag
 // the engine reads per op for them (exec/trace.h, exec/schedule.h).
 extern std::atomic<bool> g_op_hooks;
+// With g_op_hooks: called on the running thread after each op has run, when
+// set (by `cucpu check`'s initcheck, core/check_kernel.cpp: what the op
+// wrote counts as written from then on). Set once, before any op runs.
+using OpRanHook = void (*)(const Op* op);
+extern std::atomic<OpRanHook> g_op_ran_hook;
 
 class Scheduler {
  public:

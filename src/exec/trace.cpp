@@ -218,7 +218,7 @@ void write_all() {
     for (const Event& e : evs) {
       if (e.kind == kRun || e.kind == kCall || e.kind == kPart) t_min = std::min(t_min, e.t0);
       if ((e.kind == kRun || e.kind == kPart) && !timeline_track.count(e.track))
-        timeline_track[e.track] = 1000000 + timeline_track.size();
+        timeline_track[e.track] = (uint64_t{1} << 23) + timeline_track.size();  // above pid_max's limit, 2^22
     }
   if (t_min == UINT64_MAX) t_min = 0;
   const uint64_t end_ticks = now();
@@ -241,7 +241,10 @@ void write_all() {
     file.slices.push_back({track, at(e.t0), at(e.t1), e.name, cat, {}, 0});
     return static_cast<uint32_t>(file.slices.size() - 1);
   };
-  for (auto& [b, evs] : all)
+  for (auto& [b, evs] : all) {
+    // A thread records an op's nodes (kPart) before the op (kRun): they
+    // wait here for the run that contains them.
+    std::vector<uint32_t> parts;  // the timeline twin of each; the thread's is the next slice
     for (const Event& e : evs) {
       const auto tid = static_cast<uint64_t>(b->tid);
       switch (e.kind) {
@@ -256,13 +259,20 @@ void write_all() {
         case kEnqueue: enqueued_by[e.a] = static_cast<uint32_t>(e.b); break;
         case kLink: links.emplace_back(e.a, static_cast<uint32_t>(e.b)); break;
         case kPart:  // inside its op's slice, on both of the op's tracks
-          slice(timeline_track[e.track], e, "node");
+          parts.push_back(slice(timeline_track[e.track], e, "node"));
           slice(tid, e, "node");
           break;
         case kRun: {
           const uint32_t i = slice(timeline_track[e.track], e, "op");
           slice(tid, e, "op");
           run_slice[e.a] = i;
+          std::erase_if(parts, [&](uint32_t p) {
+            const TraceFile::Slice& s = file.slices[p];
+            if (s.track != file.slices[i].track || s.t0 < file.slices[i].t0 || s.t1 > file.slices[i].t1) return false;
+            file.slices[p].parent = i;
+            file.slices[p + 1].parent = i + 1;
+            return true;
+          });
           Stat& st = stats[e.track];
           ++st.ops;
           st.busy += e.t1 - e.t0;
@@ -272,6 +282,7 @@ void write_all() {
         }
       }
     }
+  }
   for (auto& [op, i] : run_slice) {
     auto by = enqueued_by.find(op);
     const uint32_t call = by != enqueued_by.end() ? by->second : 0;

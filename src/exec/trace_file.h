@@ -13,7 +13,7 @@ namespace cucpu::trace {
 
 struct TraceFile {
   struct Track {
-    uint64_t id;  // unique; tids in JSON, track uuids in Perfetto
+    uint64_t id;  // unique; the tid in JSON (a thread's own id, timelines above every tid)
     std::string name;
   };
   struct Arg {
@@ -28,6 +28,7 @@ struct TraceFile {
     const char* category;  // "api", "op", "node"
     Arg args[2];
     int nargs = 0;
+    int64_t parent = -1;   // a node's slice: its op's slice on the same track (into slices)
   };
   // An arrow from a point in slice `from` to the start of slice `to`.
   struct Flow {

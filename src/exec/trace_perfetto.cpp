@@ -11,6 +11,7 @@
 // DebugAnnotation int_value 4, name 10.
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "exec/trace_file.h"
@@ -50,7 +51,7 @@ class Message {
   std::string bytes_;
 };
 
-constexpr uint64_t kProcessTrack = uint64_t{1} << 60;  // above every tid and timeline track
+constexpr uint64_t kProcessTrack = 1;  // the tracks are 2, 3, ...
 constexpr uint32_t kSequence = 1;
 
 void write_packet(FILE* f, Message& packet, bool first) {
@@ -93,10 +94,15 @@ void write_perfetto(FILE* f, const TraceFile& t) {
     packet.message(60, desc);
     write_packet(f, packet, true);
   }
+  // Track uuids: 2, 3, ... for the tracks in order, then the child tracks.
+  std::unordered_map<uint64_t, uint64_t> uuid_of;  // TraceFile track id -> uuid
+  for (size_t k = 0; k < t.tracks.size(); ++k) uuid_of[t.tracks[k].id] = k + 2;
+  uint64_t next_uuid = t.tracks.size() + 2;
   // Each track's slices must nest. Slices are laid out in start order
   // (longer first on a tie, so an op precedes the nodes inside it), each on
-  // the first lane of its track where it nests in what is still open: lane
-  // 0 is the track, lane k a child track "NAME (k)".
+  // the first lane of its track where it nests in what is still open (a
+  // node on its op's lane): lane 0 is the track, lane k a child track
+  // "NAME (k)".
   std::vector<uint32_t> order(t.slices.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -107,38 +113,53 @@ void write_perfetto(FILE* f, const TraceFile& t) {
   });
   std::vector<Mark> marks;
   marks.reserve(2 * t.slices.size());
-  std::vector<uint64_t> lane_track(t.slices.size());
-  std::vector<std::pair<uint64_t, uint32_t>> lanes_used;  // (track, lanes) for child descriptors
+  std::vector<uint64_t> slice_uuid(t.slices.size());
+  std::vector<uint32_t> slice_lane(t.slices.size());
+  struct Child {
+    uint64_t parent_track, uuid;
+    uint32_t lane;
+  };
+  std::vector<Child> children;
   for (size_t k = 0; k < order.size();) {
     const uint64_t track = t.slices[order[k]].track;
     std::vector<std::vector<uint32_t>> lanes;  // each lane's open slices, innermost last
+    std::vector<uint64_t> lane_uuid;
+    auto close_ended = [&](size_t lane, uint64_t now) {
+      std::vector<uint32_t>& open = lanes[lane];
+      for (; !open.empty() && t.slices[open.back()].t1 <= now; open.pop_back())
+        marks.push_back({t.slices[open.back()].t1, lane_uuid[lane], open.back(), false});
+    };
     for (; k < order.size() && t.slices[order[k]].track == track; ++k) {
       const uint32_t i = order[k];
       const TraceFile::Slice& s = t.slices[i];
       size_t lane = 0;
-      for (;; ++lane) {
-        if (lane == lanes.size()) lanes.emplace_back();
-        std::vector<uint32_t>& open = lanes[lane];
-        while (!open.empty() && t.slices[open.back()].t1 <= s.t0) {
-          marks.push_back({t.slices[open.back()].t1, lane_track[open.back()], open.back(), false});
-          open.pop_back();
+      if (s.parent >= 0 && t.slices[s.parent].track == track) {
+        lane = slice_lane[s.parent];
+        close_ended(lane, s.t0);
+      } else {
+        for (;; ++lane) {
+          if (lane == lanes.size()) {
+            lanes.emplace_back();
+            const uint64_t uuid = lane == 0 ? uuid_of.at(track) : next_uuid++;
+            lane_uuid.push_back(uuid);
+            if (lane > 0) children.push_back({track, uuid, static_cast<uint32_t>(lane)});
+          }
+          close_ended(lane, s.t0);
+          const std::vector<uint32_t>& open = lanes[lane];
+          if (open.empty() || t.slices[open.back()].t1 >= s.t1) break;
         }
-        if (open.empty() || t.slices[open.back()].t1 >= s.t1) break;
       }
-      lane_track[i] = lane == 0 ? track : (track << 8 | lane) + (uint64_t{1} << 56);
+      slice_lane[i] = static_cast<uint32_t>(lane);
+      slice_uuid[i] = lane_uuid[lane];
       lanes[lane].push_back(i);
-      marks.push_back({s.t0, lane_track[i], i, true});
+      marks.push_back({s.t0, lane_uuid[lane], i, true});
     }
-    for (std::vector<uint32_t>& open : lanes)
-      for (; !open.empty(); open.pop_back()) marks.push_back({t.slices[open.back()].t1, lane_track[open.back()], open.back(), false});
-    if (lanes.size() > 1) lanes_used.emplace_back(track, static_cast<uint32_t>(lanes.size()));
+    for (size_t lane = 0; lane < lanes.size(); ++lane) close_ended(lane, UINT64_MAX);
   }
   for (const TraceFile::Track& k : t.tracks) {
-    write_track(f, k.id, k.name, false);
-    for (auto [track, n] : lanes_used)
-      if (track == k.id)
-        for (uint32_t lane = 1; lane < n; ++lane)
-          write_track(f, (track << 8 | lane) + (uint64_t{1} << 56), k.name + " (" + std::to_string(lane) + ")", false);
+    write_track(f, uuid_of.at(k.id), k.name, false);
+    for (const Child& c : children)
+      if (c.parent_track == k.id) write_track(f, c.uuid, k.name + " (" + std::to_string(c.lane) + ")", false);
   }
   // Flows leave at their source slice's begin and end at their target's.
   std::vector<std::vector<uint64_t>> flows_out(t.slices.size()), flows_in(t.slices.size());

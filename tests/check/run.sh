@@ -63,6 +63,8 @@ graph_kernel_node_unordered 1
 graph_nodes_with_edge 0
 graph_nodes_through_a_node 0
 graph_kernel_node_with_edge 0
+graph_parallel_kernel_node_unordered 1
+graph_parallel_kernel_node_with_edge 0
 TABLE
 # Racecheck: a block's threads reading what another warp wrote with no
 # barrier between is reported, naming the kernel, the two PTX lines and the
@@ -83,6 +85,22 @@ for name in shared_memory_race shared_memory_synced shared_tree_reduction; do
 done
 # expect_report SCENARIO PATTERN...: under the checker, the scenario's
 # output holds every PATTERN (grep regexes) and the checker's exit status.
+# has_all PATTERN...: the last run's output ($out) holds every PATTERN.
+has_all() {
+  for pattern in "$@"; do
+    echo "$out" | grep -q "$pattern" || return 1
+  done
+}
+# verdict NAME OK SUMMARY: the result line; on failure, the run's output too.
+verdict() {
+  if [ "$2" -eq 1 ]; then
+    echo "ok   $1: $3"
+  else
+    echo "FAIL $1: $3 (exit status $rc)"
+    echo "$out" | sed 's/^/    /'
+    failed=1
+  fi
+}
 expect_report() {
   name="$1"
   shift
@@ -90,16 +108,8 @@ expect_report() {
   rc=$?
   ok=1
   [ "$rc" -eq 3 ] || ok=0
-  for pattern in "$@"; do
-    echo "$out" | grep -q "$pattern" || ok=0
-  done
-  if [ "$ok" -eq 1 ]; then
-    echo "ok   $name: reported"
-  else
-    echo "FAIL $name: not reported as expected (exit status $rc)"
-    echo "$out" | sed 's/^/    /'
-    failed=1
-  fi
+  has_all "$@" || ok=0
+  verdict "$name" "$ok" "$([ "$ok" -eq 1 ] && echo reported || echo 'not reported as expected')"
 }
 # Synccheck: two warps waiting at different __syncthreads() are reported.
 expect_report divergent_barrier \
@@ -130,22 +140,16 @@ expect_initcheck() {
   [ "${got:-0}" = "$want" ] || ok=0
   [ "$want" -eq 0 ] && [ "$rc" -ne 0 ] && ok=0
   [ "$want" -gt 0 ] && [ "$rc" -ne 3 ] && ok=0
-  for pattern in "$@"; do
-    echo "$out" | grep -q "$pattern" || ok=0
-  done
-  if [ "$ok" -eq 1 ]; then
-    echo "ok   $name: ${got:-0} uninitialized read(s)"
-  else
-    echo "FAIL $name: ${got:-0} uninitialized read(s) reported, $want expected (exit status $rc)"
-    echo "$out" | sed 's/^/    /'
-    failed=1
-  fi
+  has_all "$@" || ok=0
+  verdict "$name" "$ok" "${got:-0} uninitialized read(s) reported, $want expected"
 }
 expect_initcheck kernel_reads_unwritten 1 \
   "uninitialized global read of 4 bytes at 0x[0-9a-f]* in kernel copy_ints, block ([0-7],0,0), thread ([0-9]*,0,0), PTX line [0-9]" \
   "device memory at 0x[0-9a-f]* + [0-9]*, 4096 bytes) was never written"
 expect_initcheck kernel_reads_half_written 1 "in kernel copy_ints, block (0,0,0), thread (0,0,0)" "+ 2048, 4096 bytes"
 expect_initcheck kernel_reads_written 0
+expect_initcheck kernel_reads_before_the_memset 1 "uninitialized global read of 4 bytes at 0x[0-9a-f]* in kernel copy_ints"
+expect_initcheck graph_kernel_reads_what_a_node_set 0
 # Without --initcheck, the unwritten read is not reported.
 out="$("$cucpu" check -- "$prog" kernel_reads_unwritten 2>&1)" || { echo "FAIL kernel_reads_unwritten: reported without --initcheck"; echo "$out"; failed=1; }
 # One report in full, as a user sees it.

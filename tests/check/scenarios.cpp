@@ -80,20 +80,21 @@ struct MemsetGraph {
   }
 };
 
-// A graph of two nodes touching e.buf: `first` writes it (a memset node,
-// or a kernel node filling it), then a memcpy node reads it into e.other;
-// the read depends on the write through `edges` edges (0: not at all; 2:
-// through an empty node between them).
+// A graph of two nodes touching `buf` (n ints): `first` writes it (a
+// memset node, or a kernel node filling it), then a memcpy node reads it
+// into `out`; the read depends on the write through `edges` edges (0: not
+// at all; 2: through an empty node between them). A kernel node of many
+// blocks runs in parallel, as an op of its own.
 struct TwoNodeGraph {
   CUgraph graph;
   CUgraphExec exec;
-  TwoNodeGraph(Env& e, bool kernel_first, int edges) {
+  TwoNodeGraph(Env& e, bool kernel_first, int edges, CUdeviceptr buf, CUdeviceptr out, int n) {
     check(cuGraphCreate(&graph, 0), "cuGraphCreate");
     CUcontext ctx;
     check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
     CUgraphNode first, between, read;
-    CUdeviceptr p = e.buf;
-    int value = 9, n = kBytes / sizeof(int);
+    CUdeviceptr p = buf;
+    int value = 9;
     void* params[] = {&p, &value, &n};
     if (kernel_first) {
       CUDA_KERNEL_NODE_PARAMS k{};
@@ -106,9 +107,9 @@ struct TwoNodeGraph {
       check(cuGraphAddKernelNode(&first, graph, nullptr, 0, &k), "cuGraphAddKernelNode");
     } else {
       CUDA_MEMSET_NODE_PARAMS m{};
-      m.dst = e.buf;
+      m.dst = buf;
       m.elementSize = 1;
-      m.width = kBytes;
+      m.width = n * sizeof(int);
       m.height = 1;
       m.value = 1;
       check(cuGraphAddMemsetNode(&first, graph, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
@@ -120,9 +121,9 @@ struct TwoNodeGraph {
     }
     CUDA_MEMCPY3D c{};
     c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.srcDevice = e.buf;
-    c.dstDevice = e.other;
-    c.WidthInBytes = kBytes;
+    c.srcDevice = buf;
+    c.dstDevice = out;
+    c.WidthInBytes = n * sizeof(int);
     c.Height = c.Depth = 1;
     check(cuGraphAddMemcpyNode(&read, graph, edges ? &dep : nullptr, edges ? 1 : 0, &c, ctx), "cuGraphAddMemcpyNode");
     check(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
@@ -298,12 +299,69 @@ int run(const std::string& name, Env& e) {
     void* params[] = {&in, &out};
     check(cuLaunchKernel(kernel(e, fn), 1, 1, 1, threads, 1, 1, 0, e.a, params, nullptr), fn);
   } else if (name == "graph_nodes_unordered" || name == "graph_nodes_with_edge" || name == "graph_nodes_through_a_node" ||
-             name == "graph_kernel_node_unordered" || name == "graph_kernel_node_with_edge") {
+             name == "graph_kernel_node_unordered" || name == "graph_kernel_node_with_edge" ||
+             name == "graph_parallel_kernel_node_unordered" || name == "graph_parallel_kernel_node_with_edge") {
     const bool kernel_first = name.find("kernel") != std::string::npos;
     const int edges = name.find("unordered") != std::string::npos ? 0 : name.find("through") != std::string::npos ? 2 : 1;
-    TwoNodeGraph g(e, kernel_first, edges);
-    for (int i = 0; i < 2; ++i) check(cuGraphLaunch(g.exec, e.a), "cuGraphLaunch");  // one report per exec and pair
+    // The parallel kind: 128 blocks of 128 threads, over a buffer of its own.
+    const bool parallel = name.find("parallel") != std::string::npos;
+    const int n = parallel ? 128 * 128 : kBytes / sizeof(int);
+    CUdeviceptr buf = e.buf, out = e.other;
+    if (parallel) {
+      check(cuMemAlloc(&buf, n * sizeof(int)), "cuMemAlloc");
+      check(cuMemAlloc(&out, n * sizeof(int)), "cuMemAlloc");
+    }
+    {
+      TwoNodeGraph g(e, kernel_first, edges, buf, out, n);
+      for (int i = 0; i < 2; ++i) check(cuGraphLaunch(g.exec, e.a), "cuGraphLaunch");  // one report per exec and pair
+      check(cuStreamSynchronize(e.a), "sync");
+    }
+    if (parallel) {
+      check(cuMemFree(buf), "cuMemFree");
+      check(cuMemFree(out), "cuMemFree");
+    }
+  } else if (name == "kernel_reads_before_the_memset") {
+    // Initcheck: the kernel runs before the memset enqueued after it.
+    CUdeviceptr fresh;
+    const int n = kBytes / sizeof(int);
+    check(cuMemAlloc(&fresh, kBytes), "cuMemAlloc");
+    launch(e, "copy_ints", e.a, n, e.other, fresh, n);
+    check(cuMemsetD8Async(fresh, 0, kBytes, e.a), "memset");
     check(cuStreamSynchronize(e.a), "sync");
+    check(cuMemFree(fresh), "cuMemFree");
+  } else if (name == "graph_kernel_reads_what_a_node_set") {
+    // Initcheck: a memset node, then (an edge) a kernel node reading what it set.
+    CUdeviceptr fresh;
+    int n = kBytes / sizeof(int);
+    check(cuMemAlloc(&fresh, kBytes), "cuMemAlloc");
+    CUgraph g;
+    check(cuGraphCreate(&g, 0), "cuGraphCreate");
+    CUcontext ctx;
+    check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    CUDA_MEMSET_NODE_PARAMS m{};
+    m.dst = fresh;
+    m.elementSize = 1;
+    m.width = kBytes;
+    m.height = 1;
+    CUgraphNode set, read;
+    check(cuGraphAddMemsetNode(&set, g, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
+    CUdeviceptr dst = e.other;
+    void* params[] = {&dst, &fresh, &n};
+    CUDA_KERNEL_NODE_PARAMS k{};
+    k.func = kernel(e, "copy_ints");
+    k.gridDimX = n / 128;
+    k.gridDimY = k.gridDimZ = 1;
+    k.blockDimX = 128;
+    k.blockDimY = k.blockDimZ = 1;
+    k.kernelParams = params;
+    check(cuGraphAddKernelNode(&read, g, &set, 1, &k), "cuGraphAddKernelNode");
+    CUgraphExec x;
+    check(cuGraphInstantiate(&x, g, 0), "cuGraphInstantiate");
+    check(cuGraphLaunch(x, e.a), "cuGraphLaunch");
+    check(cuStreamSynchronize(e.a), "sync");
+    check(cuGraphExecDestroy(x), "cuGraphExecDestroy");
+    check(cuGraphDestroy(g), "cuGraphDestroy");
+    check(cuMemFree(fresh), "cuMemFree");
   } else if (name == "kernel_reads_unwritten" || name == "kernel_reads_half_written" || name == "kernel_reads_written") {
     // Initcheck: copy_ints reads all of a fresh allocation; nothing, half
     // of it, or all of it (a memset, a kernel, a copy) was written first.

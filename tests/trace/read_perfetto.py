@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Reads a Perfetto protobuf trace as cucpu writes it (exec/trace_perfetto.cpp)
 with a decoder of the protobuf wire format of our own, checks its structure
-(every slice ends on the track it began on, slices nest on each track, every
-flow has both ends, every track is described) and returns it as the events
+(every slice ends on the track it began on, slices nest on each track, a
+graph node's slice lies inside an op's on its own track, every flow has both
+ends, every track is described) and returns it as the events
 of a Chrome trace JSON, so the checks of check_trace.py apply to both formats.
-Child tracks ("NAME (k)": overlapping slices) count as their parent's."""
+Child tracks ("NAME (k)": overlapping slices), described right after
+their parent, count as the parent's."""
 import struct
 
 
@@ -47,7 +49,8 @@ def read(path):
     """(events, problems)."""
     data = open(path, "rb").read()
     problems = []
-    tracks, parent, process = {}, {}, None
+    tracks, parent, process, process_uuid = {}, {}, None, None
+    root, last_by_name = {}, {}
     marks = []  # (ts, track, begin, name, category, args, flows out, flows in)
     for field, wire, packet in fields(data):
         if field != 1 or wire != 2:
@@ -64,8 +67,15 @@ def read(path):
                 process = {f: v for f, _, v in fields(d[3])}.get(6, b"").decode()
                 process_uuid = d[1]
             else:
-                tracks[d[1]] = d.get(2, b"").decode()
+                name = d.get(2, b"").decode()
+                tracks[d[1]] = name
                 parent[d[1]] = d.get(5)
+                base, _, lane = name.rpartition(" (")
+                if base and lane[:-1].isdigit() and lane.endswith(")") and base in last_by_name:
+                    root[d[1]] = last_by_name[base]
+                else:
+                    root[d[1]] = d[1]
+                    last_by_name[name] = d[1]
         if 11 in p:
             ev = {}
             for f, _, v in fields(p[11][0]):
@@ -81,12 +91,6 @@ def read(path):
     for t, up in parent.items():
         if up != process_uuid and up not in tracks:
             problems.append(f"track {t} has an undescribed parent {up}")
-    root = {t: (t if not tracks[t].endswith(")") or " (" not in tracks[t] or
-                not tracks[t].rsplit(" (", 1)[1][:-1].isdigit() else None) for t in tracks}
-    for t in tracks:  # a child lane's events count as its stream's
-        if root[t] is None:
-            base = tracks[t].rsplit(" (", 1)[0]
-            root[t] = next((u for u in tracks if tracks[u] == base), t)
     events = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": process}}]
     events += [{"ph": "M", "pid": 1, "tid": t, "name": "thread_name", "args": {"name": n}}
                for t, n in tracks.items() if root[t] == t]
@@ -99,6 +103,8 @@ def read(path):
             problems.append(f"an event on undescribed track {track}")
             continue
         stack = open_slices.setdefault(track, [])
+        if begin and cat == "node" and (not stack or stack[-1]["cat"] != "op"):
+            problems.append(f"node slice {name!r} is not inside an op's slice on its own track")
         if begin:
             stack.append({"ph": "X", "pid": 1, "tid": root[track], "ts": ts / 1000.0, "name": name, "cat": cat,
                           "args": args, "out": out, "in": into})
