@@ -67,6 +67,23 @@ struct Access {
   RecordRef rec;
 };
 
+// A new record: work of `actor` at the last tick of `clock`, enqueued (or,
+// for the host, done) on `s` from the call whose frames are given.
+std::shared_ptr<Record> new_record(uint64_t id, uint32_t actor, const Clock& clock, std::string what, Stream* s,
+                                   void* const* frames, int depth) {
+  auto rec = std::make_shared<Record>();
+  rec->id = id;
+  rec->actor = actor;
+  rec->epoch = clock[actor];
+  rec->clock = clock;
+  rec->what = std::move(what);
+  rec->where = s->describe();
+  rec->stream = s;
+  std::memcpy(rec->frames, frames, sizeof rec->frames);
+  rec->depth = depth;
+  return rec;
+}
+
 // a happens before b (a recorded first). Parts of one op: the copies of a
 // batch are never ordered; the nodes of a graph launch by its edges (a
 // graph too big for an order counts as ordered: its nodes go unchecked).
@@ -361,19 +378,12 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   if (st.clock.size() <= st.actor) st.clock.resize(st.actor + 1, 0);
   ++st.clock[st.actor];
 
-  auto rec = std::make_shared<Record>();
-  rec->id = c.next_record++;
-  rec->actor = st.actor;
-  rec->epoch = st.clock[st.actor];
-  rec->clock = st.clock;
-  rec->what = join_op->trace_name();
-  if (n > 0 && rec->what != "graph launch") rec->what = parts[0]->trace_name() + (n > 1 ? " (" + std::to_string(n) + " parts)" : "");
-  rec->where = s->describe();
-  rec->stream = s;
+  auto rec = new_record(c.next_record++, st.actor, st.clock,
+                        n > 0 ? parts[0]->trace_name() + (n > 1 ? " (" + std::to_string(n) + " parts)" : "")
+                              : join_op->trace_name(),
+                        s, frames, depth);
   rec->order = std::move(order);
   rec->graph = graph;
-  std::memcpy(rec->frames, frames, sizeof frames);
-  rec->depth = depth;
   RecordRef ref = rec;
   for (const MemAccess& m : touched) {
     add_access(c, m, ref);
@@ -403,18 +413,11 @@ void source_read_during_call(Stream* s, const Copy3D& copy, size_t index, bool a
   Clock& host = host_clock();
   if (host.empty()) host.resize(1, 0);
   host[0] = ++c.host_epoch;  // one count for every thread: like the rest of the host's clock, shared
-  auto rec = std::make_shared<Record>();
-  rec->id = c.next_record++;
-  rec->actor = 0;
-  rec->epoch = host[0];
-  rec->clock = host;
-  rec->what = "the source of batch copy " + std::to_string(index) + ", read during the API call (srcAccessOrder " +
-              (any ? "ANY" : "DURING_API_CALL") + ")";
-  rec->where = s->describe();
-  rec->stream = s;
+  auto rec = new_record(c.next_record++, 0, host,
+                        "the source of batch copy " + std::to_string(index) + ", read during the API call (srcAccessOrder " +
+                            (any ? "ANY" : "DURING_API_CALL") + ")",
+                        s, frames, depth);
   rec->at_call = true;
-  std::memcpy(rec->frames, frames, sizeof frames);
-  rec->depth = depth;
   RecordRef ref = rec;
   for (const MemAccess& m : touched)
     if (!m.write) add_access(c, m, ref);

@@ -60,10 +60,6 @@ struct Buffer {
   long tid = 0;
   bool worker = false;
   uint32_t next_op = 0, ops_end = 0, next_call = 0, calls_end = 0;  // this thread's blocks of ids
-  // Op names given as literals (Op::trace_literal), by address: a small
-  // direct-mapped cache in front of the shared table.
-  const char* literal_key[16] = {};
-  uint32_t literal_id[16] = {};
   // Names built from keys (keyed_name): a direct-mapped cache of 64.
   struct Keyed {
     uint64_t key = 0;
@@ -389,14 +385,9 @@ void call_end(const char* name, const Call& c, int result) {
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
   if (!op->trace_id) return;
   uint32_t name;
-  if (const char* literal = op->trace_literal()) {
-    Buffer& b = buffer();
-    const size_t slot = (reinterpret_cast<uintptr_t>(literal) >> 3) % 16;
-    if (b.literal_key[slot] != literal) {
-      b.literal_id[slot] = name_id(literal);
-      b.literal_key[slot] = literal;
-    }
-    name = b.literal_id[slot];
+  if (const char* literal = op->trace_literal()) {  // known by its address
+    name = keyed_name(name_key({reinterpret_cast<uintptr_t>(literal)}),
+                      [](const void* l) { return std::string(static_cast<const char*>(l)); }, literal);
   } else if (const uint64_t key = op->trace_name_key()) {
     name = keyed_name(key, [](const void* o) { return static_cast<const Op*>(o)->trace_name(); }, op);
   } else {

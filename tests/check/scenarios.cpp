@@ -56,18 +56,40 @@ void launch(Env& e, const char* name, CUstream s, unsigned n, A... args) {
   check(cuLaunchKernel(kernel(e, name), (n + 127) / 128, 1, 1, 128, 1, 1, 0, s, params, nullptr), name);
 }
 
+// A memset node's parameters: `bytes` bytes of `value` at dst.
+CUDA_MEMSET_NODE_PARAMS set_bytes(CUdeviceptr dst, size_t bytes, unsigned value) {
+  CUDA_MEMSET_NODE_PARAMS m{};
+  m.dst = dst;
+  m.elementSize = 1;
+  m.width = bytes;
+  m.height = 1;
+  m.value = value;
+  return m;
+}
+
+// Adds a node to `graph` launching `name` over n threads (blocks of 128)
+// after `deps` (`ndeps` of them).
+CUgraphNode add_kernel_node(Env& e, CUgraph graph, const char* name, int n, void** params, const CUgraphNode* deps,
+                            size_t ndeps) {
+  CUDA_KERNEL_NODE_PARAMS k{};
+  k.func = kernel(e, name);
+  k.gridDimX = (n + 127) / 128;
+  k.gridDimY = k.gridDimZ = 1;
+  k.blockDimX = 128;
+  k.blockDimY = k.blockDimZ = 1;
+  k.kernelParams = params;
+  CUgraphNode node;
+  check(cuGraphAddKernelNode(&node, graph, deps, ndeps, &k), "cuGraphAddKernelNode");
+  return node;
+}
+
 // An instantiated graph of one memset node that sets kBytes at dst.
 struct MemsetGraph {
   CUgraph graph;
   CUgraphExec exec;
   MemsetGraph(CUdeviceptr dst, unsigned value) {
     check(cuGraphCreate(&graph, 0), "cuGraphCreate");
-    CUDA_MEMSET_NODE_PARAMS m{};
-    m.dst = dst;
-    m.elementSize = 1;
-    m.width = kBytes;
-    m.height = 1;
-    m.value = value;
+    const CUDA_MEMSET_NODE_PARAMS m = set_bytes(dst, kBytes, value);
     CUcontext ctx;
     check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
     CUgraphNode n;
@@ -97,21 +119,9 @@ struct TwoNodeGraph {
     int value = 9;
     void* params[] = {&p, &value, &n};
     if (kernel_first) {
-      CUDA_KERNEL_NODE_PARAMS k{};
-      k.func = kernel(e, "fill");
-      k.gridDimX = n / 128;
-      k.gridDimY = k.gridDimZ = 1;
-      k.blockDimX = 128;
-      k.blockDimY = k.blockDimZ = 1;
-      k.kernelParams = params;
-      check(cuGraphAddKernelNode(&first, graph, nullptr, 0, &k), "cuGraphAddKernelNode");
+      first = add_kernel_node(e, graph, "fill", n, params, nullptr, 0);
     } else {
-      CUDA_MEMSET_NODE_PARAMS m{};
-      m.dst = buf;
-      m.elementSize = 1;
-      m.width = n * sizeof(int);
-      m.height = 1;
-      m.value = 1;
+      const CUDA_MEMSET_NODE_PARAMS m = set_bytes(buf, n * sizeof(int), 1);
       check(cuGraphAddMemsetNode(&first, graph, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
     }
     CUgraphNode dep = first;
@@ -338,23 +348,12 @@ int run(const std::string& name, Env& e) {
     check(cuGraphCreate(&g, 0), "cuGraphCreate");
     CUcontext ctx;
     check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
-    CUDA_MEMSET_NODE_PARAMS m{};
-    m.dst = fresh;
-    m.elementSize = 1;
-    m.width = kBytes;
-    m.height = 1;
-    CUgraphNode set, read;
+    const CUDA_MEMSET_NODE_PARAMS m = set_bytes(fresh, kBytes, 0);
+    CUgraphNode set;
     check(cuGraphAddMemsetNode(&set, g, nullptr, 0, &m, ctx), "cuGraphAddMemsetNode");
     CUdeviceptr dst = e.other;
     void* params[] = {&dst, &fresh, &n};
-    CUDA_KERNEL_NODE_PARAMS k{};
-    k.func = kernel(e, "copy_ints");
-    k.gridDimX = n / 128;
-    k.gridDimY = k.gridDimZ = 1;
-    k.blockDimX = 128;
-    k.blockDimY = k.blockDimZ = 1;
-    k.kernelParams = params;
-    check(cuGraphAddKernelNode(&read, g, &set, 1, &k), "cuGraphAddKernelNode");
+    add_kernel_node(e, g, "copy_ints", n, params, &set, 1);
     CUgraphExec x;
     check(cuGraphInstantiate(&x, g, 0), "cuGraphInstantiate");
     check(cuGraphLaunch(x, e.a), "cuGraphLaunch");
