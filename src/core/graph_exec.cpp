@@ -185,6 +185,23 @@ CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32
   return CUDA_SUCCESS;
 }
 
+namespace {
+// The nodes in Kahn's order: each after every node with an edge to it.
+std::vector<uint32_t> topological_order(const std::vector<ExecNode>& nodes) {
+  const size_t n = nodes.size();
+  std::vector<uint32_t> left(n, 0), order;
+  order.reserve(n);
+  for (const ExecNode& e : nodes)
+    for (uint32_t d : e.dependents) ++left[d];
+  for (uint32_t i = 0; i < n; ++i)
+    if (left[i] == 0) order.push_back(i);
+  for (size_t k = 0; k < order.size(); ++k)
+    for (uint32_t d : nodes[order[k]].dependents)
+      if (--left[d] == 0) order.push_back(d);
+  return order;
+}
+}  // namespace
+
 void ExecPlan::segment() {
   const size_t n = nodes.size();
   std::vector<uint32_t> indeg(n, 0), pred(n, UINT32_MAX);
@@ -201,13 +218,7 @@ void ExecPlan::segment() {
            nodes[i].kind == NodeKind::kBatchMemOp || (nodes[i].kind == NodeKind::kKernel && nodes[i].parallel);
   };
   // Kahn's order, so a chain's nodes are appended in dependency order.
-  std::vector<uint32_t> order, left(indeg);
-  order.reserve(n);
-  for (uint32_t i = 0; i < n; ++i)
-    if (left[i] == 0) order.push_back(i);
-  for (size_t k = 0; k < order.size(); ++k)
-    for (uint32_t d : nodes[order[k]].dependents)
-      if (--left[d] == 0) order.push_back(d);
+  const std::vector<uint32_t> order = topological_order(nodes);
   std::vector<uint32_t> seg_of(n);
   segments.clear();
   for (uint32_t i : order) {
@@ -291,14 +302,7 @@ std::shared_ptr<const check::PartOrder> node_order(const ExecPlan& plan) {
   order->id = next_id.fetch_add(1, std::memory_order_relaxed);
   order->words = (n + 63) / 64;
   order->reach.assign(n * order->words, 0);
-  std::vector<uint32_t> indeg(n, 0), topo;
-  for (const ExecNode& e : plan.nodes)
-    for (uint32_t d : e.dependents) ++indeg[d];
-  for (uint32_t i = 0; i < n; ++i)
-    if (indeg[i] == 0) topo.push_back(i);
-  for (size_t k = 0; k < topo.size(); ++k)
-    for (uint32_t d : plan.nodes[topo[k]].dependents)
-      if (--indeg[d] == 0) topo.push_back(d);
+  const std::vector<uint32_t> topo = topological_order(plan.nodes);
   for (size_t k = topo.size(); k-- > 0;) {  // successors first
     const uint32_t i = topo[k];
     uint64_t* mine = &order->reach[i * order->words];

@@ -198,7 +198,7 @@ Module::~Module() {
 
 void Module::release() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    trace::names_may_change();  // the trace's keys of kernel names hold function addresses
+    if (trace::on()) trace::names_may_change();  // the trace's keys of kernel names hold function addresses
     module_pool().release(this);
   }
 }
@@ -220,7 +220,7 @@ class ModuleReleaseOp final : public Op {
 
 void Module::unload() {
   for (Function* f : functions_) function_pool().kill(f);
-  trace::names_may_change();  // a killed function's slot may come back as another
+  if (trace::on()) trace::names_may_change();  // a killed function's slot may come back as another
   std::vector<OpRef> pending;
   if (OpRef op = ctx->legacy_stream()->last_pending_op()) pending.push_back(std::move(op));
   ctx->for_each_stream([&](Stream* s) {

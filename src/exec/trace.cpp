@@ -118,6 +118,13 @@ Buffer& buffer() {
   return *t_buffer;
 }
 
+// A name's id in the shared table, added if new. The caller holds s.mu.
+uint32_t intern_locked(State& s, const std::string& n) {
+  auto [it, fresh] = s.name_ids.emplace(n, static_cast<uint32_t>(s.names.size()));
+  if (fresh) s.names.push_back(n);
+  return it->second;
+}
+
 // Names are interned in the shared table once per thread and name; the
 // thread's own cache answers after that, without the lock.
 uint32_t name_id(const std::string& n) {
@@ -126,10 +133,9 @@ uint32_t name_id(const std::string& n) {
   if (auto it = mine.find(n); it != mine.end()) return it->second;
   State& s = state();
   std::lock_guard<std::mutex> g(s.mu);
-  auto [it, fresh] = s.name_ids.emplace(n, static_cast<uint32_t>(s.names.size()));
-  if (fresh) s.names.push_back(n);
-  mine.emplace(n, it->second);
-  return it->second;
+  const uint32_t id = intern_locked(s, n);
+  mine.emplace(n, id);
+  return id;
 }
 
 // Bumped when keys may come to name something else (names_may_change).
@@ -199,11 +205,7 @@ void write_all() {
       if (e.kind == kCall) {
         if (e.name) enqueued_by[e.name] = e.a;
         auto [it, fresh] = entry_names.try_emplace(e.track, 0);
-        if (fresh) {
-          auto [id, added] = s.name_ids.emplace(static_cast<const char*>(e.track), static_cast<uint32_t>(s.names.size()));
-          if (added) s.names.push_back(id->first);
-          it->second = id->second;
-        }
+        if (fresh) it->second = intern_locked(s, static_cast<const char*>(e.track));
         e.name = it->second;
         e.track = nullptr;
       }
