@@ -34,11 +34,10 @@ class CopyPartOp final : public Op {
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;  // a faulted context runs no more device work
     for (const CopyPiece& p : pieces_) {
-      if (!memory_still_valid((*tasks_)[p.task].checks, 2)) {
+      if (!run_on_live_memory((*tasks_)[p.task].checks, 2, [&p] { run_copy(p.copy); })) {
         stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
         return;
       }
-      run_copy(p.copy);
     }
   }
 
@@ -57,11 +56,8 @@ class SingleCopyOp final : public Op {
   void accesses(std::vector<MemAccess>& out) const override { check::copy_accesses(task_.copy, out); }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
-    if (!memory_still_valid(task_.checks, 2)) {
+    if (!run_on_live_memory(task_.checks, 2, [this] { run_copy(task_.copy); }))
       stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
-      return;
-    }
-    run_copy(task_.copy);
   }
 
  private:
@@ -84,11 +80,9 @@ class LinearCopyOp final : public Op {
   }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
-    if (!memory_still_valid(checks_, 2)) {
+    // A copy within one allocation may overlap (undefined on the driver).
+    if (!run_on_live_memory(checks_, 2, [this] { std::memmove(dst_, src_, n_); }))
       stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
-      return;
-    }
-    std::memmove(dst_, src_, n_);  // a copy within one allocation may overlap (undefined on the driver)
   }
 
  private:
@@ -105,7 +99,9 @@ CUresult stage_source(CopyTask& t) {
   size_t n;
   if (!checked_product(&n, c.width, c.height, c.depth)) return CUDA_ERROR_OUT_OF_MEMORY;
   t.staging = std::shared_ptr<unsigned char[]>(new unsigned char[n ? n : 1]);
-  pack_source(c, t.staging.get());
+  unsigned char* const out = t.staging.get();
+  // Read during the call: memory another thread frees meanwhile is gone.
+  if (!run_on_live_memory(t.checks, 1, [&c, out] { pack_source(c, out); })) return CUDA_ERROR_INVALID_VALUE;
   t.checks[0] = MemCheck{};  // the snapshot is ours
   return CUDA_SUCCESS;
 }

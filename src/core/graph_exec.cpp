@@ -366,13 +366,13 @@ class SegmentOp final : public Op {
           set_in_host_function(false);
           break;
         case NodeKind::kMemcpy:
-          if (status == CUDA_SUCCESS && !memory_still_valid(n.copy().checks, 2)) status = fault();
-          if (status == CUDA_SUCCESS) run_copy(n.copy().copy);
+          if (status == CUDA_SUCCESS && !run_on_live_memory(n.copy().checks, 2, [&n] { run_copy(n.copy().copy); }))
+            status = fault();
           if (status == CUDA_SUCCESS && check::on()) [[unlikely]] node_wrote(n);
           break;
         case NodeKind::kMemset:
-          if (status == CUDA_SUCCESS && !memory_still_valid(&n.set().check, 1)) status = fault();
-          if (status == CUDA_SUCCESS) run_memset(n.set().set);
+          if (status == CUDA_SUCCESS && !run_on_live_memory(&n.set().check, 1, [&n] { run_memset(n.set().set); }))
+            status = fault();
           if (status == CUDA_SUCCESS && check::on()) [[unlikely]] node_wrote(n);
           break;
         case NodeKind::kKernel:

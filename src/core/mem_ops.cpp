@@ -36,6 +36,20 @@ bool condition_holds(const MemOpSpec& m) {
   }
 }
 
+// A write, or a wait's test: false when the wait must go on.
+bool perform(const MemOpSpec& m) {
+  switch (m.kind) {
+    case MemOpSpec::Kind::kWrite32:
+      __atomic_store_n(reinterpret_cast<uint32_t*>(m.addr), static_cast<uint32_t>(m.value), __ATOMIC_RELEASE);
+      return true;
+    case MemOpSpec::Kind::kWrite64:
+      __atomic_store_n(reinterpret_cast<uint64_t*>(m.addr), m.value, __ATOMIC_RELEASE);
+      return true;
+    default:
+      return condition_holds(m);
+  }
+}
+
 // The one thread that polls parked waits. Leaked on purpose, like the
 // scheduler: parked ops may outlive static destruction.
 class ValueWatcher {
@@ -179,21 +193,13 @@ bool MemOpsOp::resume() {
       std::atomic_thread_fence(std::memory_order_seq_cst);
       continue;
     }
-    if (!memory_still_valid(&m.check, 1)) {
+    bool done = true;  // a wait whose condition does not hold yet is not
+    if (!run_on_live_memory(&m.check, 1, [&m, &done] { done = perform(m); })) {
       stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
       next_ = specs_.size();
       return true;
     }
-    switch (m.kind) {
-      case MemOpSpec::Kind::kWrite32:
-        __atomic_store_n(reinterpret_cast<uint32_t*>(m.addr), static_cast<uint32_t>(m.value), __ATOMIC_RELEASE);
-        break;
-      case MemOpSpec::Kind::kWrite64:
-        __atomic_store_n(reinterpret_cast<uint64_t*>(m.addr), m.value, __ATOMIC_RELEASE);
-        break;
-      default:
-        if (!condition_holds(m)) return false;
-    }
+    if (!done) return false;
   }
   return true;
 }

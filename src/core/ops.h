@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 
+#include "base/fault_trap.h"
 #include "core/copy_resolve.h"
 #include "core/allocation.h"
 #include "core/check.h"
@@ -75,6 +76,16 @@ inline bool memory_still_valid(const MemCheck* checks, int n) {
   return true;
 }
 
+// Runs access() over device memory that the checks name, if it is still
+// allocated, with a fault trap armed: memory another thread frees out of
+// stream order while the access runs makes it fault, and the fault is the
+// op's, not the process's. False when the memory is gone either way; the
+// caller gives its context the sticky CUDA_ERROR_ILLEGAL_ADDRESS.
+template <class Access>
+bool run_on_live_memory(const MemCheck* checks, int n, Access&& access) {
+  return memory_still_valid(checks, n) && run_trapped(access);
+}
+
 class MemsetOp final : public Op {
  public:
   const char* trace_literal() const override { return "memset"; }
@@ -82,11 +93,8 @@ class MemsetOp final : public Op {
   void accesses(std::vector<MemAccess>& out) const override { out.push_back(check::memset_access(set_)); }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
-    if (!memory_still_valid(&check_, 1)) {
+    if (!run_on_live_memory(&check_, 1, [this] { run_memset(set_); }))
       stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
-      return;
-    }
-    run_memset(set_);
   }
 
  private:

@@ -2,12 +2,12 @@
 // protocol between compiled code and this file).
 //
 // Faults: compiled code reports misalignment, traps and failed asserts by
-// calling raise_fault; a wild access raises SIGSEGV or SIGBUS. Both unwind
-// with siglongjmp to run_blocks, which was entered with sigsetjmp. The
-// signal handler only acts while its thread runs kernel code (t_run set);
-// otherwise it hands the signal to the handler installed before ours.
+// calling raise_fault; a wild access raises SIGSEGV or SIGBUS, which the
+// fault trap that run_blocks arms catches (base/fault_trap.h). Both unwind
+// with siglongjmp to run_blocks.
 #include "ptx/block_runner.h"
 
+#include "base/fault_trap.h"
 #include "base/thread_heap.h"
 #include "ptx/check_rt.h"
 #include "ptx/red_combine.h"
@@ -28,8 +28,10 @@ namespace cucpu::ptx {
 
 namespace {
 
+// A run's fault: raise_fault fills kind, address and message; a signal
+// leaves kind at kNone and fills the trap's address.
 struct RunState {
-  sigjmp_buf jump;
+  FaultTrap trap;
   BlockEnv* env = nullptr;
   FaultKind kind = FaultKind::kNone;
   uint64_t address = 0;
@@ -62,39 +64,8 @@ struct Scratch {
 thread_local ThreadHeap<Scratch> t_scratch_heap;  // base/thread_heap.h
 Scratch& scratch() { return t_scratch_heap.get(); }
 
-struct sigaction g_prev_segv, g_prev_bus;
-
-void on_fault_signal(int sig, siginfo_t* info, void* uctx) {
-  RunState* rs = t_run;
-  if (rs) {
-    rs->kind = FaultKind::kIllegalAddress;
-    rs->address = reinterpret_cast<uint64_t>(info->si_addr);
-    t_run = nullptr;
-    siglongjmp(rs->jump, 1);
-  }
-  // Not ours: what was installed before decides.
-  const struct sigaction& prev = sig == SIGSEGV ? g_prev_segv : g_prev_bus;
-  if (prev.sa_flags & SA_SIGINFO) {
-    if (prev.sa_sigaction) return prev.sa_sigaction(sig, info, uctx);
-  } else if (prev.sa_handler != SIG_IGN && prev.sa_handler != SIG_DFL && prev.sa_handler) {
-    return prev.sa_handler(sig);
-  }
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
 void install_handlers() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault_signal;
-    // NODEFER: the handler leaves by siglongjmp without restoring the mask.
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &g_prev_segv);
-    sigaction(SIGBUS, &sa, &g_prev_bus);
-  });
+  install_fault_handler();
   // A stack for the handler, so that a kernel's runaway recursion can be
   // reported; a thread that has one already keeps its own.
   if (!scratch().alt_checked) {
@@ -521,7 +492,8 @@ void raise_fault(FaultKind kind, uint64_t address, std::string message) {
   rs->address = address;
   rs->message = std::move(message);
   t_run = nullptr;
-  siglongjmp(rs->jump, 1);
+  t_fault_trap = nullptr;
+  siglongjmp(rs->trap.jump, 1);
 }
 
 void current_indices(const BlockEnv* env, Dim3* block, Dim3* thread) {
@@ -576,17 +548,21 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   const unsigned saved_csr = _mm_getcsr();
   _mm_setcsr(0x1f80);
   volatile uint64_t blk = first;
-  if (sigsetjmp(rs.jump, 0)) {
+  FaultTrap* const outer_trap = t_fault_trap;
+  if (sigsetjmp(rs.trap.jump, 0)) {
+    t_run = nullptr;
+    t_fault_trap = outer_trap;
     apply_reductions();  // what the blocks before the fault did
     _mm_setcsr(saved_csr);
     Fault f;
-    f.kind = rs.kind;
-    f.address = rs.address;
+    f.kind = rs.kind == FaultKind::kNone ? FaultKind::kIllegalAddress : rs.kind;
+    f.address = rs.kind == FaultKind::kNone ? rs.trap.address : rs.address;
     f.message = std::move(rs.message);
     current_indices(&env, &f.block, &f.thread);
     return f;
   }
   t_run = &rs;
+  t_fault_trap = &rs.trap;
   for (; blk < last; blk = blk + 1) {
     const uint64_t b = blk;
     env.ctaid[0] = static_cast<uint32_t>(b % cfg.grid.x);
@@ -602,6 +578,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   }
   apply_reductions();  // the run's combined reductions, before the kernel (part) completes
   t_run = nullptr;
+  t_fault_trap = outer_trap;
   _mm_setcsr(saved_csr);
   return Fault{};
 }

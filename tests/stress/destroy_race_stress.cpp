@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -62,6 +63,44 @@ TEST(DestroyRace, ExactlyOneDestroyOfAHandleSucceeds) {
   EXPECT_EQ(cuStreamDestroy(a), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamDestroy(b), CUDA_SUCCESS);
   EXPECT_EQ(cuDevicePrimaryCtxRelease(dev), CUDA_SUCCESS);
+}
+
+}  // namespace
+
+namespace {
+
+// A read on stream b and a stream-ordered free of its memory on stream a,
+// with nothing ordering the two: a program bug (cucpu check reports it).
+// The free lands while the copy runs; the copy must fault the context
+// (CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU's access to unmapped memory does)
+// or finish, and never take the process down.
+TEST(FreeRace, AFreeUnderARunningCopyFaultsTheContextNotTheProcess) {
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  constexpr size_t kBytes = size_t{32} << 20;
+  int faulted = 0;
+  for (int round = 0; round < 8; ++round) {
+    CUcontext ctx;
+    ASSERT_EQ(cuCtxCreate(&ctx, nullptr, 0, 0), CUDA_SUCCESS);
+    CUstream a, b;
+    ASSERT_EQ(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    CUdeviceptr src, dst;
+    ASSERT_EQ(cuMemAllocAsync(&src, kBytes, a), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemAlloc(&dst, kBytes), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemsetD8Async(src, 1, kBytes, a), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize(a), CUDA_SUCCESS);
+    std::atomic<bool> copy_next{false};
+    ASSERT_EQ(cuLaunchHostFunc(b, [](void* f) { static_cast<std::atomic<bool>*>(f)->store(true); }, &copy_next),
+              CUDA_SUCCESS);
+    ASSERT_EQ(cuMemcpyDtoDAsync(dst, src, kBytes, b), CUDA_SUCCESS);
+    while (!copy_next.load()) std::this_thread::yield();
+    ASSERT_EQ(cuMemFreeAsync(src, a), CUDA_SUCCESS);  // unordered with the copy
+    const CUresult r = cuCtxSynchronize();
+    ASSERT_TRUE(r == CUDA_SUCCESS || r == CUDA_ERROR_ILLEGAL_ADDRESS) << r;
+    faulted += r == CUDA_ERROR_ILLEGAL_ADDRESS;
+    ASSERT_EQ(cuCtxDestroy(ctx), CUDA_SUCCESS);
+  }
+  std::printf("%d of 8 copies faulted\n", faulted);
 }
 
 }  // namespace

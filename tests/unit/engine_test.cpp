@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "../common/gate.h"
 #include "api_context_test.h"
 
@@ -100,6 +102,28 @@ TEST_F(Engine, FaultInAsyncCopyIsSticky) {
   EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
   CUdeviceptr more;
   EXPECT_EQ(cuMemAlloc(&more, 16), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+// A copy whose memory vanishes from under it faults the context, not the
+// process: here the host memory of pageable copies is unmapped after they
+// are enqueued and before they run, so every byte they touch faults.
+TEST_F(Engine, CopyIntoUnmappedHostMemoryFaultsTheContextNotTheProcess) {
+  constexpr size_t kSmall = 4096, kBig = size_t{4} << 20;  // an inline copy, and one of the parallel path's size
+  CUdeviceptr dev;
+  ASSERT_EQ(cuMemAlloc(&dev, kBig), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(dev, 7, kBig), CUDA_SUCCESS);
+  void* host = mmap(nullptr, kBig, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(host, MAP_FAILED);
+  CUstream s;
+  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  Gate gate;
+  ASSERT_EQ(cuLaunchHostFunc(s, Gate::hold, &gate), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(host, dev, kSmall, s), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoHAsync(host, dev, kBig, s), CUDA_SUCCESS);
+  ASSERT_EQ(munmap(host, kBig), 0);
+  gate.release();
+  EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
 }
 
 // With one worker, a stream memory wait whose condition does not hold must

@@ -1,0 +1,51 @@
+// Fault traps: code that touches memory which may vanish under it (a
+// kernel's computed addresses; device memory that another thread frees out
+// of stream order while a copy runs) runs with the thread's trap armed. A
+// SIGSEGV or SIGBUS raised while it is armed unwinds, by siglongjmp, to the
+// frame that armed it; any other fault goes to the handler installed before
+// ours, or kills the process as it would have.
+//
+// What runs under a trap must hold no lock and own nothing whose destructor
+// matters: the unwind runs no destructors.
+#pragma once
+
+#include <setjmp.h>
+
+#include <cstdint>
+
+namespace cucpu {
+
+struct FaultTrap {
+  sigjmp_buf jump;
+  uintptr_t address = 0;  // the faulting address, once it has fired
+  int signal = 0;         // SIGSEGV or SIGBUS, once it has fired
+};
+
+// The thread's armed trap, or null. Initial-exec TLS: the signal handler
+// reads it, and must not reach the dynamic TLS allocator.
+extern __attribute__((tls_model("initial-exec"))) thread_local FaultTrap* t_fault_trap;
+
+// Installs the process's SIGSEGV and SIGBUS handler once; cheap after that.
+void install_fault_handler();
+
+// Runs access() with a trap armed. False (with the address) when it
+// faulted; the trap that was armed before is armed again either way, so
+// traps nest. Not inlined, so that sigsetjmp's frame is this one, not the
+// caller's, whose locals then keep their values across a fault.
+template <class Access>
+[[gnu::noinline]] bool run_trapped(Access&& access, uintptr_t* fault_address = nullptr) {
+  install_fault_handler();
+  FaultTrap trap;
+  FaultTrap* const outer = t_fault_trap;
+  if (sigsetjmp(trap.jump, 0)) {
+    t_fault_trap = outer;
+    if (fault_address) *fault_address = trap.address;
+    return false;
+  }
+  t_fault_trap = &trap;
+  access();
+  t_fault_trap = outer;
+  return true;
+}
+
+}  // namespace cucpu
