@@ -296,6 +296,7 @@ void divergent_barrier(const ptx::BlockEnv* env, const ptx::SharedAccess& a, con
 // What an op wrote counts as written once it has run (exec/scheduler.h's
 // hook, set for initcheck).
 void op_wrote(const Op* op) {
+  if (op->marks_writes_as_run()) return;
   std::vector<MemAccess> ranges;
   op->accesses(ranges);
   for (const MemAccess& m : ranges)

@@ -223,6 +223,9 @@ class Op {
   // accesses_when_run() and reports it to the checker when it has run.
   virtual void accesses(std::vector<MemAccess>&) const {}
   virtual bool accesses_when_run() const { return false; }
+  // True for an op that marks its writes for initcheck itself as it runs
+  // (a graph segment, node by node), so the hook after it must not again.
+  virtual bool marks_writes_as_run() const { return false; }
   // True for an op that calls the program's code (a host function): what
   // that code then enqueues is ordered after the op.
   virtual bool runs_program_code() const { return false; }
