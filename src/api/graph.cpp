@@ -83,9 +83,6 @@ CUresult change_deps(CUgraph hg, const CUgraphNode* from, const CUgraphNode* to,
 // Kahn's algorithm: a graph with a cycle cannot be instantiated.
 bool acyclic(const Graph& g) {
   const auto& nodes = g.nodes();
-  std::vector<std::pair<const Node*, size_t>> index(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) index[i] = {nodes[i], i};
-  std::sort(index.begin(), index.end());
   std::vector<size_t> indeg(nodes.size());
   std::vector<const Node*> ready;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -98,8 +95,7 @@ bool acyclic(const Graph& g) {
     ready.pop_back();
     ++seen;
     for (const Node* d : n->dependents) {
-      size_t k = std::lower_bound(index.begin(), index.end(), std::make_pair(d, size_t{0}))->second;
-      if (--indeg[k] == 0) ready.push_back(d);
+      if (--indeg[d->position] == 0) ready.push_back(d);
     }
   }
   return seen == nodes.size();

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "api/code_prefault.h"
 #include "api/entry.h"
 
 using namespace cucpu;
@@ -36,7 +37,7 @@ static CUresult impl_cuInit(unsigned int Flags) {
   if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
   if (rt().devices.empty()) return CUDA_ERROR_NO_DEVICE;
   int expected = static_cast<int>(LibState::kUninitialized);
-  rt().state.compare_exchange_strong(expected, static_cast<int>(LibState::kReady));
+  if (rt().state.compare_exchange_strong(expected, static_cast<int>(LibState::kReady))) api::prefault_own_code();
   return CUDA_SUCCESS;
 }
 

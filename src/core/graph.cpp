@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <unordered_map>
 
 #include "core/runtime.h"
 
@@ -48,6 +47,7 @@ void destroy_graph(Graph* g) {
 
 Node* Graph::add(const NodeParams& p, const Node* const* deps, size_t n, const CUgraphEdgeData* edge) {
   Node* node = rt().nodes.create(this, p, next_node_id_++);
+  node->position = static_cast<uint32_t>(nodes_.size());
   nodes_.push_back(node);
   for (size_t i = 0; i < n; ++i) add_edge(const_cast<Node*>(deps[i]), node, edge ? &edge[i] : nullptr);
   return node;
@@ -57,7 +57,8 @@ void Graph::remove(Node* n) {
   for (Node* d : n->deps) d->dependents.erase(std::find(d->dependents.begin(), d->dependents.end(), n));
   SmallVec<Node*, 2> out = n->dependents;
   for (Node* s : out) remove_edge(n, s);
-  nodes_.erase(std::find(nodes_.begin(), nodes_.end(), n));
+  nodes_.erase(nodes_.begin() + n->position);
+  for (size_t i = n->position; i < nodes_.size(); ++i) nodes_[i]->position = static_cast<uint32_t>(i);
   rt().nodes.kill(n);
   rt().nodes.release(n);
 }
@@ -100,18 +101,17 @@ bool Graph::reaches(const Node* from, const Node* to) const {
 
 Graph* Graph::clone(std::vector<std::pair<const Node*, Node*>>* map) const {
   Graph* g = new_graph(ctx);
-  std::unordered_map<const Node*, Node*> m;
   for (const Node* n : nodes_) {
     NodeParams p = n->params;
     if (p.kind == NodeKind::kChildGraph) p.child = p.child->clone();
     Node* c = g->add(p, nullptr, 0);
-    m[n] = c;
     if (map) map->emplace_back(n, c);
   }
+  // The clone's nodes sit at their originals' positions.
   for (const Node* n : nodes_)
     for (size_t i = 0; i < n->deps.size(); ++i) {
       CUgraphEdgeData e = n->edge_data(i);
-      g->add_edge(m[n->deps[i]], m[n], &e);
+      g->add_edge(g->nodes_[n->deps[i]->position], g->nodes_[n->position], &e);
     }
   return g;
 }

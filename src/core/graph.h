@@ -82,6 +82,9 @@ struct Node {
   Graph* const graph;
   NodeParams params;
   const uint64_t id;
+  // Its index in graph->nodes(); kept by Graph::add and Graph::remove, so
+  // that walks over a graph index their scratch arrays without a lookup.
+  uint32_t position = 0;
   SmallVec<Node*, 2> deps;        // incoming edges, in insertion order
   SmallVec<Node*, 2> dependents;  // outgoing edges
   // Edge data of incoming edge i (default unless some was given).

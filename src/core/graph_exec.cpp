@@ -20,17 +20,10 @@ CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32
   std::vector<ExecNode>& nodes_ = plan.nodes;
   // Each node maps to the exec nodes where it starts and where it ends: one
   // index for a plain node; a child graph starts at its roots and ends at
-  // its sinks. Lookups by node go through a sorted index (no per-node
-  // allocation, no scratch state in the graph: it may be instantiated from
-  // several threads at once).
+  // its sinks. Scratch arrays are indexed by Node::position (no scratch
+  // state in the graph: it may be instantiated from several threads at once).
   const auto& nodes = g.nodes();
   const size_t count = nodes.size();
-  std::vector<std::pair<const Node*, uint32_t>> index(count);
-  for (size_t i = 0; i < count; ++i) index[i] = {nodes[i], static_cast<uint32_t>(i)};
-  std::sort(index.begin(), index.end());
-  auto position = [&](const Node* n) {
-    return std::lower_bound(index.begin(), index.end(), std::make_pair(n, uint32_t{0}))->second;
-  };
   std::vector<uint32_t> single(count, UINT32_MAX);
   std::vector<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> child_span;
   std::vector<uint32_t> child_of(count, UINT32_MAX);
@@ -71,7 +64,7 @@ CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32
   };
   for (size_t i = 0; i < count; ++i)
     for (const Node* d : nodes[i]->deps) {
-      size_t j = position(d);
+      const size_t j = d->position;
       each(ends(j), single[j], [&](uint32_t from) {
         each(starts(i), single[i], [&](uint32_t to) { nodes_[from].dependents.push_back(to); });
       });
