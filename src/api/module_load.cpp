@@ -106,21 +106,36 @@ CUresult programs_of_image(const void* image, size_t size, std::vector<std::shar
     uint32_t count;
     std::memcpy(&count, bytes + sizeof kLinkMagic, 4);
     size_t at = sizeof kLinkMagic + 8;
+    std::vector<std::string> units;
     for (uint32_t i = 0; i < count; ++i) {
       uint64_t n;
       if (size && size - at < 8) return CUDA_ERROR_INVALID_IMAGE;
       std::memcpy(&n, bytes + at, 8);
       at += 8;
       if (size && size - at < n) return CUDA_ERROR_INVALID_IMAGE;
-      std::shared_ptr<ptx::Program> p;
-      std::string text(bytes + at, strnlen(bytes + at, n));
-      if (CUresult r = parse_ptx(text, &p, error)) return r;
-      out->push_back(std::move(p));
-      if (texts) texts->push_back(std::move(text));
+      units.emplace_back(bytes + at, strnlen(bytes + at, n));
       at += n;
     }
-    if (out->empty()) return CUDA_ERROR_INVALID_IMAGE;
-    *info += "cucpu: linked image of " + std::to_string(out->size()) + " PTX units\n";
+    if (units.empty()) return CUDA_ERROR_INVALID_IMAGE;
+    // The units become one program, as the linker makes one image: a
+    // function one unit declares .extern and another defines is called
+    // across them, like a variable.
+    std::string text;
+    if (units.size() == 1) {
+      text = std::move(units[0]);
+    } else {
+      try {
+        text = ptx::join_units(units);
+      } catch (const ptx::ParseError& e) {
+        *error += "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + "\n";
+        return CUDA_ERROR_INVALID_PTX;
+      }
+    }
+    std::shared_ptr<ptx::Program> p;
+    if (CUresult r = parse_ptx(text, &p, error)) return r;
+    out->push_back(std::move(p));
+    if (texts) texts->push_back(std::move(text));
+    *info += "cucpu: linked image of " + std::to_string(units.size()) + " PTX units\n";
     return CUDA_SUCCESS;
   }
   ptx::ImageContents c = ptx::read_image(image, size);

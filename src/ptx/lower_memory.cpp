@@ -141,20 +141,30 @@ bool FnLowering::lower_atomic(const Instr& in) {
   const Space space = space_of(in);
   const Ty t = type_suffix(in);
   if (t == Ty::kNone) fail(op + " needs a type");
-  if (in.has("v2") || in.has("v4") || in.has("v8")) unsupported();
   std::string what;
   static const char* const kOps[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
   for (auto& m : in.mods)
     for (const char* k : kOps)
       if (m == k) what = k;
   if (what.empty()) fail(op + " needs an operation");
+  // Vector atomics (sm_90: add, min and max over .v2/.v4/.v8): each element
+  // is an atomic of its own, as the PTX ISA promises nothing for the vector
+  // as a whole.
+  const int vec = vector_width(in);
+  if (vec > 1) {
+    if (what != "add" && what != "min" && what != "max") unsupported();
+    const auto v = static_cast<size_t>(vec);
+    if (A[base + 1].kind != Operand::Kind::kVec || A[base + 1].elems.size() != v ||
+        (has_dest && (A[0].kind != Operand::Kind::kVec || A[0].elems.size() != v)))
+      fail(op + ".v" + std::to_string(vec) + " needs {...} operands of " + std::to_string(vec) + " elements");
+  }
   const uint32_t bytes = static_cast<uint32_t>(type_bits(t) / 8);
   Value* p = address(A[base], space);
-  check_alignment(p, bytes);
-  check_access(p, bytes, kAccessWrite | kAccessAtomic, space);
+  check_alignment(p, bytes * static_cast<uint32_t>(vec));
+  check_access(p, bytes * static_cast<uint32_t>(vec), kAccessWrite | kAccessAtomic, space);
   if (combine_reds && (space == Space::kGlobal || space == Space::kGeneric)) {
     llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
-    if (!has_dest || result_unused(f, in, reg_mentions)) {
+    if (vec == 1 && (!has_dest || result_unused(f, in, reg_mentions))) {
       if (std::optional<uint32_t> code = combined_code(in)) {
         Value* v = read(A[base + 1], t);
         Value* bits = b.CreateZExt(b.CreateBitCast(v, b.getIntNTy(bytes * 8)), b.getInt64Ty());
@@ -168,10 +178,6 @@ bool FnLowering::lower_atomic(const Instr& in) {
   }
   const llvm::AtomicOrdering ord = ordering_of(in, false, false);
   const llvm::Align align(bytes);
-  auto result = [&](Value* old) {
-    if (has_dest) write(A[0], old, t);
-    return true;
-  };
   if (what == "cas") {
     if (A.size() < base + 3) fail("atom.cas needs a compare and a new value");
     llvm::Type* it = b.getIntNTy(bytes * 8);
@@ -180,39 +186,55 @@ bool FnLowering::lower_atomic(const Instr& in) {
     auto* cx = b.CreateAtomicCmpXchg(p, b.CreateBitCast(cmp, it), b.CreateBitCast(nv, it), align,
                                      ord == llvm::AtomicOrdering::Monotonic ? llvm::AtomicOrdering::Monotonic : llvm::AtomicOrdering::SequentiallyConsistent,
                                      llvm::AtomicOrdering::Monotonic);
-    return result(b.CreateExtractValue(cx, 0));
+    if (has_dest) write(A[0], b.CreateExtractValue(cx, 0), t);
+    return true;
   }
-  const bool half = t == Ty::kF16 || t == Ty::kBF16 || t == Ty::kF16x2 || t == Ty::kBF16x2;
-  if (half) {
-    // No native half atomics: a compare-exchange loop computing in f32.
-    if (what != "add" && what != "min" && what != "max") unsupported();
-    llvm::Type* it = b.getIntNTy(bytes * 8);
-    Value* v = read(A[base + 1], bytes == 4 ? Ty::kB32 : Ty::kB16);
-    auto* ty = llvm::FunctionType::get(it, {llvm::PointerType::get(ctx, 0), it, b.getInt32Ty()}, false);
-    const uint32_t code = (t == Ty::kBF16 || t == Ty::kBF16x2 ? 1u : 0u) | (bytes == 4 ? 2u : 0u) |
-                          (what == "add" ? 0u : what == "min" ? 4u : 8u);
-    return result(b.CreateCall(runtime(bytes == 4 ? "cucpu_rt_atomic_half2" : "cucpu_rt_atomic_half", ty), {p, v, b.getInt32(code)}));
+  // One element's atomic at `at`: its value operand, and its destination (null for red).
+  auto element = [&](Value* at, const Operand& value, const Operand* dest) {
+    const bool half = t == Ty::kF16 || t == Ty::kBF16 || t == Ty::kF16x2 || t == Ty::kBF16x2;
+    if (half) {
+      // No native half atomics: a compare-exchange loop computing in f32.
+      if (what != "add" && what != "min" && what != "max") unsupported();
+      llvm::Type* it = b.getIntNTy(bytes * 8);
+      Value* v = read(value, bytes == 4 ? Ty::kB32 : Ty::kB16);
+      auto* ty = llvm::FunctionType::get(it, {llvm::PointerType::get(ctx, 0), it, b.getInt32Ty()}, false);
+      const uint32_t code = (t == Ty::kBF16 || t == Ty::kBF16x2 ? 1u : 0u) | (bytes == 4 ? 2u : 0u) |
+                            (what == "add" ? 0u : what == "min" ? 4u : 8u);
+      Value* old = b.CreateCall(runtime(bytes == 4 ? "cucpu_rt_atomic_half2" : "cucpu_rt_atomic_half", ty), {at, v, b.getInt32(code)});
+      if (dest) write(*dest, old, t);
+      return;
+    }
+    using Bin = llvm::AtomicRMWInst::BinOp;
+    Bin k;
+    const bool fl = t == Ty::kF32 || t == Ty::kF64;
+    if (what == "add") k = fl ? Bin::FAdd : Bin::Add;
+    else if (what == "min") k = fl ? Bin::FMin : is_signed(t) ? Bin::Min : Bin::UMin;
+    else if (what == "max") k = fl ? Bin::FMax : is_signed(t) ? Bin::Max : Bin::UMax;
+    else if (what == "inc") k = Bin::UIncWrap;
+    else if (what == "dec") k = Bin::UDecWrap;
+    else if (what == "and") k = Bin::And;
+    else if (what == "or") k = Bin::Or;
+    else if (what == "xor") k = Bin::Xor;
+    else k = Bin::Xchg;
+    Value* v = read(value, t == Ty::kB128 ? Ty::kB128 : t);
+    if (bytes == 16) {
+      if (what != "exch") unsupported();
+      v = b.CreateBitCast(v, b.getInt128Ty());
+    }
+    if (what == "exch" && fl) v = b.CreateBitCast(v, b.getIntNTy(bytes * 8));
+    Value* old = b.CreateAtomicRMW(k, at, v, align, ord);
+    if (dest) write(*dest, old, t);
+  };
+  if (vec == 1) {
+    element(p, A[base + 1], has_dest ? &A[0] : nullptr);
+    return true;
   }
-  using Bin = llvm::AtomicRMWInst::BinOp;
-  Bin k;
-  const bool fl = t == Ty::kF32 || t == Ty::kF64;
-  if (what == "add") k = fl ? Bin::FAdd : Bin::Add;
-  else if (what == "min") k = fl ? Bin::FMin : is_signed(t) ? Bin::Min : Bin::UMin;
-  else if (what == "max") k = fl ? Bin::FMax : is_signed(t) ? Bin::Max : Bin::UMax;
-  else if (what == "inc") k = Bin::UIncWrap;
-  else if (what == "dec") k = Bin::UDecWrap;
-  else if (what == "and") k = Bin::And;
-  else if (what == "or") k = Bin::Or;
-  else if (what == "xor") k = Bin::Xor;
-  else k = Bin::Xchg;
-  Value* v = read(A[base + 1], t == Ty::kB128 ? Ty::kB128 : t);
-  if (bytes == 16) {
-    if (what != "exch") unsupported();
-    v = b.CreateBitCast(v, b.getInt128Ty());
+  for (size_t i = 0; i < static_cast<size_t>(vec); ++i) {
+    Value* at = i == 0 ? p : b.CreateConstGEP1_64(b.getInt8Ty(), p, i * bytes);
+    const Operand* dest = has_dest && A[0].elems[i].kind != Operand::Kind::kSink ? &A[0].elems[i] : nullptr;
+    element(at, A[base + 1].elems[i], dest);
   }
-  if (what == "exch" && fl) v = b.CreateBitCast(v, b.getIntNTy(bytes * 8));
-  Value* old = b.CreateAtomicRMW(k, p, v, align, ord);
-  return result(old);
+  return true;
 }
 
 }  // namespace cucpu::ptx

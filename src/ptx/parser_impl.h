@@ -202,6 +202,17 @@ class Parser {
       }
     }
     v.ty = type_directive();
+    // A kernel pointer parameter's attributes, after its type:
+    // `.ptr [.space] [.align N]`, describing the memory it points to.
+    if (is_dir(".ptr")) {
+      advance();
+      if (is_dir(".global") || is_dir(".shared") || is_dir(".const") || is_dir(".local")) advance();
+      if (is_dir(".align")) {
+        advance();
+        const uint64_t a = integer();
+        if (a == 0 || (a & (a - 1))) fail(tok_, "alignment must be a power of two");
+      }
+    }
     const Tok name_tok = tok_;
     v.name = word();
     const uint64_t elem = static_cast<uint64_t>(type_bits(v.ty) == 1 ? 1 : type_bits(v.ty) / 8) * vec;

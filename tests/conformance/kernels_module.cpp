@@ -275,6 +275,10 @@ CONF_TEST(MalformedModulesFailWithTheDriversCodes) {
       {"load_ptx_target_sm_100", ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k() { ret; }\n",
        CUDA_ERROR_INVALID_PTX},
       {"load_empty_string", std::string(), CUDA_ERROR_INVALID_IMAGE},
+      // An instruction the PTX ISA does not have, its operands otherwise fine.
+      {"load_unknown_instruction_ptx",
+       std::string(kHeader) + ".visible .entry k() {\n  .reg .b32 %r<2>;\n  frob.u32 %r1, 5;\n  ret;\n}\n",
+       CUDA_ERROR_INVALID_PTX},
   };
   std::string bad;
   for (const Case& c : cases) {
