@@ -77,6 +77,7 @@ enum class CutKind : uint8_t {
   kElect,        // in3 mask; out0 leader lane, out1 predicate
   kLdmatrix,     // in0 the row address this lane supplies; out0..3 the fragments (one b32 each)
   kMma,          // in0..7 the lane's A, B, C fragments packed two b32 per slot; out0..3 D likewise
+  kYield,        // a spin-wait loop's back edge: the thread goes on once the block's others have run
 };
 
 // What the runner needs to know about one cut site.

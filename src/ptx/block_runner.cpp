@@ -81,7 +81,9 @@ void install_handlers() {
   }
 }
 
-enum : uint8_t { kRunnable, kAtWarpCut, kAtBarrier, kExited };
+// kYielded: at a spin loop's back edge, runnable again once the block's
+// other threads have run as far as they can.
+enum : uint8_t { kRunnable, kAtWarpCut, kAtBarrier, kExited, kYielded };
 
 struct CutBlock {
   const CompiledCode& code;
@@ -120,6 +122,8 @@ struct CutBlock {
       state[t] = kRunnable;
     } else if (k == CutKind::kBarrier || k == CutKind::kBarrierRed) {
       state[t] = kAtBarrier;
+    } else if (k == CutKind::kYield) {
+      state[t] = kYielded;
     } else {
       state[t] = kAtWarpCut;
     }
@@ -455,6 +459,10 @@ struct CutBlock {
         continue;
       }
       if (cs.kind == CutKind::kBarrierArrive || cs.kind == CutKind::kBarrierRed) return diverge();
+      if (cs.kind == CutKind::kYield) {  // every live thread spins: each goes round once more
+        r = c;
+        continue;
+      }
       for (uint32_t w = 0; w < warp_live.size(); ++w)
         if (warp_live[w]) resolve(w * 32, c, warp_live[w]);
       r = c;
@@ -478,7 +486,13 @@ struct CutBlock {
     while (live) {
       for (uint32_t lo = 0; lo < T; lo += 32) run_warp(lo, std::min(lo + 32, T));
       if (!live) break;
-      if (!release_barriers()) raise_fault(FaultKind::kBarrierDeadlock, 0, "the block's threads wait at barriers that can never complete");
+      bool yielded = false;
+      for (uint32_t t = 0; t < T; ++t)
+        if (state[t] == kYielded) {
+          state[t] = kRunnable;
+          yielded = true;
+        }
+      if (!release_barriers() && !yielded) raise_fault(FaultKind::kBarrierDeadlock, 0, "the block's threads wait at barriers that can never complete");
     }
   }
 };

@@ -174,6 +174,7 @@ class FnLowering {
   std::vector<std::vector<int>> live_across;        // by instruction index: registers saved at a cut
   std::vector<uint32_t> reg_unit;                   // frame row of a saved register (0: none)
   std::vector<bool> is_cut;                         // by instruction index
+  std::vector<bool> is_yield;                       // by instruction index: spin_back_edges
   std::vector<int> reg_mentions;                    // by register: the instructions that name it (guards included)
   std::map<uint32_t, llvm::MDNode*> row_scopes;     // by a frame row's first unit
   std::map<uint32_t, llvm::MDNode*> row_noalias;    // the other rows' scopes, and kernel_scope
@@ -185,9 +186,18 @@ class FnLowering {
 
 // Registers live after each instruction that is a cut (by index), for the
 // frame layout. Conservative: a register may be saved that is not needed.
-std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut);
+// A spin loop's back edge (`yields`) saves what the loop's start needs.
+std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut,
+                                           const std::vector<bool>& yields = {});
 // The instructions each may run next.
 std::vector<std::vector<int>> successors(const Function& f);
+// By instruction index: the backward branches of spin-wait loops, loops
+// that one of their branches leaves or repeats on what a volatile, relaxed
+// or acquire load or an atomic read in them. A thread taking such a branch
+// yields (CutKind::kYield): the other threads of its block run before it
+// goes on, as independent thread scheduling lets a GPU's, so that a thread
+// waiting for another's store sees it.
+std::vector<bool> spin_back_edges(const Function& f);
 // The sum over the kernel's regions (the code from its start, or from after
 // a cut, to the next cuts) of their sizes in instructions.
 size_t region_sizes(const Function& f, const std::vector<bool>& is_cut);

@@ -105,7 +105,8 @@ size_t region_sizes(const Function& f, const std::vector<bool>& is_cut) {
   return total;
 }
 
-std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut) {
+std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut,
+                                           const std::vector<bool>& yields) {
   const size_t n = f.body.size(), nr = f.regs.size(), words = (nr + 63) / 64;
   std::vector<std::vector<int>> uses(n), defs(n);
   const std::vector<std::vector<int>> succ = successors(f);
@@ -143,6 +144,13 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
   }
   std::vector<std::vector<int>> out(n);
   for (size_t i = 0; i < n; ++i) {
+    if (is_cut[i] && i < yields.size() && yields[i]) {
+      // A spin loop's back edge resumes at the loop's start: what that needs.
+      const size_t h = static_cast<size_t>(f.labels.at(f.body[i].args[0].sym));
+      for (size_t r = 0; r < nr; ++r)
+        if (live_in[h * words + r / 64] >> (r % 64) & 1) out[i].push_back(static_cast<int>(r));
+      continue;
+    }
     if (!is_cut[i] || i + 1 >= n) continue;
     // Live after the cut: what its successor needs, less what the cut itself writes.
     std::vector<uint64_t> after(live_in.begin() + static_cast<long>((i + 1) * words),
@@ -199,16 +207,18 @@ void FnLowering::lower_body() {
   reg_mentions = register_mentions(f);
   // Cuts and the frame: each saved register gets a row (abi.h).
   is_cut.assign(f.body.size(), false);
-  if (is_kernel)
+  if (is_kernel) {
+    is_yield = spin_back_edges(f);
     for (size_t i = 0; i < f.body.size(); ++i)
-      if (is_cut_instruction(f.body[i])) is_cut[i] = has_cuts = true;
+      if (is_cut_instruction(f.body[i]) || is_yield[i]) is_cut[i] = has_cuts = true;
+  }
   uint32_t units = kFrameHeaderUnits;
   reg_unit.assign(f.regs.size(), 0);
   if (has_cuts) {
     frame = fn->getArg(0);
     pitch = fn->getArg(8);
     remat = remat_analysis(f, entry_params);
-    live_across = cut_liveness(f, is_cut);
+    live_across = cut_liveness(f, is_cut, is_yield);
     // A loop per resume point when the regions overlap little (the code
     // compiled then stays within 1.5 times the kernel's).
     specialize = region_sizes(f, is_cut) <= f.body.size() * 3 / 2 + 16;
@@ -357,9 +367,22 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     if (it == f.labels.end()) fail("unknown label '" + in.args[0].sym + "'");
     llvm::BasicBlock* target = label_blocks[static_cast<size_t>(it->second)];
     auto* next = llvm::BasicBlock::Create(ctx, "fall", fn);
+    llvm::BasicBlock* taken = target;
+    const bool yields = index < is_yield.size() && is_yield[index];
+    if (yields) taken = llvm::BasicBlock::Create(ctx, "spin", fn);
     if (in.guard >= 0) {
-      b.CreateCondBr(guard_of(in), target, next);
+      b.CreateCondBr(guard_of(in), taken, next);
     } else {
+      b.CreateBr(taken);
+    }
+    if (yields) {
+      // Around a spin loop: the thread yields, then goes on at the loop's start.
+      b.SetInsertPoint(taken);
+      CutSite site;
+      site.kind = CutKind::kYield;
+      site.line = in.line;
+      Value* ops[kExchangeInSlots] = {};
+      emit_cut(site, index, ops);
       b.CreateBr(target);
     }
     b.SetInsertPoint(next);

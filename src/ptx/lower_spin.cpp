@@ -1,0 +1,69 @@
+// Spin-wait loops: the back edges where a thread must let the others of its
+// block run (see lower.h, spin_back_edges).
+#include "ptx/lower.h"
+
+namespace cucpu::ptx {
+namespace {
+
+// A read that can see another thread's write while the loop runs: a
+// volatile, relaxed or acquire load, or an atomic (a lock's compare-and-
+// swap). A plain load may be hoisted out of a loop; these may not.
+bool synchronizing_read(const Instr& in) {
+  if (in.op == "atom") return true;
+  if (in.op != "ld" && in.op != "ldu") return false;
+  for (const std::string& m : in.mods)
+    if (m == "volatile" || m == "relaxed" || m == "acquire" || m == "mmio") return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<bool> spin_back_edges(const Function& f) {
+  const size_t n = f.body.size();
+  std::vector<bool> out(n, false);
+  std::vector<bool> tainted(f.regs.size());
+  std::vector<int> regs;
+  for (size_t j = 0; j < n; ++j) {
+    const Instr& br = f.body[j];
+    if (br.op != "bra" || br.args.empty() || br.args[0].kind != Operand::Kind::kSym) continue;
+    auto it = f.labels.find(br.args[0].sym);
+    if (it == f.labels.end() || it->second < 0 || static_cast<size_t>(it->second) > j) continue;
+    const size_t h = static_cast<size_t>(it->second);  // the loop is [h, j]
+    bool any = false;
+    for (size_t i = h; i <= j && !any; ++i) any = synchronizing_read(f.body[i]);
+    if (!any) continue;
+    // What the loop's synchronizing reads give, and what is computed from
+    // it inside the loop (to a fixed point: the loop may compute in any order).
+    std::fill(tainted.begin(), tainted.end(), false);
+    bool grew = true;
+    for (int round = 0; grew && round < 8; ++round) {
+      grew = false;
+      for (size_t i = h; i <= j; ++i) {
+        const Instr& in = f.body[i];
+        if (in.args.empty() || !writes_first_operand(in.op)) continue;
+        bool from = synchronizing_read(in);
+        for (size_t k = 1; k < in.args.size() && !from; ++k) {
+          regs.clear();
+          collect_regs(in.args[k], regs);
+          for (int r : regs) from = from || tainted[static_cast<size_t>(r)];
+        }
+        if (!from) continue;
+        regs.clear();
+        collect_regs(in.args[0], regs);
+        for (int r : regs)
+          if (!tainted[static_cast<size_t>(r)]) tainted[static_cast<size_t>(r)] = grew = true;
+      }
+    }
+    // A spin: some branch of the loop (its way out, or back) is decided by it.
+    for (size_t i = h; i <= j; ++i) {
+      const Instr& in = f.body[i];
+      if (in.op == "bra" && in.guard >= 0 && tainted[static_cast<size_t>(in.guard)]) {
+        out[j] = true;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace cucpu::ptx

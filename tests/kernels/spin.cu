@@ -1,0 +1,49 @@
+// Threads that wait for other threads of their block by spinning, which
+// independent thread scheduling (sm_70 on) lets finish: a waiting thread
+// never blocks the one it waits for. kernels_spin.cpp launches them.
+
+// Thread 0 waits for a flag that thread `setter` stores to shared memory
+// (same warp or another), then writes what it saw to out[0]; out[1] counts
+// the threads that passed.
+extern "C" __global__ void spin_on_shared_flag(int* out, int setter) {
+  __shared__ volatile int flag;
+  if (threadIdx.x == 0) flag = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    while (flag == 0) {
+    }
+    out[0] = flag;
+  }
+  if (threadIdx.x == setter) flag = 7;
+  atomicAdd(&out[1], 1);
+}
+
+// Each warp's lane 0 waits for the next warp's lane 0 to hand it a token
+// through global memory (the last warp starts the chain): the warps finish
+// in reverse order, each having seen its successor's token.
+extern "C" __global__ void spin_chain_between_warps(volatile int* tokens, int* order) {
+  const int w = threadIdx.x / 32, warps = blockDim.x / 32;
+  if (threadIdx.x % 32 != 0) return;
+  if (w + 1 < warps)
+    while (tokens[w + 1] == 0) {
+    }
+  __threadfence_block();
+  tokens[w] = w + 1;
+  order[w] = atomicAdd(&order[warps], 1);
+}
+
+// A spin lock every thread takes in turn, guarding a plain read-modify-
+// write. Whoever holds it first waits, holding it, for a flag that thread 1
+// sets before it asks for the lock: the holder must let thread 1 run.
+extern "C" __global__ void spin_lock_counter(int* lock, int* counter, volatile int* flag) {
+  if (threadIdx.x == 1) *flag = 1;
+  while (atomicCAS(lock, 0, 1) != 0) {
+  }
+  __threadfence();
+  while (*flag == 0) {
+  }
+  volatile int* c = counter;
+  *c = *c + 1;
+  __threadfence();
+  atomicExch(lock, 0);
+}
