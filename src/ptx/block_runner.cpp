@@ -146,12 +146,13 @@ struct CutBlock {
       }
       if (ran) continue;  // bar.arrive lanes go on at once
       // Warp cuts: resolve one group (the lanes waiting at one site).
-      uint32_t exited = 0, valid = 0, at_cut = 0;
+      uint32_t exited = 0, valid = 0, at_cut = 0, yielded = 0;
       uint32_t first_site = 0;
       bool one_site = true;
       for (uint32_t t = lo; t < hi; ++t) {
         valid |= 1u << (t - lo);
         if (state[t] == kExited) exited |= 1u << (t - lo);
+        if (state[t] == kYielded) yielded |= 1u << (t - lo);
         if (state[t] == kAtWarpCut) {
           at_cut |= 1u << (t - lo);
           if (!first_site) first_site = resume[t];
@@ -185,6 +186,9 @@ struct CutBlock {
         }
       }
       if (!best_site) return;
+      // A collective waiting for a lane that yielded in a spin loop waits
+      // for it to come round (diverge() runs it again), as a GPU's would.
+      if (!best_complete && yielded) return;
       resolve(lo, best_site, best_mask);
       for (uint32_t t = lo; t < hi; ++t)
         if (best_mask >> (t - lo) & 1) state[t] = kRunnable;
