@@ -11,6 +11,7 @@
 
 #include <setjmp.h>
 
+#include <atomic>
 #include <cstdint>
 
 namespace cucpu {
@@ -43,7 +44,11 @@ template <class Access>
     return false;
   }
   t_fault_trap = &trap;
+  // The handler reads the pointer: arming and disarming stay on their side
+  // of the access, even where the access is inlined plain code.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   access();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   t_fault_trap = outer;
   return true;
 }

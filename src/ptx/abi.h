@@ -79,6 +79,8 @@ enum class CutKind : uint8_t {
   kMma,          // in0..7 the lane's A, B, C fragments packed two b32 per slot; out0..3 D likewise
   kYield,        // a spin-wait loop's back edge: the thread goes on once the block's others have run
 };
+// The last kind (the disk cache refuses sites past it): new kinds go above it.
+constexpr CutKind kLastCutKind = CutKind::kYield;
 
 // What the runner needs to know about one cut site.
 struct CutSite {

@@ -570,7 +570,8 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   if (sigsetjmp(rs.trap.jump, 0)) {
     t_run = nullptr;
     t_fault_trap = outer_trap;
-    apply_reductions();  // what the blocks before the fault did
+    // What the blocks before the fault did, trapped: its memory too may be gone.
+    run_trapped([] { apply_reductions(); });
     _mm_setcsr(saved_csr);
     Fault f;
     f.kind = rs.kind == FaultKind::kNone ? FaultKind::kIllegalAddress : rs.kind;
@@ -581,6 +582,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   }
   t_run = &rs;
   t_fault_trap = &rs.trap;
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // armed before any block runs (base/fault_trap.h)
   for (; blk < last; blk = blk + 1) {
     const uint64_t b = blk;
     env.ctaid[0] = static_cast<uint32_t>(b % cfg.grid.x);
@@ -595,6 +597,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
     }
   }
   apply_reductions();  // the run's combined reductions, before the kernel (part) completes
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   t_run = nullptr;
   t_fault_trap = outer_trap;
   _mm_setcsr(saved_csr);

@@ -140,7 +140,7 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
     c.pred_unused = r.get<uint8_t>() != 0;
     c.konst_mask = r.get<uint8_t>();
     for (uint64_t& k : c.konst) k = r.get<uint64_t>();
-    if (static_cast<uint8_t>(c.kind) > static_cast<uint8_t>(CutKind::kMma)) return false;
+    if (static_cast<uint8_t>(c.kind) > static_cast<uint8_t>(kLastCutKind)) return false;
     l.sites.push_back(c);
   }
   std::string obj = r.get_str(1u << 30);

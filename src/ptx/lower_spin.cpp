@@ -54,10 +54,17 @@ std::vector<bool> spin_back_edges(const Function& f) {
           if (!tainted[static_cast<size_t>(r)]) tainted[static_cast<size_t>(r)] = grew = true;
       }
     }
-    // A spin: some branch of the loop (its way out, or back) is decided by it.
+    // A spin: the loop's way out, or its way back, is decided by it (a
+    // branch that only skips work inside the loop is not: a work queue's
+    // loop runs on without waiting for anyone).
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
-      if (in.op == "bra" && in.guard >= 0 && tainted[static_cast<size_t>(in.guard)]) {
+      if (in.op != "bra" || in.guard < 0 || !tainted[static_cast<size_t>(in.guard)]) continue;
+      if (in.args.empty() || in.args[0].kind != Operand::Kind::kSym) continue;
+      auto to = f.labels.find(in.args[0].sym);
+      if (to == f.labels.end()) continue;
+      const size_t t = static_cast<size_t>(to->second);
+      if (t == h || t < h || t > j) {
         out[j] = true;
         break;
       }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstring>
+#include <set>
 
 #include "ptx/ast.h"
 #include "ptx/lexer.h"
@@ -122,9 +123,11 @@ class Parser {
     }
     // Linkage, then a variable or a function.
     bool is_extern = false, visible = false;
+    weak_ = false;
     while (is_dir(".extern") || is_dir(".visible") || is_dir(".weak") || is_dir(".common")) {
       if (is_dir(".extern")) is_extern = true;
       else visible = true;
+      if (is_dir(".weak") || is_dir(".common")) weak_ = true;
       advance();
     }
     if (is_dir(".entry") || is_dir(".func")) return function(is_extern, visible);
@@ -140,11 +143,22 @@ class Parser {
         if (v.is_extern && prev.space == v.space) return;
         if (prev.is_extern && prev.space == v.space) {
           prev = std::move(v);
+          if (weak_) weak_names_.insert(prev.name);
+          return;
+        }
+        // Joined units: .weak and .common definitions of one name are one
+        // variable (the first, or the unit's strong definition).
+        if (prev.space == v.space && (weak_ || weak_names_.count(v.name))) {
+          if (!weak_) {
+            prev = std::move(v);
+            weak_names_.erase(prev.name);
+          }
           return;
         }
         fail(tok_, "duplicate variable '" + v.name + "'");
       }
       m_->var_index[v.name] = static_cast<int>(m_->vars.size());
+      if (weak_) weak_names_.insert(v.name);
       m_->vars.push_back(std::move(v));
       return;
     }
@@ -381,10 +395,23 @@ class Parser {
     auto it = m_->func_index.find(f.name);
     if (it != m_->func_index.end()) {
       Function& prev = m_->funcs[static_cast<size_t>(it->second)];
-      if (prev.has_body && f.has_body) fail(tok_, "duplicate function '" + f.name + "'");
-      if (f.has_body) prev = std::move(f);  // a definition replaces a forward declaration
+      if (prev.has_body && f.has_body) {
+        // Joined units: each may define the same .weak function (a
+        // template instance); one definition stands, a strong one if any.
+        if (!weak_ && !weak_names_.count(f.name)) fail(tok_, "duplicate function '" + f.name + "'");
+        if (!weak_) {
+          weak_names_.erase(f.name);
+          prev = std::move(f);
+        }
+        return;
+      }
+      if (f.has_body) {  // a definition replaces a forward declaration
+        if (weak_) weak_names_.insert(f.name);
+        prev = std::move(f);
+      }
       return;
     }
+    if (weak_ && f.has_body) weak_names_.insert(f.name);
     m_->func_index[f.name] = static_cast<int>(m_->funcs.size());
     m_->funcs.push_back(std::move(f));
   }
@@ -410,6 +437,10 @@ class Parser {
   Tok tok_;
   Function* f_ = nullptr;
   std::unordered_map<std::string, int> reg_names_;
+  // Module-scope linkage: whether the definition being parsed is .weak or
+  // .common, and the names whose standing definition is.
+  bool weak_ = false;
+  std::set<std::string> weak_names_;
   std::unordered_map<std::string, std::string> var_names_;
   std::vector<Scope> scopes_;
 };

@@ -44,17 +44,22 @@ CONF_TEST(KernelPointerParameterAttributesFollowTheType) {
 }
 
 CONF_TEST(KernelLinkedUnitsCallEachOthersFunctions) {
-  // Unit a's kernel calls a function and reads a variable that unit b defines.
-  const std::string a = std::string(kHeader90) +
+  // Unit a's kernel calls a function and reads a variable that unit b
+  // defines, and a .weak function both units define (a template instance).
+  const char* const one = ".weak .func (.param .u32 r) one() {\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 1;\n"
+                          "  st.param.u32 [r], %r1;\n  ret;\n}\n";
+  const std::string a = std::string(kHeader90) + one +
                         ".extern .global .align 4 .u32 g_b;\n"
                         ".extern .func (.param .u32 r) twice(.param .u32 x);\n"
                         ".visible .entry k(.param .u64 p) {\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<3>;\n"
                         "  ld.global.u32 %r1, [g_b];\n"
                         "  { .param .u32 x; .param .u32 r; st.param.u32 [x], %r1; call.uni (r), twice, (x); "
                         "ld.param.u32 %r2, [r]; }\n"
+                        "  { .param .u32 r; call.uni (r), one, (); ld.param.u32 %r1, [r]; }\n"
+                        "  add.u32 %r2, %r2, %r1;\n"
                         "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  st.global.u32 [%rd2], %r2;\n"
                         "  ret;\n}\n";
-  const std::string b = std::string(kHeader90) +
+  const std::string b = std::string(kHeader90) + one +
                         ".visible .global .align 4 .u32 g_b = 21;\n"
                         ".visible .func (.param .u32 r) twice(.param .u32 x) {\n  .reg .b32 %r<3>;\n"
                         "  ld.param.u32 %r1, [x];\n  add.u32 %r2, %r1, %r1;\n  st.param.u32 [r], %r2;\n  ret;\n}\n";
@@ -77,7 +82,7 @@ CONF_TEST(KernelLinkedUnitsCallEachOthersFunctions) {
   ASSERT_CU(cuCtxSynchronize());
   unsigned v = 0;
   ASSERT_CU(cuMemcpyDtoH(&v, out, 4));
-  EXPECT_TRUE(v == 42);
+  EXPECT_TRUE(v == 43);
   ASSERT_CU(cuMemFree(out));
   ASSERT_CU(cuModuleUnload(m));
 }

@@ -108,22 +108,28 @@ TEST_F(Engine, FaultInAsyncCopyIsSticky) {
 // process: here the host memory of pageable copies is unmapped after they
 // are enqueued and before they run, so every byte they touch faults.
 TEST_F(Engine, CopyIntoUnmappedHostMemoryFaultsTheContextNotTheProcess) {
-  constexpr size_t kSmall = 4096, kBig = size_t{4} << 20;  // an inline copy, and one of the parallel path's size
-  CUdeviceptr dev;
-  ASSERT_EQ(cuMemAlloc(&dev, kBig), CUDA_SUCCESS);
-  ASSERT_EQ(cuMemsetD8(dev, 7, kBig), CUDA_SUCCESS);
-  void* host = mmap(nullptr, kBig, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(host, MAP_FAILED);
-  CUstream s;
-  ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  Gate gate;
-  ASSERT_EQ(cuLaunchHostFunc(s, Gate::hold, &gate), CUDA_SUCCESS);
-  ASSERT_EQ(cuMemcpyDtoHAsync(host, dev, kSmall, s), CUDA_SUCCESS);
-  ASSERT_EQ(cuMemcpyDtoHAsync(host, dev, kBig, s), CUDA_SUCCESS);
-  ASSERT_EQ(munmap(host, kBig), 0);
-  gate.release();
-  EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
-  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+  // A small copy and a large one (the parallel path, given workers); each in a context
+  // of its own, since the first fault stops the context's later work.
+  for (size_t bytes : {size_t{4096}, size_t{4} << 20}) {
+    CUcontext c;
+    ASSERT_EQ(cuCtxCreate(&c, nullptr, 0, 0), CUDA_SUCCESS);
+    CUdeviceptr dev;
+    ASSERT_EQ(cuMemAlloc(&dev, bytes), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemsetD8(dev, 7, bytes), CUDA_SUCCESS);
+    void* host = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(host, MAP_FAILED);
+    CUstream s;
+    ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    Gate gate;
+    ASSERT_EQ(cuLaunchHostFunc(s, Gate::hold, &gate), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemcpyDtoHAsync(host, dev, bytes, s), CUDA_SUCCESS);
+    ASSERT_EQ(munmap(host, bytes), 0);
+    gate.release();
+    EXPECT_EQ(cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS) << bytes;
+    EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS) << bytes;
+    ASSERT_EQ(cuCtxDestroy(c), CUDA_SUCCESS);
+  }
+  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
 }
 
 // With one worker, a stream memory wait whose condition does not hold must
