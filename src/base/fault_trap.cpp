@@ -37,6 +37,14 @@ void on_fault_signal(int sig, siginfo_t* info, void* uctx) {
 
 }  // namespace
 
+void fault_trap_fired() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGSEGV);
+  sigaddset(&s, SIGBUS);
+  pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+}
+
 void install_fault_handler() {
   if (g_installed.load(std::memory_order_acquire)) [[likely]] return;
   static std::mutex m;

@@ -28,6 +28,11 @@ extern __attribute__((tls_model("initial-exec"))) thread_local FaultTrap* t_faul
 
 // Installs the process's SIGSEGV and SIGBUS handler once; cheap after that.
 void install_fault_handler();
+// After a trap fired: SIGSEGV and SIGBUS unblocked again. The handler runs
+// with SA_NODEFER, but a handler interposed in front of ours (ThreadSanitizer's)
+// may call it with them blocked, and siglongjmp(…, 0) leaves the mask as is:
+// the thread's next fault would then kill the process.
+void fault_trap_fired();
 
 // Runs access() with a trap armed. False (with the address) when it
 // faulted; the trap that was armed before is armed again either way, so
@@ -39,6 +44,7 @@ template <class Access>
   FaultTrap trap;
   FaultTrap* const outer = t_fault_trap;
   if (sigsetjmp(trap.jump, 0)) {
+    fault_trap_fired();
     t_fault_trap = outer;
     if (fault_address) *fault_address = trap.address;
     return false;

@@ -568,6 +568,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   volatile uint64_t blk = first;
   FaultTrap* const outer_trap = t_fault_trap;
   if (sigsetjmp(rs.trap.jump, 0)) {
+    fault_trap_fired();
     t_run = nullptr;
     t_fault_trap = outer_trap;
     // What the blocks before the fault did, trapped: its memory too may be gone.
