@@ -3,6 +3,7 @@
 // call each other's functions, and sm_90's vector atomics.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "kernels_util.h"
 
@@ -10,22 +11,31 @@ namespace {
 
 const char* const kHeader90 = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
-// Loads `text`, runs its kernel `k(p)` on one thread, and returns the word at p.
-unsigned run_store_kernel(const std::string& text) {
+// Loads `text`, runs its kernel `k(p)` with p a zeroed buffer of `bytes`,
+// and returns the buffer.
+std::vector<unsigned char> run_kernel(const std::string& text, unsigned blocks, unsigned threads, size_t bytes) {
   CUmodule m;
   ASSERT_CU(cuModuleLoadData(&m, text.c_str()));
   CUfunction f;
   ASSERT_CU(cuModuleGetFunction(&f, m, "k"));
   CUdeviceptr out;
-  ASSERT_CU(cuMemAlloc(&out, 16));
-  ASSERT_CU(cuMemsetD8(out, 0, 16));
+  ASSERT_CU(cuMemAlloc(&out, bytes));
+  ASSERT_CU(cuMemsetD8(out, 0, bytes));
   void* args[] = {&out};
-  ASSERT_CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr));
+  ASSERT_CU(cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
   ASSERT_CU(cuCtxSynchronize());
-  unsigned v = 0;
-  ASSERT_CU(cuMemcpyDtoH(&v, out, 4));
+  std::vector<unsigned char> h(bytes);
+  ASSERT_CU(cuMemcpyDtoH(h.data(), out, bytes));
   ASSERT_CU(cuMemFree(out));
   ASSERT_CU(cuModuleUnload(m));
+  return h;
+}
+
+// The first word a one-thread run of `text` stores.
+unsigned run_store_kernel(const std::string& text) {
+  const std::vector<unsigned char> h = run_kernel(text, 1, 1, 16);
+  unsigned v;
+  std::memcpy(&v, h.data(), 4);
   return v;
 }
 
@@ -99,20 +109,9 @@ CONF_TEST(KernelVectorAtomicsAddEachElement) {
       "  atom.global.add.v4.f32 {%f7, %f8, %f9, %f10}, [%rd2+16], {%f1, %f2, %f3, %f4};\n"
       "  red.global.add.v2.f32 [%rd2+32], {%f1, %f1};\n"
       "  ret;\n}\n";
-  CUmodule m;
-  ASSERT_CU(cuModuleLoadData(&m, text.c_str()));
-  CUfunction f;
-  ASSERT_CU(cuModuleGetFunction(&f, m, "k"));
-  CUdeviceptr out;
-  ASSERT_CU(cuMemAlloc(&out, 64));
-  ASSERT_CU(cuMemsetD8(out, 0, 64));
-  void* args[] = {&out};
-  ASSERT_CU(cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr));
-  ASSERT_CU(cuCtxSynchronize());
-  float h[10] = {};
-  ASSERT_CU(cuMemcpyDtoH(h, out, 40));
+  const std::vector<unsigned char> bytes = run_kernel(text, 2, 32, 64);
+  float h[10];
+  std::memcpy(h, bytes.data(), sizeof h);
   const float want[10] = {64, 128, 0, 0, 64, 128, 192, 256, 64, 64};
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(h[i] == want[i]);
-  ASSERT_CU(cuMemFree(out));
-  ASSERT_CU(cuModuleUnload(m));
 }
