@@ -182,6 +182,7 @@ class FnLowering {
   Remat remat;
   llvm::BasicBlock* entry_block = nullptr;
   llvm::AllocaInst* misaligned = nullptr;          // first misaligned plain access (0: none)
+  llvm::AllocaInst* spin_count = nullptr;          // spin loops' trips round since the step began
 };
 
 // Registers live after each instruction that is a cut (by index), for the

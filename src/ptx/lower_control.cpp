@@ -376,8 +376,23 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
       b.CreateBr(taken);
     }
     if (yields) {
-      // Around a spin loop: the thread yields, then goes on at the loop's start.
+      // Around a spin loop: every kSpinsPerYield-th time round, the thread
+      // yields, then goes on at the loop's start. The count lives in the
+      // step's own frame, from zero at each step: a loop that goes round
+      // for its own work (a queue taken by atomics) seldom pays a cut, a
+      // thread that waits runs that many tests before it lets the others run.
+      constexpr uint32_t kSpinsPerYield = 64;
+      if (!spin_count) {
+        llvm::IRBuilder<> eb(entry_block, entry_block->begin());
+        spin_count = eb.CreateAlloca(b.getInt32Ty(), nullptr, "cucpu.spins");
+        eb.CreateStore(b.getInt32(0), spin_count);
+      }
       b.SetInsertPoint(taken);
+      Value* n = b.CreateAdd(b.CreateLoad(b.getInt32Ty(), spin_count), b.getInt32(1));
+      b.CreateStore(n, spin_count);
+      auto* yield = llvm::BasicBlock::Create(ctx, "yield", fn);
+      b.CreateCondBr(b.CreateICmpEQ(b.CreateAnd(n, b.getInt32(kSpinsPerYield - 1)), b.getInt32(0)), yield, target);
+      b.SetInsertPoint(yield);
       CutSite site;
       site.kind = CutKind::kYield;
       site.line = in.line;
