@@ -13,9 +13,6 @@ __attribute__((tls_model("initial-exec"))) thread_local FaultTrap* t_fault_trap 
 namespace {
 
 struct sigaction g_prev_segv, g_prev_bus;
-// Release/acquire: a thread that sees it set also sees the previous
-// handlers saved.
-std::atomic<bool> g_installed{false};
 
 void on_fault_signal(int sig, siginfo_t* info, void* uctx) {
   if (FaultTrap* trap = t_fault_trap) {
@@ -45,11 +42,14 @@ void fault_trap_fired() {
   pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
 }
 
-void install_fault_handler() {
-  if (g_installed.load(std::memory_order_acquire)) [[likely]] return;
+// Release/acquire: a thread that sees it set also sees the previous
+// handlers saved.
+std::atomic<bool> g_fault_handler_installed{false};
+
+void install_fault_handler_once() {
   static std::mutex m;
   std::lock_guard<std::mutex> lock(m);
-  if (g_installed.load(std::memory_order_relaxed)) return;
+  if (g_fault_handler_installed.load(std::memory_order_relaxed)) return;
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fault_signal;
@@ -60,7 +60,7 @@ void install_fault_handler() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, &g_prev_segv);
   sigaction(SIGBUS, &sa, &g_prev_bus);
-  g_installed.store(true, std::memory_order_release);
+  g_fault_handler_installed.store(true, std::memory_order_release);
 }
 
 }  // namespace cucpu

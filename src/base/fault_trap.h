@@ -26,8 +26,13 @@ struct FaultTrap {
 // reads it, and must not reach the dynamic TLS allocator.
 extern __attribute__((tls_model("initial-exec"))) thread_local FaultTrap* t_fault_trap;
 
-// Installs the process's SIGSEGV and SIGBUS handler once; cheap after that.
-void install_fault_handler();
+// Installs the process's SIGSEGV and SIGBUS handler once; after that, one
+// load (acquire: a thread that sees it set sees the handler installed).
+extern std::atomic<bool> g_fault_handler_installed;
+void install_fault_handler_once();
+inline void install_fault_handler() {
+  if (!g_fault_handler_installed.load(std::memory_order_acquire)) [[unlikely]] install_fault_handler_once();
+}
 // After a trap fired: SIGSEGV and SIGBUS unblocked again. The handler runs
 // with SA_NODEFER, but a handler interposed in front of ours (ThreadSanitizer's)
 // may call it with them blocked, and siglongjmp(…, 0) leaves the mask as is:

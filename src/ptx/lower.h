@@ -192,6 +192,9 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
                                            const std::vector<bool>& yields = {});
 // The instructions each may run next.
 std::vector<std::vector<int>> successors(const Function& f);
+// The index of the instruction a `bra` to a label goes to; -1 for anything
+// else (not a bra, an unknown label).
+int branch_target(const Function& f, const Instr& in);
 // By instruction index: the backward branches of spin-wait loops, loops
 // that one of their branches leaves or repeats on what a volatile, relaxed
 // or acquire load or an atomic read in them. A thread taking such a branch

@@ -63,16 +63,19 @@ bool ends_flow(const Instr& in) {
 
 }  // namespace
 
+int branch_target(const Function& f, const Instr& in) {
+  if (in.op != "bra" || in.args.empty() || in.args[0].kind != Operand::Kind::kSym) return -1;
+  auto it = f.labels.find(in.args[0].sym);
+  return it == f.labels.end() ? -1 : it->second;
+}
+
 std::vector<std::vector<int>> successors(const Function& f) {
   const size_t n = f.body.size();
   std::vector<std::vector<int>> succ(n);
   for (size_t i = 0; i < n; ++i) {
     const Instr& in = f.body[i];
     if (!ends_flow(in) && i + 1 < n) succ[i].push_back(static_cast<int>(i + 1));
-    if (in.op == "bra" && !in.args.empty() && in.args[0].kind == Operand::Kind::kSym) {
-      auto it = f.labels.find(in.args[0].sym);
-      if (it != f.labels.end() && static_cast<size_t>(it->second) < n) succ[i].push_back(it->second);
-    }
+    if (const int t = branch_target(f, in); t >= 0 && static_cast<size_t>(t) < n) succ[i].push_back(t);
     if (in.op == "brx") {  // every label may be a target
       for (auto& [name, idx] : f.labels)
         if (static_cast<size_t>(idx) < n) succ[i].push_back(idx);
@@ -146,7 +149,7 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
   for (size_t i = 0; i < n; ++i) {
     if (is_cut[i] && i < yields.size() && yields[i]) {
       // A spin loop's back edge resumes at the loop's start: what that needs.
-      const size_t h = static_cast<size_t>(f.labels.at(f.body[i].args[0].sym));
+      const size_t h = static_cast<size_t>(branch_target(f, f.body[i]));
       for (size_t r = 0; r < nr; ++r)
         if (live_in[h * words + r / 64] >> (r % 64) & 1) out[i].push_back(static_cast<int>(r));
       continue;

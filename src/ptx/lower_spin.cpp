@@ -24,11 +24,9 @@ std::vector<bool> spin_back_edges(const Function& f) {
   std::vector<bool> tainted(f.regs.size());
   std::vector<int> regs;
   for (size_t j = 0; j < n; ++j) {
-    const Instr& br = f.body[j];
-    if (br.op != "bra" || br.args.empty() || br.args[0].kind != Operand::Kind::kSym) continue;
-    auto it = f.labels.find(br.args[0].sym);
-    if (it == f.labels.end() || it->second < 0 || static_cast<size_t>(it->second) > j) continue;
-    const size_t h = static_cast<size_t>(it->second);  // the loop is [h, j]
+    const int back = branch_target(f, f.body[j]);
+    if (back < 0 || static_cast<size_t>(back) > j) continue;
+    const size_t h = static_cast<size_t>(back);  // the loop is [h, j]
     bool any = false;
     for (size_t i = h; i <= j && !any; ++i) any = synchronizing_read(f.body[i]);
     if (!any) continue;
@@ -59,12 +57,10 @@ std::vector<bool> spin_back_edges(const Function& f) {
     // loop runs on without waiting for anyone).
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
-      if (in.op != "bra" || in.guard < 0 || !tainted[static_cast<size_t>(in.guard)]) continue;
-      if (in.args.empty() || in.args[0].kind != Operand::Kind::kSym) continue;
-      auto to = f.labels.find(in.args[0].sym);
-      if (to == f.labels.end()) continue;
-      const size_t t = static_cast<size_t>(to->second);
-      if (t == h || t < h || t > j) {
+      const int to = branch_target(f, in);
+      if (to < 0 || in.guard < 0 || !tainted[static_cast<size_t>(in.guard)]) continue;
+      const size_t t = static_cast<size_t>(to);
+      if (t <= h || t > j) {
         out[j] = true;
         break;
       }
