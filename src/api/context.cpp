@@ -29,7 +29,7 @@ CUresult create(CUcontext* pctx, unsigned flags, CUdevice dev) {
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (!flags_ok(flags)) return CUDA_ERROR_INVALID_VALUE;
   Context* c = rt().contexts.create(&rt().devices[static_cast<size_t>(dev)], flags, false);
-  context_stack().push_back(c);
+  context_stack::push(c);
   *pctx = reinterpret_cast<CUcontext>(c);
   return CUDA_SUCCESS;
 }
@@ -38,9 +38,8 @@ CUresult destroy(CUcontext h) {
   Context* c;
   if (CUresult r = api::ctx_handle(h, &c)) return r;
   if (c->primary) return CUDA_ERROR_INVALID_CONTEXT;
-  auto& st = context_stack();
   if (!rt().contexts.try_kill(c)) return CUDA_ERROR_INVALID_CONTEXT;  // another thread destroyed it first
-  if (!st.empty() && st.back() == c) st.pop_back();
+  if (current_context() == c) context_stack::pop();
   tear_down(c);
   rt().contexts.release(c);
   return CUDA_SUCCESS;
@@ -49,15 +48,13 @@ CUresult destroy(CUcontext h) {
 CUresult push(CUcontext h) {
   Context* c;
   if (CUresult r = api::ctx_handle(h, &c)) return r;
-  context_stack().push_back(c);
+  context_stack::push(c);
   return CUDA_SUCCESS;
 }
 
 CUresult pop(CUcontext* pctx) {
-  auto& st = context_stack();
-  if (st.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-  Context* c = st.back();
-  st.pop_back();
+  Context* c = context_stack::pop();
+  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
   if (pctx) *pctx = reinterpret_cast<CUcontext>(c);
   return CUDA_SUCCESS;
 }
@@ -103,15 +100,13 @@ static CUresult impl_cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* p, unsig
 }
 
 static CUresult impl_cuCtxSetCurrent(CUcontext ctx) {
-  auto& st = context_stack();
   if (!ctx) {
-    if (!st.empty()) st.pop_back();
+    context_stack::pop();
     return CUDA_SUCCESS;
   }
   Context* c;
   if (CUresult r = api::ctx_handle(ctx, &c)) return r;
-  if (st.empty()) st.push_back(c);
-  else st.back() = c;
+  context_stack::set_top(c);
   return CUDA_SUCCESS;
 }
 

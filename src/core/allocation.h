@@ -70,7 +70,9 @@ struct Allocation {
   bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
 };
 
-class Registry {
+// Lines of its own (every range check reads removals(); the heap around a
+// singleton holds whatever was allocated next to it).
+class alignas(64) Registry {
  public:
   static Registry& instance();
 

@@ -160,14 +160,36 @@ void Context::shut_down() {
   unlinked_.wait(lk, [&] { return streams_.empty(); });
 }
 
-std::vector<Context*>& context_stack() {
+__attribute__((tls_model("initial-exec"))) thread_local Context* t_current_context = nullptr;
+
+namespace context_stack {
+namespace {
+// Below the top: the top itself lives in t_current_context.
+std::vector<Context*>& below() {
   thread_local std::vector<Context*> stack;
   return stack;
 }
+}  // namespace
 
-Context* current_context() {
-  auto& st = context_stack();
-  return st.empty() ? nullptr : st.back();
+void push(Context* c) {
+  if (t_current_context) below().push_back(t_current_context);
+  t_current_context = c;
 }
+
+Context* pop() {
+  Context* top = t_current_context;
+  if (!top) return nullptr;
+  auto& st = below();
+  if (st.empty()) {
+    t_current_context = nullptr;
+  } else {
+    t_current_context = st.back();
+    st.pop_back();
+  }
+  return top;
+}
+
+void set_top(Context* c) { t_current_context = c; }
+}  // namespace context_stack
 
 }  // namespace cucpu

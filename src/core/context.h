@@ -24,7 +24,8 @@ namespace cucpu {
 
 class Stream;
 
-class Context {
+// Lines of its own: every call reads its sticky error.
+class alignas(64) Context {
  public:
   Context(Device* dev, unsigned flags, bool primary);
   ~Context();
@@ -111,8 +112,16 @@ class Context {
 // streams). Must not be called from a host function.
 void synchronize_all_contexts();
 
-// The calling thread's context stack (cuCtxPush/Pop/Set/GetCurrent).
-std::vector<Context*>& context_stack();
-Context* current_context();
+// The calling thread's context stack (cuCtxPush/Pop/Set/GetCurrent). Its
+// top is mirrored in a word of static TLS, so that current_context(), which
+// every call makes, reads no heap memory (a heap line beside one that a
+// worker writes costs a line transfer per call on a many-core machine).
+namespace context_stack {
+void push(Context* c);
+Context* pop();            // the old top, or null when the stack is empty
+void set_top(Context* c);  // replaces the top (pushes onto an empty stack)
+}  // namespace context_stack
+extern __attribute__((tls_model("initial-exec"))) thread_local Context* t_current_context;
+inline Context* current_context() { return t_current_context; }
 
 }  // namespace cucpu

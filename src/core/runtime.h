@@ -46,7 +46,7 @@ struct Device {
   // device from then on, those created later included (CUDA_SUCCESS: none).
   // (Copyable so that the device table can be built by value; devices are
   // not copied once the runtime is up.)
-  struct FaultWord {
+  struct alignas(64) FaultWord {  // read by every call: a line of its own
     std::atomic<int> value{CUDA_SUCCESS};
     FaultWord() = default;
     FaultWord(const FaultWord& o) : value(o.value.load()) {}

@@ -60,7 +60,8 @@ struct Cache {
     }
     for (size_t i = 0; i < kBatch; ++i) blocks[count++] = b->blocks[i];
     delete b;
-    for (size_t i = 1; i <= kPrefetchAhead && i <= count; ++i) __builtin_prefetch(blocks[count - i], 1, 3);
+    for (size_t i = 1; i <= kPrefetchAhead && i <= count; ++i)
+      for (size_t line = 0; line < OpPool::kBlockSize; line += 64) __builtin_prefetch(static_cast<char*>(blocks[count - i]) + line, 1, 3);
     return true;
   }
 };
@@ -78,11 +79,10 @@ void* OpPool::allocate(size_t n) {
   }
   void* b = c.blocks[--c.count];
   if (c.count >= kPrefetchAhead) {
-    // Start taking, for writing, the first two lines of a block a few
-    // allocations ahead (an op's fields span them).
+    // Start taking, for writing, every line of a block a few allocations
+    // ahead (an op with its payload spans up to all four).
     char* ahead = static_cast<char*>(c.blocks[c.count - kPrefetchAhead]);
-    __builtin_prefetch(ahead, 1, 3);
-    __builtin_prefetch(ahead + 64, 1, 3);
+    for (size_t line = 0; line < kBlockSize; line += 64) __builtin_prefetch(ahead + line, 1, 3);
   }
   return b;
 }
