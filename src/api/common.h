@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstring>
+#include <type_traits>
 
 #include "api/entry.h"
 #include "core/context.h"
@@ -83,22 +84,28 @@ inline bool capture_concerns(const Stream* s) {
 // a few hundred bytes: zeroing them on every enqueue would fill the store
 // buffer that an enqueue relies on). Every stream-ordered entry point
 // routes its work through this.
-template <class MakeParams>
-CUresult capture_route_lazy(Stream* s, MakeParams&& make, bool capturable, Route* route, bool invalidate = true) {
+// `fill(NodeParams& p)` writes the node's parameters into the node itself,
+// where they start as NodeParams{}.
+template <class FillParams>
+CUresult capture_route_lazy(Stream* s, FillParams&& fill, bool capturable, Route* route, bool invalidate = true) {
   expect_capture_rule(capturable ? kCaptured : kRefusedInCapture, capturable ? "kCaptured" : "kRefusedInCapture");
   if (!capture_concerns(s)) {
     *route = Route::kEnqueue;
     return CUDA_SUCCESS;
   }
-  NodeParams p = make();
-  record_memory_checks(p);
-  return capture_route(s, p, capturable, route, invalidate);
+  using F = std::remove_reference_t<FillParams>;
+  ParamsFill in_place{[](NodeParams& p, const void* f) {
+                        (*static_cast<F*>(const_cast<void*>(f)))(p);
+                        record_memory_checks(p);
+                      },
+                      &fill};
+  return capture_route(s, in_place, capturable, route, invalidate);
 }
 
 // Work that never becomes a graph node: during a capture it is refused (and
 // the capture invalidated, unless `invalidate` is false), as the driver does.
 inline CUresult refuse_during_capture(Stream* s, Route* route, bool invalidate = true) {
-  return capture_route_lazy(s, [] { return NodeParams{}; }, false, route, invalidate);
+  return capture_route_lazy(s, [](NodeParams&) {}, false, route, invalidate);
 }
 
 }  // namespace cucpu::api

@@ -75,7 +75,7 @@ CUresult launch(NullStream ns, const Launch& a) {
   ParamSource src;
   if (CUresult r = param_source(f->entry(), a.kernel_params, a.extra, &src)) return r;
   Route route;
-  if (CUresult r = api::capture_route_lazy(s, [&] { return kernel_node(f, a, src); }, true, &route)) return r;
+  if (CUresult r = api::capture_route_lazy(s, [&](NodeParams& p) { p = kernel_node(f, a, src); }, true, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
   if (a.cooperative) enqueue_cooperative_kernel(s, f, a.shape, src);
   else enqueue_kernel(s, f, a.shape, src);

@@ -46,11 +46,9 @@ MemPool* pool_of(CUmemoryPool h) { return rt().mempools.live(h); }
 // being invalidated, as driver 580 does.
 CUresult route_memory_node(Stream* s, NodeKind kind, const std::shared_ptr<const GraphMemoryBlock>& block,
                            Route* route) {
-  return api::capture_route_lazy(s, [&] {
-    NodeParams p;
+  return api::capture_route_lazy(s, [&](NodeParams& p) {
     p.kind = kind;
     p.memory = block;
-    return p;
   }, block != nullptr, route, false);
 }
 

@@ -24,7 +24,7 @@ CUresult target_stream(NullStream ns, CUstream h, bool sync, Stream** s) {
 }
 
 // Async work on a capturing stream becomes a node instead of an op.
-// `node()` builds the node's parameters, only when a capture takes them.
+// `node(p)` writes the node's parameters, only when a capture takes them.
 template <class MakeNode>
 CUresult route(Stream* s, bool sync, MakeNode&& node, Route* r) {
   *r = Route::kEnqueue;
@@ -47,11 +47,9 @@ CUresult copy3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D* p) {
   if (CUresult r = resolve_copy3d(*p, &task.copy, task.checks)) return r;
   Stream* s;
   if (CUresult r = target_stream(ns, h, sync, &s)) return r;
-  auto node = [p] {
-    NodeParams n;
+  auto node = [p](NodeParams& n) {
     n.kind = NodeKind::kMemcpy;
     n.copy = *p;
-    return n;
   };
   Route how;
   if (CUresult r = route(s, sync, node, &how)) return r;
@@ -93,11 +91,9 @@ CUresult memset2d(NullStream ns, CUstream h, bool sync, CUdeviceptr dst, size_t 
   MemCheck check;
   if (CUresult r = resolve_memset2d(dst, pitch, elem, value, width, height, &m, &check)) return r;
   pitch = m.pitch;
-  auto node = [&] {
-    NodeParams n;
+  auto node = [&](NodeParams& n) {
     n.kind = NodeKind::kMemset;
     n.memset = {dst, pitch, value, elem, width, height};
-    return n;
   };
   Route how;
   if (CUresult r = route(s, sync, node, &how)) return r;

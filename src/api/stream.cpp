@@ -205,11 +205,9 @@ CUresult launch_host_func(NullStream ns, CUstream h, CUhostFn fn, void* data) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  auto node = [&] {
-    NodeParams p;
+  auto node = [&](NodeParams& p) {
     p.kind = NodeKind::kHost;
     p.host = {fn, data};
-    return p;
   };
   Route route;
   if (CUresult r = api::capture_route_lazy(s, node, true, &route)) return r;

@@ -18,12 +18,10 @@ CUresult enqueue(NullStream ns, CUstream h, const CUstreamBatchMemOpParams* ops,
   if (CUresult r = build_mem_op_specs(ops, count, &specs)) return r;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  auto node = [&] {  // the node's own copy of the operations
-    NodeParams p;
+  auto node = [&](NodeParams& p) {  // the node's own copy of the operations
     p.kind = NodeKind::kBatchMemOp;
     p.memops.assign(ops, ops + count);
     p.memop_ctx = reinterpret_cast<CUcontext>(s->ctx);
-    return p;
   };
   Route route;
   if (CUresult r = api::capture_route_lazy(s, node, true, &route)) return r;

@@ -223,7 +223,7 @@ CUresult capture_update_deps(Stream* s, const CUgraphNode* deps, const CUgraphEd
   return CUDA_SUCCESS;
 }
 
-CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route, bool invalidate) {
+CUresult capture_route(Stream* s, ParamsFill fill, bool capturable, Route* route, bool invalidate) {
   *route = Route::kEnqueue;
   if (CUresult r = refuse_implicit_legacy_use(s)) return r;
   if (!s->capturing.load(std::memory_order_acquire)) return CUDA_SUCCESS;
@@ -235,7 +235,7 @@ CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* r
     if (invalidate) seq->invalidated = true;
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
-  Node* node = seq->graph->add(p, s->cap.deps.data(), s->cap.deps.size(), s->cap.edges.data());
+  Node* node = seq->graph->add(fill, s->cap.deps.data(), s->cap.deps.size(), s->cap.edges.data());
   s->cap.deps.assign(1, node);
   s->cap.edges.assign(1, CUgraphEdgeData{});
   *route = Route::kCaptured;

@@ -76,7 +76,11 @@ enum class Route { kEnqueue, kCaptured };
 // the sequence and fails with STREAM_CAPTURE_UNSUPPORTED). On the legacy
 // stream while a blocking stream captures: STREAM_CAPTURE_IMPLICIT.
 // `invalidate` false: refuse without invalidating (batched copies, as the driver does).
-CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route, bool invalidate = true);
+// The node's parameters are written by `fill`, only when a node is made.
+CUresult capture_route(Stream* s, ParamsFill fill, bool capturable, Route* route, bool invalidate = true);
+inline CUresult capture_route(Stream* s, const NodeParams& p, bool capturable, Route* route, bool invalidate = true) {
+  return capture_route(s, ParamsFill::copy_of(p), capturable, route, invalidate);
+}
 // cuEventRecord / cuStreamWaitEvent when the stream or the event is part of a capture.
 CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route);
 CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route);

@@ -12,7 +12,8 @@ namespace {
 std::atomic<uint64_t> g_next_graph_id{1};
 }
 
-Node::Node(Graph* g, const NodeParams& p, uint64_t id) : graph(g), params(p), id(id) {
+Node::Node(Graph* g, ParamsFill fill, uint64_t id) : graph(g), id(id) {
+  fill.fn(params, fill.arg);
   if (params.kind == NodeKind::kChildGraph && params.child) params.child->owner = this;
 }
 
@@ -45,8 +46,8 @@ void destroy_graph(Graph* g) {
   rt().graphs.release(g);
 }
 
-Node* Graph::add(const NodeParams& p, const Node* const* deps, size_t n, const CUgraphEdgeData* edge) {
-  Node* node = rt().nodes.create(this, p, next_node_id_++);
+Node* Graph::add(ParamsFill fill, const Node* const* deps, size_t n, const CUgraphEdgeData* edge) {
+  Node* node = rt().nodes.create(this, fill, next_node_id_++);
   node->position = static_cast<uint32_t>(nodes_.size());
   nodes_.push_back(node);
   for (size_t i = 0; i < n; ++i) add_edge(const_cast<Node*>(deps[i]), node, edge ? &edge[i] : nullptr);

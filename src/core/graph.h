@@ -75,9 +75,20 @@ struct NodeParams {
   MemCheck checks[2];
 };
 
+// Writes a new node's parameters in place, where they start as NodeParams{}
+// (so that a capture's node is built once, in the node, not built and copied).
+struct ParamsFill {
+  void (*fn)(NodeParams& out, const void* arg);
+  const void* arg;
+  // A fill that copies `p`, which must outlive the fill's use.
+  static ParamsFill copy_of(const NodeParams& p) {
+    return {[](NodeParams& out, const void* a) { out = *static_cast<const NodeParams*>(a); }, &p};
+  }
+};
+
 struct Node {
   // A child-graph node takes ownership of params.child.
-  Node(Graph* g, const NodeParams& p, uint64_t id);
+  Node(Graph* g, ParamsFill fill, uint64_t id);
   ~Node();
   Graph* const graph;
   NodeParams params;
@@ -105,7 +116,10 @@ class Graph {
   Node* owner = nullptr;
 
   // Adds a node after `deps` (all must belong to this graph; checked by the caller).
-  Node* add(const NodeParams& p, const Node* const* deps, size_t n, const CUgraphEdgeData* edge = nullptr);
+  Node* add(ParamsFill fill, const Node* const* deps, size_t n, const CUgraphEdgeData* edge = nullptr);
+  Node* add(const NodeParams& p, const Node* const* deps, size_t n, const CUgraphEdgeData* edge = nullptr) {
+    return add(ParamsFill::copy_of(p), deps, n, edge);
+  }
   // Removes a node and its edges, destroying it.
   void remove(Node* n);
   bool has_edge(const Node* from, const Node* to) const;

@@ -11,7 +11,8 @@
 //    kDead after the user destroyed it (the object itself may live on while
 //    the engine still references it), and 0 when the slot was never used.
 //  - Freed slots are reused first-in first-out, which keeps a stale handle
-//    recognisably dead for as long as possible.
+//    recognisably dead for as long as possible. The queue runs through the
+//    free slots' own storage (nothing is allocated under its lock).
 #pragma once
 
 #include <sys/mman.h>
@@ -20,10 +21,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <mutex>
+#include <cstring>
 #include <new>
 #include <utility>
+
+#include "exec/spin_lock.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -113,33 +115,48 @@ class HandlePool {
  private:
   struct Slot {
     std::atomic<uint32_t> cookie;
-    alignas(alignof(T) > 16 ? alignof(T) : 16) unsigned char storage[sizeof(T)];
+    // A free slot's storage holds the free queue's link.
+    static constexpr size_t kBytes = sizeof(T) > sizeof(void*) ? sizeof(T) : sizeof(void*);
+    alignas(alignof(T) > 16 ? alignof(T) : 16) unsigned char storage[kBytes];
   };
 
   static Slot* slot_of(T* obj) {
     return reinterpret_cast<Slot*>(reinterpret_cast<unsigned char*>(obj) - offsetof(Slot, storage));
   }
 
+  // The free queue's link, kept in a free slot's storage.
+  static Slot* next_free(const Slot* s) {
+    Slot* n;
+    std::memcpy(&n, s->storage, sizeof n);
+    return n;
+  }
+  static void set_next_free(Slot* s, Slot* n) { std::memcpy(s->storage, &n, sizeof n); }
+
   Slot* take_slot() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!free_.empty()) {
-      Slot* s = free_.front();
-      free_.pop_front();
+    SpinLockGuard lock(mu_);
+    if (Slot* s = free_head_) {
+      free_head_ = next_free(s);
+      if (!free_head_) free_tail_ = nullptr;
       return s;
     }
     if (used_ == capacity_) throw std::bad_alloc();
     return &slots_[used_++];
   }
   void give_back(Slot* s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(s);
+    set_next_free(s, nullptr);
+    SpinLockGuard lock(mu_);
+    if (free_tail_) set_next_free(free_tail_, s);
+    else free_head_ = s;
+    free_tail_ = s;
   }
 
   Slot* slots_ = nullptr;
   size_t capacity_;
-  std::mutex mu_;
-  size_t used_ = 0;        // slots ever handed out; guarded by mu_
-  std::deque<Slot*> free_;  // guarded by mu_
+  // A few instructions under it, never a call: a spin lock.
+  SpinLock mu_;
+  size_t used_ = 0;             // slots ever handed out; guarded by mu_
+  Slot* free_head_ = nullptr;   // oldest freed slot; guarded by mu_
+  Slot* free_tail_ = nullptr;   // newest freed slot; guarded by mu_
 };
 
 }  // namespace cucpu
