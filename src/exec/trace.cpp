@@ -48,14 +48,23 @@ struct Event {
 // without a shared read-modify-write.
 constexpr uint32_t kIdBlock = 1024;
 
-// One thread's events, a ring of g_capacity. Only the owner appends; the
-// writer reads at exit, once `writing` is false after tracing stopped
-// (append(): the owner's store to `writing` and the writer's to g_on are
-// ordered by an asymmetric fence, exec/asymmetric_fence.h).
+// Events reach the ring through a small stage that stays in the cache: a
+// full stage is streamed into the ring with non-temporal stores, so that
+// an event costs a store to a warm line, not a miss on a cold one.
+constexpr size_t kStageEvents = 4096;  // 160 KiB
+
+// One thread's events: a stage, and a ring of g_capacity behind it. Only
+// the owner appends; the writer reads at exit, once `writing` is false after
+// tracing stopped (append(): the owner's store to `writing` and the
+// writer's to g_on are ordered by an asymmetric fence,
+// exec/asymmetric_fence.h).
 struct Buffer {
   std::atomic<bool> writing{false};
-  std::vector<Event> events;
-  size_t next = 0;           // once full: the oldest event, overwritten next
+  size_t staged = 0;
+  Event stage[kStageEvents];
+  std::unique_ptr<Event[]> ring;  // g_capacity events; pages are touched as events arrive
+  size_t filled = 0;              // events in the ring (at most g_capacity)
+  size_t next = 0;                // where the next event goes: once full, the oldest
   uint64_t overwritten = 0;
   long tid = 0;
   bool worker = false;
@@ -65,16 +74,20 @@ struct Buffer {
     uint64_t key = 0;
     uint32_t epoch = 0, id = 0;
   } keyed[64];
-  // Oldest first.
+  Buffer() : ring(new Event[g_capacity]) {}
+  // Oldest first; the staged events included.
   std::vector<Event> in_order() {
+    flush();
     std::vector<Event> out;
-    out.reserve(events.size());
-    out.insert(out.end(), events.begin() + static_cast<std::ptrdiff_t>(next), events.end());
-    out.insert(out.end(), events.begin(), events.begin() + static_cast<std::ptrdiff_t>(next));
-    events.clear();
-    events.shrink_to_fit();
+    out.reserve(filled);
+    if (filled == g_capacity) out.insert(out.end(), ring.get() + next, ring.get() + g_capacity);
+    out.insert(out.end(), ring.get(), ring.get() + (filled == g_capacity ? next : filled));
+    ring.reset();
+    filled = next = 0;
     return out;
   }
+  // Moves the staged events into the ring, overwriting its oldest once full.
+  void flush();
 };
 std::atomic<bool> g_wrap_told{false};
 
@@ -110,7 +123,6 @@ Buffer& buffer() {
   auto b = std::make_unique<Buffer>();
   b->tid = static_cast<long>(syscall(SYS_gettid));
   b->worker = Scheduler::on_worker_thread();
-  b->events.reserve(g_capacity);  // address space only: pages are touched as events arrive
   State& s = state();
   std::lock_guard<std::mutex> g(s.mu);
   t_buffer = b.get();
@@ -144,6 +156,48 @@ std::atomic<uint32_t> g_name_epoch{0};
 // Whether the kernel gives the asymmetric fence; else both sides use full fences.
 bool g_light = false;
 
+// Copies n events without pulling the destination into the cache.
+void stream_copy(Event* dst, const Event* src, size_t n) {
+#if defined(__x86_64__)
+  static_assert(sizeof(Event) % 8 == 0);
+  auto* d = reinterpret_cast<long long*>(dst);
+  const auto* from = reinterpret_cast<const unsigned char*>(src);
+  for (size_t i = 0; i < n * sizeof(Event) / 8; ++i) {
+    long long w;
+    std::memcpy(&w, from + 8 * i, 8);
+    _mm_stream_si64(d + i, w);
+  }
+  _mm_sfence();  // the stores are weakly ordered: done before `writing` is released
+#else
+  std::memcpy(dst, src, n * sizeof(Event));
+#endif
+}
+
+void Buffer::flush() {
+  const Event* from = stage;
+  size_t n = staged;
+  staged = 0;
+  if (n > g_capacity) {  // all but the last g_capacity would be overwritten at once
+    overwritten += n - g_capacity;
+    from += n - g_capacity;
+    n = g_capacity;
+  }
+  while (n) {
+    const size_t take = std::min(n, g_capacity - next);
+    if (filled + take > g_capacity) overwritten += filled + take - g_capacity;
+    stream_copy(ring.get() + next, from, take);
+    filled = std::min(g_capacity, filled + take);
+    next = (next + take) % g_capacity;
+    from += take;
+    n -= take;
+  }
+  if (overwritten && !g_wrap_told.exchange(true))
+    std::fprintf(stderr,
+                 "[cucpu] trace: a thread's buffer of %zu events is full: from now on each thread's oldest events are "
+                 "overwritten, and the file holds each thread's last %zu (CUCPU_TRACE_BUFFER sets the size)\n",
+                 g_capacity, g_capacity);
+}
+
 void append(const Event& e) {
   Buffer& b = buffer();
   b.writing.store(true, std::memory_order_relaxed);
@@ -154,17 +208,8 @@ void append(const Event& e) {
     ~Done() { b.writing.store(false, std::memory_order_release); }
   } done{b};
   if (!g_on.load(std::memory_order_relaxed)) return;  // the writer has begun: too late
-  if (b.events.size() < g_capacity) {
-    b.events.push_back(e);
-    return;
-  }
-  if (b.overwritten++ == 0 && !g_wrap_told.exchange(true))
-    std::fprintf(stderr,
-                 "[cucpu] trace: a thread's buffer of %zu events is full: from now on each thread's oldest events are "
-                 "overwritten, and the file holds each thread's last %zu (CUCPU_TRACE_BUFFER sets the size)\n",
-                 g_capacity, g_capacity);
-  b.events[b.next] = e;
-  b.next = (b.next + 1) % g_capacity;
+  b.stage[b.staged++] = e;
+  if (b.staged == kStageEvents) [[unlikely]] b.flush();
 }
 
 // A timeline's figures for the summary (CUCPU_TRACE_SUMMARY).

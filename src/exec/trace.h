@@ -14,7 +14,8 @@
 //
 // Off (no CUCPU_TRACE), each hook is one branch on a flag read with a
 // relaxed load. On, a thread appends to a buffer of its own (no lock): a
-// ring of CUCPU_TRACE_BUFFER events (default 2^19) that, once full,
+// cache-resident stage, streamed when full into a ring of
+// CUCPU_TRACE_BUFFER events (default 2^19) that, once full,
 // overwrites its oldest; the first overwrite says so on stderr and the file
 // says how many were overwritten. Memory stays bounded however long the run.
 #pragma once
