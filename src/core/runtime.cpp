@@ -101,8 +101,11 @@ Runtime::Runtime()
   }
 }
 
-Runtime& rt() {
+std::atomic<Runtime*> g_runtime{nullptr};
+
+Runtime& rt_first_use() {
   static Runtime* r = new Runtime();  // never destroyed; see runtime.h
+  g_runtime.store(r, std::memory_order_release);
   return *r;
 }
 

@@ -75,7 +75,16 @@ struct Runtime {
   HandlePool<MemPool> mempools;
 };
 
-Runtime& rt();
+// The process's one runtime, made on first use. The fast path is a load:
+// g_runtime is published (release) once the runtime is built, and a thread
+// that reads it null takes the slow path, which builds it at most once.
+Runtime& rt_first_use();
+extern std::atomic<Runtime*> g_runtime;
+inline Runtime& rt() {
+  Runtime* r = g_runtime.load(std::memory_order_acquire);
+  if (!r) [[unlikely]] return rt_first_use();
+  return *r;
+}
 
 inline LibState lib_state() {
   return static_cast<LibState>(rt().state.load(std::memory_order_acquire));
