@@ -188,12 +188,22 @@ void Scheduler::run_chain(Op* op) {
   const bool outermost = !t_in_chain;
   t_in_chain = true;
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
+  // Traced: when the last op ran. The op after it in this chain starts its
+  // slice there (one time-stamp read an op, not two; the hand-off between
+  // the two falls in the later op's slice).
+  uint64_t traced_end = 0;
   while (op) {
     if (g_op_hooks.load(std::memory_order_relaxed)) [[unlikely]] {
-      if (schedule::random_on() && !op->trivial()) schedule::before_execute(op, op->timeline->id);
-      const uint64_t t0 = trace::on() ? trace::now() : 0;
+      if (schedule::random_on() && !op->trivial()) {
+        schedule::before_execute(op, op->timeline->id);  // may delay the op: its wait is no part of it
+        traced_end = 0;
+      }
+      const uint64_t t0 = !trace::on() ? 0 : traced_end ? traced_end : trace::now();
       op->execute(op->timeline->status_before_execute());
-      if (trace::on()) trace::op_ran(op, op->timeline, t0, trace::now());
+      if (trace::on()) {
+        traced_end = trace::now();
+        trace::op_ran(op, op->timeline, t0, traced_end);
+      }
       if (OpRanHook ran = g_op_ran_hook.load(std::memory_order_relaxed)) ran(op);
     } else {
       op->execute(op->timeline->status_before_execute());

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/fault_ahead.h"
 #include "base/thread_heap.h"
 #include "exec/asymmetric_fence.h"
 #include "exec/op.h"
@@ -53,7 +54,9 @@ constexpr uint32_t kIdBlock = 1024;
 // an event costs a store to a warm line, not a miss on a cold one.
 constexpr size_t kStageEvents = 4096;  // 160 KiB
 
-// One thread's events: a stage, and a ring of g_capacity behind it. Only
+// One thread's events: a stage, and a ring of g_capacity behind it, whose
+// pages a background thread faults in ahead of the flushes (a fresh page's
+// fault would cost the thread 16 ns an event, base/fault_ahead.h). Only
 // the owner appends; the writer reads at exit, once `writing` is false after
 // tracing stopped (append(): the owner's store to `writing` and the
 // writer's to g_on are ordered by an asymmetric fence,
@@ -62,7 +65,8 @@ struct Buffer {
   std::atomic<bool> writing{false};
   size_t staged = 0;
   Event stage[kStageEvents];
-  std::unique_ptr<Event[]> ring;  // g_capacity events; pages are touched as events arrive
+  std::unique_ptr<FaultAheadMapping> ring_memory;
+  Event* ring;                    // g_capacity events (null if the mapping failed: events are lost)
   size_t filled = 0;              // events in the ring (at most g_capacity)
   size_t next = 0;                // where the next event goes: once full, the oldest
   uint64_t overwritten = 0;
@@ -74,15 +78,18 @@ struct Buffer {
     uint64_t key = 0;
     uint32_t epoch = 0, id = 0;
   } keyed[64];
-  Buffer() : ring(new Event[g_capacity]) {}
+  Buffer()
+      : ring_memory(std::make_unique<FaultAheadMapping>(g_capacity * sizeof(Event))),
+        ring(static_cast<Event*>(ring_memory->data())) {}
   // Oldest first; the staged events included.
   std::vector<Event> in_order() {
     flush();
     std::vector<Event> out;
     out.reserve(filled);
-    if (filled == g_capacity) out.insert(out.end(), ring.get() + next, ring.get() + g_capacity);
-    out.insert(out.end(), ring.get(), ring.get() + (filled == g_capacity ? next : filled));
-    ring.reset();
+    if (filled == g_capacity) out.insert(out.end(), ring + next, ring + g_capacity);
+    out.insert(out.end(), ring, ring + (filled == g_capacity ? next : filled));
+    ring_memory.reset();
+    ring = nullptr;
     filled = next = 0;
     return out;
   }
@@ -118,8 +125,8 @@ __attribute__((tls_model("initial-exec"))) thread_local uint32_t t_call = 0;
 // calls (one op) record no enqueue event of their own.
 __attribute__((tls_model("initial-exec"))) thread_local uint32_t t_first_enqueued = 0;
 
-Buffer& buffer() {
-  if (t_buffer) return *t_buffer;
+// The calling thread's buffer, made on its first event.
+[[gnu::noinline, gnu::cold]] Buffer& new_buffer() {
   auto b = std::make_unique<Buffer>();
   b->tid = static_cast<long>(syscall(SYS_gettid));
   b->worker = Scheduler::on_worker_thread();
@@ -129,6 +136,7 @@ Buffer& buffer() {
   s.buffers.push_back(std::move(b));
   return *t_buffer;
 }
+inline Buffer& buffer() { return t_buffer ? *t_buffer : new_buffer(); }
 
 // A name's id in the shared table, added if new. The caller holds s.mu.
 uint32_t intern_locked(State& s, const std::string& n) {
@@ -177,6 +185,10 @@ void Buffer::flush() {
   const Event* from = stage;
   size_t n = staged;
   staged = 0;
+  if (!ring) [[unlikely]] {
+    overwritten += n;
+    n = 0;
+  }
   if (n > g_capacity) {  // all but the last g_capacity would be overwritten at once
     overwritten += n - g_capacity;
     from += n - g_capacity;
@@ -185,20 +197,25 @@ void Buffer::flush() {
   while (n) {
     const size_t take = std::min(n, g_capacity - next);
     if (filled + take > g_capacity) overwritten += filled + take - g_capacity;
-    stream_copy(ring.get() + next, from, take);
+    stream_copy(ring + next, from, take);
     filled = std::min(g_capacity, filled + take);
     next = (next + take) % g_capacity;
     from += take;
     n -= take;
   }
-  if (overwritten && !g_wrap_told.exchange(true))
+  if (ring && filled < g_capacity) ring_memory->reached(next * sizeof(Event));
+  if (overwritten && !g_wrap_told.load(std::memory_order_relaxed) && !g_wrap_told.exchange(true))
     std::fprintf(stderr,
                  "[cucpu] trace: a thread's buffer of %zu events is full: from now on each thread's oldest events are "
                  "overwritten, and the file holds each thread's last %zu (CUCPU_TRACE_BUFFER sets the size)\n",
                  g_capacity, g_capacity);
 }
 
-void append(const Event& e) {
+// The fields are stored straight into the stage: an Event built by the
+// caller and copied would be read back in wider loads than its fields were
+// written with, a store-forwarding stall on every event.
+[[gnu::always_inline]] inline void append(Kind kind, uint64_t t0, uint64_t t1, const void* track, uint32_t a,
+                                          int32_t bb, uint32_t name) {
   Buffer& b = buffer();
   b.writing.store(true, std::memory_order_relaxed);
   if (g_light) light_fence();
@@ -208,8 +225,15 @@ void append(const Event& e) {
     ~Done() { b.writing.store(false, std::memory_order_release); }
   } done{b};
   if (!g_on.load(std::memory_order_relaxed)) return;  // the writer has begun: too late
-  b.stage[b.staged++] = e;
-  if (b.staged == kStageEvents) [[unlikely]] b.flush();
+  Event& e = b.stage[b.staged];
+  e.t0 = t0;
+  e.t1 = t1;
+  e.track = track;
+  e.a = a;
+  e.b = bb;
+  e.name = name;
+  e.kind = kind;
+  if (++b.staged == kStageEvents) [[unlikely]] b.flush();
 }
 
 // A timeline's figures for the summary (CUCPU_TRACE_SUMMARY).
@@ -402,11 +426,11 @@ uint32_t next_op_id() {
 void enqueued(uint32_t op_id) {
   if (!op_id || !t_call) return;
   if (!t_first_enqueued) t_first_enqueued = op_id;  // named by the call's own event
-  else append(Event{0, 0, nullptr, op_id, static_cast<int32_t>(t_call), 0, kEnqueue});
+  else append(kEnqueue, 0, 0, nullptr, op_id, static_cast<int32_t>(t_call), 0);
 }
 
 void linked(uint32_t pred, uint32_t succ) {
-  if (succ) append(Event{0, 0, nullptr, pred, static_cast<int32_t>(succ), 0, kLink});
+  if (succ) append(kLink, 0, 0, nullptr, pred, static_cast<int32_t>(succ), 0);
 }
 
 Call call_begin() {
@@ -426,7 +450,7 @@ void call_end(const char* name, const Call& c, int result) {
   const uint32_t first = t_first_enqueued;
   t_first_enqueued = c.outer_enqueued;
   // Entry names are string literals: recorded by address, named when the file is written.
-  append(Event{c.t0, now(), name, c.id, result, first, kCall});
+  append(kCall, c.t0, now(), name, c.id, result, first);
 }
 
 void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
@@ -440,11 +464,11 @@ void op_ran(const Op* op, const void* timeline, uint64_t t0, uint64_t t1) {
   } else {
     name = name_id(op->trace_name());
   }
-  append(Event{t0, t1, timeline, op->trace_id, 0, name, kRun});
+  append(kRun, t0, t1, timeline, op->trace_id, 0, name);
 }
 
 void part_ran(const void* timeline, uint32_t name, uint64_t t0, uint64_t t1) {
-  append(Event{t0, t1, timeline, 0, 0, name, kPart});
+  append(kPart, t0, t1, timeline, 0, 0, name);
 }
 
 uint32_t keyed_name(uint64_t key, std::string (*make)(const void*), const void* arg) {

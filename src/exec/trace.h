@@ -10,13 +10,15 @@
 //
 // Dependencies other than stream order (event waits, the legacy stream's
 // rules, graph edges) are flows from the end of one op to the start of the
-// other, when the two run on different tracks.
+// other, when the two run on different tracks. An op's slice starts when a
+// worker turned to it: for ops a worker runs one after another, where the
+// one before ended.
 //
 // Off (no CUCPU_TRACE), each hook is one branch on a flag read with a
 // relaxed load. On, a thread appends to a buffer of its own (no lock): a
 // cache-resident stage, streamed when full into a ring of
-// CUCPU_TRACE_BUFFER events (default 2^19) that, once full,
-// overwrites its oldest; the first overwrite says so on stderr and the file
+// CUCPU_TRACE_BUFFER events (default 2^19, its pages faulted in ahead by a
+// thread of its own) that, once full, overwrites its oldest; the first overwrite says so on stderr and the file
 // says how many were overwritten. Memory stays bounded however long the run.
 #pragma once
 
