@@ -84,12 +84,22 @@ class Timeline {
     return e ? e : errors_[1]->load(std::memory_order_acquire);
   }
 
+  // Layout, by who writes: the first line is read-mostly (set at creation,
+  // read by every enqueue and by every op's run); the producer's line
+  // (enqueued, the tail, ownership) is written by each enqueue; idle_tail_
+  // by both sides, at hand-overs only; the completion line (completed, the
+  // reference count, give-up and wake-up state) by the workers that finish
+  // ops. An enqueue on one core and a run on another write no line in
+  // common, and the run's reads of the first line never miss.
   const uint64_t id;
   std::atomic<int> priority;  // copied into each op at enqueue (lower runs first)
-  // Layout: the enqueue side shares the first cache line; the completion
-  // side (written by workers) has a line of its own below, so enqueues and
-  // completions on different cores do not write the same line.
-  std::atomic<uint64_t> enqueued{0};
+
+ private:
+  const std::atomic<int>* const errors_[2];
+  const bool grantable_;
+
+ public:
+  alignas(64) std::atomic<uint64_t> enqueued{0};
 
   // --- the producer side (core/stream.cpp's enqueue paths) ---
   // The owner's enqueue: links `op` (taking over the caller's reference)
@@ -165,13 +175,6 @@ class Timeline {
   std::atomic<ProducerSlot*> owner_{nullptr};
   static inline ProducerSlot* const kShared = reinterpret_cast<ProducerSlot*>(uintptr_t{1});
   static inline ProducerSlot* const kRevoking = reinterpret_cast<ProducerSlot*>(uintptr_t{2});
-  const std::atomic<int>* const errors_[2];
-  const bool grantable_;
-
-  std::atomic<int> refs_{1};
-  std::atomic<bool> handle_dropped_{false};
-  SpinLock wait_mu_;
-  std::vector<uint64_t> wait_targets_;  // guarded by wait_mu_: seqs slept for
   ProducerSlot* last_producer_ = nullptr;  // guarded by tail_lock_: for granting ownership
   uint32_t producer_run_ = 0;              // guarded by tail_lock_: enqueues by last_producer_ in a row
   // Enqueues by one thread in a row after which it owns the timeline
@@ -180,9 +183,6 @@ class Timeline {
   // ownership back doubles it.
   uint32_t grant_after_ = 32;
   static constexpr uint32_t kMaxGrantAfter = 1u << 20;
-  // Seq of the last tail given up. Written by followers only, which the
-  // timeline's links and claims order one after another.
-  uint64_t last_give_up_seq_ = 0;
   // Ops between two give-ups of an owned timeline below which the follower
   // takes the ownership back (above, one heavy fence per give-up costs
   // little per op).
@@ -224,6 +224,17 @@ class Timeline {
   // one per op.
   std::atomic<uint64_t> wake_at_{UINT64_MAX};
   std::atomic<uint32_t> epoch_{0};
+  std::atomic<bool> handle_dropped_{false};
+  // Taken by the worker finishing each op (Scheduler::finish), by waiters
+  // and by handles.
+  std::atomic<int> refs_{1};
+  // Seq of the last tail given up. Written by followers only, which the
+  // timeline's links and claims order one after another.
+  uint64_t last_give_up_seq_ = 0;
+
+  // Waiters' registrations (wait_for), off the enqueue and completion lines.
+  alignas(64) SpinLock wait_mu_;
+  std::vector<uint64_t> wait_targets_;  // guarded by wait_mu_: seqs slept for
 };
 
 }  // namespace cucpu
