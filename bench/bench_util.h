@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -26,5 +27,22 @@ inline void use_primary_context() {
   }();
   check(cuCtxSetCurrent(ctx));
 }
+
+// Holds a stream with a host function spinning on a flag until release():
+// ops enqueued meanwhile only queue up, so a benchmark times the enqueuing
+// thread's own work, apart from what the stream's runner does at the same
+// time on another core.
+class StreamHold {
+ public:
+  explicit StreamHold(CUstream s) { check(cuLaunchHostFunc(s, spin, &open_)); }
+  void release() { open_.store(true, std::memory_order_release); }
+
+ private:
+  static void CUDA_CB spin(void* p) {
+    while (!static_cast<std::atomic<bool>*>(p)->load(std::memory_order_acquire)) {
+    }
+  }
+  std::atomic<bool> open_{false};
+};
 
 }  // namespace bench

@@ -80,6 +80,37 @@ void BM_MemcpyDtoDAsync256Enqueue(benchmark::State& st) {
 }
 BENCHMARK(BM_MemcpyDtoDAsync256Enqueue);
 
+// The enqueuing thread's part alone, the stream held meanwhile
+// (bench::StreamHold; see BM_LaunchHostFuncEnqueueHeld).
+void BM_MemcpyDtoDAsync256EnqueueHeld(benchmark::State& st) {
+  init_once();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr a, b;
+  check(cuMemAlloc(&a, 256));
+  check(cuMemAlloc(&b, 256));
+  int n = 0;
+  auto* hold = new bench::StreamHold(s);
+  for (auto _ : st) {
+    check(cuMemcpyDtoDAsync(b, a, 256, s));
+    if (++n % 1024 == 0) {
+      st.PauseTiming();
+      hold->release();
+      check(cuStreamSynchronize(s));
+      delete hold;
+      hold = new bench::StreamHold(s);
+      st.ResumeTiming();
+    }
+  }
+  hold->release();
+  check(cuStreamSynchronize(s));
+  delete hold;
+  check(cuMemFree(a));
+  check(cuMemFree(b));
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_MemcpyDtoDAsync256EnqueueHeld);
+
 // Small memsets through one stream, each enqueued and run (a synchronize
 // every 1024, inside the timing): the per-op cost of the whole path, the
 // worker's side too. Run once with CUCPU_TRACE set and once without, the

@@ -66,6 +66,33 @@ void enqueue_host_funcs(benchmark::State& st, unsigned stream_flags) {
 }
 void BM_LaunchHostFuncEnqueue(benchmark::State& st) { enqueue_host_funcs(st, CU_STREAM_NON_BLOCKING); }
 BENCHMARK(BM_LaunchHostFuncEnqueue);
+// The enqueuing thread's part alone: the stream is held while 1024 host
+// functions queue up behind the hold (bench::StreamHold), so the stream's
+// runner works on none of them meanwhile. The difference from the row
+// above is what running the stream at the same time costs the enqueuer.
+void BM_LaunchHostFuncEnqueueHeld(benchmark::State& st) {
+  env();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  int n = 0;
+  auto* hold = new bench::StreamHold(s);
+  for (auto _ : st) {
+    check(cuLaunchHostFunc(s, noop, nullptr));
+    if (++n % 1024 == 0) {
+      st.PauseTiming();
+      hold->release();
+      check(cuStreamSynchronize(s));
+      delete hold;
+      hold = new bench::StreamHold(s);
+      st.ResumeTiming();
+    }
+  }
+  hold->release();
+  check(cuStreamSynchronize(s));
+  delete hold;
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_LaunchHostFuncEnqueueHeld);
 // The same on a blocking stream (cuStreamCreate's default flags), which
 // is ordered with the legacy stream.
 void BM_LaunchHostFuncEnqueueBlockingStream(benchmark::State& st) { enqueue_host_funcs(st, CU_STREAM_DEFAULT); }
