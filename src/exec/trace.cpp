@@ -70,6 +70,7 @@ struct Buffer {
   size_t filled = 0;              // events in the ring (at most g_capacity)
   size_t next = 0;                // where the next event goes: once full, the oldest
   uint64_t overwritten = 0;
+  uint64_t lost = 0;  // events dropped because the ring could not be mapped
   long tid = 0;
   bool worker = false;
   uint32_t next_op = 0, ops_end = 0, next_call = 0, calls_end = 0;  // this thread's blocks of ids
@@ -97,6 +98,7 @@ struct Buffer {
   void flush();
 };
 std::atomic<bool> g_wrap_told{false};
+std::atomic<bool> g_unmapped_told{false};
 
 struct State {
   std::mutex mu;  // guards buffers, names and labels
@@ -186,8 +188,13 @@ void Buffer::flush() {
   size_t n = staged;
   staged = 0;
   if (!ring) [[unlikely]] {
-    overwritten += n;
-    n = 0;
+    lost += n;
+    if (!g_unmapped_told.load(std::memory_order_relaxed) && !g_unmapped_told.exchange(true))
+      std::fprintf(stderr,
+                   "[cucpu] trace: no memory for a thread's buffer of %zu events: that thread's events are lost "
+                   "(a smaller CUCPU_TRACE_BUFFER may fit)\n",
+                   g_capacity);
+    return;
   }
   if (n > g_capacity) {  // all but the last g_capacity would be overwritten at once
     overwritten += n - g_capacity;
@@ -203,7 +210,7 @@ void Buffer::flush() {
     from += take;
     n -= take;
   }
-  if (ring && filled < g_capacity) ring_memory->reached(next * sizeof(Event));
+  if (filled < g_capacity) ring_memory->reached(next * sizeof(Event));
   if (overwritten && !g_wrap_told.load(std::memory_order_relaxed) && !g_wrap_told.exchange(true))
     std::fprintf(stderr,
                  "[cucpu] trace: a thread's buffer of %zu events is full: from now on each thread's oldest events are "
@@ -265,6 +272,7 @@ void write_all() {
     while (b->writing.load(std::memory_order_acquire)) std::this_thread::yield();  // an append in flight
     all.emplace_back(b.get(), b->in_order());
     file.overwritten += b->overwritten;
+    file.lost += b->lost;
   }
   // Entry names, recorded by address, join the table (s.mu is held).
   std::unordered_map<const void*, uint32_t> entry_names;
@@ -377,6 +385,9 @@ void write_all() {
   if (file.overwritten)
     std::fprintf(stderr, "[cucpu] trace: %" PRIu64 " older events were overwritten (each thread keeps its last %zu)\n",
                  file.overwritten, g_capacity);
+  if (file.lost)
+    std::fprintf(stderr, "[cucpu] trace: %" PRIu64 " events were lost (no memory for their threads' buffers)\n",
+                 file.lost);
   std::fprintf(stderr, "[cucpu] trace written to %s\n", s.path.c_str());
   if (!s.summary) return;
   std::fprintf(stderr, "[cucpu] %-72s %8s %12s %12s\n", "timeline", "ops", "busy (us)", "idle (us)");
@@ -399,7 +410,10 @@ __attribute__((constructor)) void start_tracing() {
   s.summary = sum && *sum == '1';
   if (const char* cap = std::getenv("CUCPU_TRACE_BUFFER")) {
     const long long n = std::atoll(cap);
-    if (n >= 16) g_capacity = static_cast<size_t>(n);
+    // At most 2^44 events (640 TiB, beyond a process's address space): a
+    // larger request fails to map (its events are counted lost) instead of
+    // overflowing the ring's size.
+    if (n >= 16) g_capacity = static_cast<size_t>(std::min(n, 1ll << 44));
   }
   s.start_time = std::chrono::steady_clock::now();
   s.start_ticks = now();

@@ -41,7 +41,8 @@ struct TraceFile {
   std::vector<Slice> slices;
   std::vector<Flow> flows;
   const std::vector<std::string>* names = nullptr;
-  uint64_t overwritten = 0;  // events lost to the ring buffers
+  uint64_t overwritten = 0;  // events the ring buffers overwrote
+  uint64_t lost = 0;         // events of threads whose ring could not be mapped
 };
 
 // Chrome trace JSON (chrome://tracing, Perfetto).

@@ -53,7 +53,9 @@ void write_json(FILE* f, const TraceFile& t) {
                  to.track, us(to.t0), id, w.category, w.category);
     ++id;
   }
-  std::fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"overwritten_events\":%" PRIu64 "}}\n", t.overwritten);
+  std::fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"overwritten_events\":%" PRIu64
+                 ",\"lost_events\":%" PRIu64 "}}\n",
+               t.overwritten, t.lost);
 }
 
 }  // namespace cucpu::trace
