@@ -110,6 +110,14 @@ constexpr uint32_t kMixedCodes = 0xffffffffu;
 using RangeFn = uint32_t (*)(uint8_t* frames, uint64_t stride, BlockEnv* env, uint32_t first, uint32_t last,
                          uint32_t resume, uint32_t* codes);
 
+// mbarrier objects (lower_misc.cpp, runtime.cpp): a 64-bit word holding
+// the count still to arrive in the current phase (bits 0-30), the count
+// each phase starts with (bits 32-62) and the phase's parity (bit 63). The
+// state an arrive returns is the word as the arrive left it, but with the
+// phase it arrived in.
+enum class MbarrierOp : uint32_t { kInit, kInval, kArrive, kArriveDrop, kTestState, kTestParity };
+constexpr uint64_t kMbarrierCountMask = 0x7fffffff;
+
 // Runtime services compiled code calls (defined in runtime.cpp, bound into
 // the JIT by address). `fault` and `assert_fail` do not return: they unwind
 // to the runner.
@@ -120,6 +128,10 @@ extern "C" {
 int32_t cucpu_rt_vprintf(BlockEnv* env, const char* format, const uint8_t* args);
 uint64_t cucpu_rt_globaltimer();
 void cucpu_rt_nanosleep(uint32_t ns);
+// An mbarrier operation (MbarrierOp) on the object at `object`: kArrive and
+// kArriveDrop take a count and return the state; the tests take a state or
+// a parity and return 1 when that phase has completed.
+uint64_t cucpu_rt_mbarrier(uint64_t* object, uint32_t op, uint64_t value);
 void* cucpu_rt_malloc(uint64_t size);
 void cucpu_rt_free(void* p);
 }

@@ -111,6 +111,7 @@ Jit* make_jit() {
   bind("cucpu_rt_vprintf", &cucpu_rt_vprintf);
   bind("cucpu_rt_globaltimer", &cucpu_rt_globaltimer);
   bind("cucpu_rt_nanosleep", &cucpu_rt_nanosleep);
+  bind("cucpu_rt_mbarrier", &cucpu_rt_mbarrier);
   bind("cucpu_rt_malloc", &cucpu_rt_malloc);
   bind("cucpu_rt_free", &cucpu_rt_free);
   bind("cucpu_rt_add_f32", &cucpu_rt_add_f32);

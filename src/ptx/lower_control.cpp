@@ -30,7 +30,7 @@ bool writes_first_operand(const std::string& op) {
       "lg2", "sin", "cos", "atom", "shfl", "vote", "popc", "clz", "brev", "bfe", "bfi", "prmt", "shf", "set",
       "slct", "lop3", "cnot", "mul24", "mad24", "sad", "copysign", "testp", "tanh", "dp4a", "dp2a", "bfind",
       "activemask", "match", "redux", "elect", "isspacep", "bmsk", "szext", "addc", "subc", "madc", "fns",
-      "ldmatrix", "mma", "wmma", "cvt.pack", "mapa", "getctarank"};
+      "ldmatrix", "mma", "wmma", "cvt.pack", "mapa", "getctarank", "mbarrier"};
   for (const char* o : kOps)
     if (op == o) return true;
   return false;

@@ -1,6 +1,7 @@
 // mov, byte and funnel permutations, lop3, dot products, masks, fences,
 // special registers, and the instructions that need no code on a CPU.
 #include "ptx/lower.h"
+#include "ptx/check_rt.h"
 
 namespace cucpu::ptx {
 
@@ -237,6 +238,58 @@ bool FnLowering::lower_misc(const Instr& in) {
     auto* ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
     b.CreateCall(runtime("cucpu_rt_nanosleep", ty), {arg(0, Ty::kU32)});
     return true;
+  }
+  if (op == "mbarrier") {
+    // A barrier object is one 64-bit word in shared (or generic) memory;
+    // cucpu_rt_mbarrier (runtime.cpp) keeps its phase and counts. The
+    // transaction counts of bulk copies (expect_tx, complete_tx) are not
+    // implemented, nor are the bulk copies.
+    if (in.mods.empty()) fail("mbarrier needs an operation");
+    const std::string& what = in.mods[0];
+    if (in.has("expect_tx") || in.has("complete_tx") || what == "expect_tx" || what == "complete_tx") unsupported();
+    auto* rt_ty = llvm::FunctionType::get(b.getInt64Ty(), {llvm::PointerType::get(ctx, 0), b.getInt32Ty(), b.getInt64Ty()},
+                                          false);
+    auto object = [&](size_t k) {
+      if (k >= A.size() || A[k].kind != Operand::Kind::kAddr) fail("mbarrier." + what + " needs the barrier's [address]");
+      const Space space = space_of(in);
+      Value* p = address(A[k], space);
+      check_alignment(p, 8);
+      check_access(p, 8, kAccessWrite | kAccessAtomic, space);
+      return p;
+    };
+    auto rt = [&](Value* p, MbarrierOp code, Value* v) {
+      return b.CreateCall(runtime("cucpu_rt_mbarrier", rt_ty), {p, b.getInt32(static_cast<uint32_t>(code)), v});
+    };
+    auto u64_of = [&](size_t i) { return b.CreateZExt(arg(i, Ty::kU32), b.getInt64Ty()); };
+    if (what == "pending_count") {  // pending_count.b64 count, state
+      Value* count = b.CreateAnd(arg(1, Ty::kB64), b.getInt64(kMbarrierCountMask));
+      write(A[0], b.CreateTrunc(count, b.getInt32Ty()), Ty::kU32);
+      return true;
+    }
+    if (what == "init") {  // init [addr], count
+      rt(object(0), MbarrierOp::kInit, u64_of(1));
+      return true;
+    }
+    if (what == "inval") {
+      rt(object(0), MbarrierOp::kInval, b.getInt64(0));
+      return true;
+    }
+    if (what == "arrive" || what == "arrive_drop") {  // arrive state|_, [addr] {, count}
+      Value* count = A.size() >= 3 ? u64_of(2) : b.getInt64(1);
+      Value* state = rt(object(1), what == "arrive" ? MbarrierOp::kArrive : MbarrierOp::kArriveDrop, count);
+      if (A[0].kind != Operand::Kind::kSink) write(A[0], state, Ty::kB64);
+      return true;
+    }
+    if (what == "test_wait" || what == "try_wait") {  // waitComplete, [addr], state|phaseParity {, hint}
+      // try_wait may wait a while before it answers; answering at once is
+      // one of its outcomes (the loop around it is a spin-wait: lower_spin.cpp).
+      const bool parity = in.has("parity");
+      Value* done = rt(object(1), parity ? MbarrierOp::kTestParity : MbarrierOp::kTestState,
+                       parity ? u64_of(2) : arg(2, Ty::kB64));
+      write(A[0], b.CreateICmpNE(done, b.getInt64(0)), Ty::kPred);
+      return true;
+    }
+    unsupported();
   }
   if (op == "prefetch" || op == "prefetchu" || op == "pmevent" || op == "griddepcontrol" || op == "setmaxnreg" ||
       op == "discard" || op == "applypriority" || op == "createpolicy") {

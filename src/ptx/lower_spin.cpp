@@ -6,10 +6,11 @@ namespace cucpu::ptx {
 namespace {
 
 // A read that can see another thread's write while the loop runs: a
-// volatile, relaxed or acquire load, or an atomic (a lock's compare-and-
-// swap). A plain load may be hoisted out of a loop; these may not.
+// volatile, relaxed or acquire load, an atomic (a lock's compare-and-
+// swap), or an mbarrier's test. A plain load may be hoisted out of a loop; these may not.
 bool synchronizing_read(const Instr& in) {
   if (in.op == "atom") return true;
+  if (in.op == "mbarrier") return !in.mods.empty() && (in.mods[0] == "test_wait" || in.mods[0] == "try_wait");
   if (in.op != "ld" && in.op != "ldu") return false;
   for (const std::string& m : in.mods)
     if (m == "volatile" || m == "relaxed" || m == "acquire" || m == "mmio") return true;

@@ -4,6 +4,7 @@
 // directed_rounding.cpp.
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -217,6 +218,42 @@ uint64_t cucpu_rt_globaltimer() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t cucpu_rt_mbarrier(uint64_t* object, uint32_t op, uint64_t value) {
+  std::atomic_ref<uint64_t> word(*object);
+  constexpr uint64_t kPhase = uint64_t{1} << 63;
+  switch (static_cast<MbarrierOp>(op)) {
+    case MbarrierOp::kInit: {
+      const uint64_t count = value & kMbarrierCountMask;
+      word.store(count << 32 | count, std::memory_order_release);
+      return 0;
+    }
+    case MbarrierOp::kInval:
+      word.store(0, std::memory_order_release);
+      return 0;
+    case MbarrierOp::kArrive:
+    case MbarrierOp::kArriveDrop: {
+      // Release: what this thread wrote before arriving is seen by the
+      // threads whose test sees the phase complete (acquire below).
+      uint64_t old = word.load(std::memory_order_relaxed);
+      for (;;) {
+        const uint64_t phase = old & kPhase;
+        uint64_t expected = old >> 32 & kMbarrierCountMask, pending = old & kMbarrierCountMask;
+        if (static_cast<MbarrierOp>(op) == MbarrierOp::kArriveDrop) expected -= std::min(value, expected);
+        pending -= std::min(value, pending);
+        // The last arrival completes the phase: the next starts with the full count.
+        const uint64_t next = pending ? phase | expected << 32 | pending : (phase ^ kPhase) | expected << 32 | expected;
+        if (word.compare_exchange_weak(old, next, std::memory_order_acq_rel, std::memory_order_relaxed))
+          return phase | expected << 32 | pending;
+      }
+    }
+    case MbarrierOp::kTestState:
+      return (word.load(std::memory_order_acquire) & kPhase) != (value & kPhase);
+    case MbarrierOp::kTestParity:
+      return (word.load(std::memory_order_acquire) >> 63) != (value & 1);
+  }
+  return 0;
 }
 
 void cucpu_rt_nanosleep(uint32_t ns) {

@@ -1,6 +1,6 @@
 // PTX forms from the ISA that nvcc and CUDA's own libraries emit: kernel
 // pointer-parameter attributes after the type, units linked by cuLink that
-// call each other's functions, and sm_90's vector atomics.
+// call each other's functions, sm_90's vector atomics, and mbarrier phases.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -114,4 +114,66 @@ CONF_TEST(KernelVectorAtomicsAddEachElement) {
   std::memcpy(h, bytes.data(), sizeof h);
   const float want[10] = {64, 128, 0, 0, 64, 128, 192, 256, 64, 64};
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(h[i] == want[i]);
+}
+
+CONF_TEST(KernelMbarrierPhasesOrderABlocksThreads) {
+  // Two blocks of 128 threads through four phases of one mbarrier (count
+  // 128): each thread stores a word in shared memory, arrives, waits for
+  // the phase (by parity, and by the arrive's state), and reads a
+  // neighbour's word. In phase 2 the threads below 64 leave with
+  // arrive_drop, so phase 3 completes with the other 64 alone.
+  const std::string text =
+      std::string(kHeader90) +
+      ".visible .entry k(.param .u64 p) {\n"
+      "  .reg .pred %p<8>;\n  .reg .b32 %r<40>;\n  .reg .b64 %rd<16>;\n"
+      "  .shared .align 8 .b64 bar;\n  .shared .align 4 .b32 s[128];\n  .shared .align 4 .b32 t[128];\n"
+      "  .shared .align 4 .b32 u[64];\n"
+      "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+      "  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, %ctaid.x;\n  mov.u32 %r20, bar;\n"
+      "  mul.lo.u32 %r30, %r2, 384;\n"  // this block's first output word
+      "  setp.ne.u32 %p1, %r1, 0;\n  @%p1 bra INITED;\n"
+      "  mov.u32 %r21, 128;\n  mbarrier.init.shared::cta.b64 [%r20], %r21;\n"
+      "INITED:\n  bar.sync 0;\n"
+      // phase 0: s[tid] = tid + 1000 * block; wait by parity; read s[(tid + 1) % 128]
+      "  mad.lo.u32 %r3, %r2, 1000, %r1;\n  mov.u32 %r4, s;\n  shl.b32 %r5, %r1, 2;\n  add.u32 %r6, %r4, %r5;\n"
+      "  st.shared.u32 [%r6], %r3;\n"
+      "  mbarrier.arrive.shared::cta.b64 %rd4, [%r20];\n"
+      "W0:\n  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r20], 0;\n  @!%p2 bra W0;\n"
+      "  add.u32 %r7, %r1, 1;\n  and.b32 %r7, %r7, 127;\n  shl.b32 %r8, %r7, 2;\n  add.u32 %r9, %r4, %r8;\n"
+      "  ld.shared.u32 %r10, [%r9];\n"
+      "  add.u32 %r11, %r30, %r1;\n  mul.wide.u32 %rd5, %r11, 4;\n  add.u64 %rd6, %rd2, %rd5;\n"
+      "  st.global.u32 [%rd6], %r10;\n"
+      // phase 1: t[tid] = 2 * that; wait with the arrive's state; read t[(tid + 5) % 128]
+      "  shl.b32 %r12, %r3, 1;\n  mov.u32 %r13, t;\n  add.u32 %r14, %r13, %r5;\n  st.shared.u32 [%r14], %r12;\n"
+      "  mbarrier.arrive.release.cta.shared::cta.b64 %rd7, [%r20];\n"
+      "W1:\n  mbarrier.test_wait.acquire.cta.shared::cta.b64 %p3, [%r20], %rd7;\n  @!%p3 bra W1;\n"
+      "  add.u32 %r15, %r1, 5;\n  and.b32 %r15, %r15, 127;\n  shl.b32 %r16, %r15, 2;\n  add.u32 %r17, %r13, %r16;\n"
+      "  ld.shared.u32 %r18, [%r17];\n  st.global.u32 [%rd6+512], %r18;\n"
+      // phase 2: the threads below 64 leave; the others arrive and wait
+      "  setp.lt.u32 %p4, %r1, 64;\n  @%p4 bra LEAVE;\n"
+      "  mbarrier.arrive.shared::cta.b64 %rd8, [%r20];\n"
+      "W2:\n  mbarrier.try_wait.shared::cta.b64 %p5, [%r20], %rd8;\n  @!%p5 bra W2;\n"
+      // phase 3 (64 expected): u[tid - 64] = 3 * tid + 1000 * block; read u[(tid - 64 + 1) % 64]
+      "  sub.u32 %r22, %r1, 64;\n  mad.lo.u32 %r23, %r1, 3, 0;\n  mad.lo.u32 %r23, %r2, 1000, %r23;\n"
+      "  mov.u32 %r24, u;\n  shl.b32 %r25, %r22, 2;\n  add.u32 %r26, %r24, %r25;\n  st.shared.u32 [%r26], %r23;\n"
+      "  mbarrier.arrive.shared::cta.b64 _, [%r20];\n"
+      "W3:\n  mbarrier.try_wait.parity.shared::cta.b64 %p6, [%r20], 1;\n  @!%p6 bra W3;\n"
+      "  add.u32 %r27, %r22, 1;\n  and.b32 %r27, %r27, 63;\n  shl.b32 %r28, %r27, 2;\n  add.u32 %r29, %r24, %r28;\n"
+      "  ld.shared.u32 %r31, [%r29];\n"
+      "  add.u32 %r32, %r30, 256;\n  add.u32 %r32, %r32, %r22;\n  mul.wide.u32 %rd9, %r32, 4;\n"
+      "  add.u64 %rd10, %rd2, %rd9;\n  st.global.u32 [%rd10], %r31;\n"
+      "  ret;\n"
+      "LEAVE:\n  mbarrier.arrive_drop.shared::cta.b64 _, [%r20];\n  ret;\n}\n";
+  const std::vector<unsigned char> bytes = run_kernel(text, 2, 128, 2 * 384 * 4);
+  std::vector<uint32_t> h(2 * 384);
+  std::memcpy(h.data(), bytes.data(), bytes.size());
+  int wrong = 0;
+  for (uint32_t blk = 0; blk < 2; ++blk) {
+    for (uint32_t i = 0; i < 128; ++i) {
+      wrong += h[blk * 384 + i] != (i + 1) % 128 + 1000 * blk;
+      wrong += h[blk * 384 + 128 + i] != 2 * ((i + 5) % 128 + 1000 * blk);
+    }
+    for (uint32_t i = 0; i < 64; ++i) wrong += h[blk * 384 + 256 + i] != 3 * ((i + 1) % 64 + 64) + 1000 * blk;
+  }
+  EXPECT_TRUE(wrong == 0);
 }

@@ -256,10 +256,10 @@ TEST(PtxCompiler, MalformedPtxGivesLineAndColumn) {
   EXPECT_FALSE(Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { .reg .b32 %r<3>;\n  frobnicate.b32 %r1, %r2;\n  ret;\n}\n", &log));
   EXPECT_EQ("line 5, column 3: unknown instruction 'frobnicate'", log);
   // An instruction of the ISA the compiler does not implement names itself at compile time.
-  auto p = Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { .reg .b32 %r<3>; .reg .b64 %rd<2>;\n  mbarrier.init.shared.b64 [%rd1], %r1;\n  ret;\n}\n", &log);
+  auto p = Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { .reg .b32 %r<3>; .reg .b64 %rd<2>;\n  mbarrier.expect_tx.shared.b64 [%rd1], %r1;\n  ret;\n}\n", &log);
   ASSERT_TRUE(p) << log;
   EXPECT_FALSE(p->kernel(0, &log));
-  EXPECT_EQ("line 5, column 3: unsupported instruction 'mbarrier.init.shared.b64' (in 'k')", log);
+  EXPECT_EQ("line 5, column 3: unsupported instruction 'mbarrier.expect_tx.shared.b64' (in 'k')", log);
   // Texture instructions parse (their [object, {coordinates}] operand too) and name themselves.
   p = Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 t) {\n"
                      "  .reg .b64 %rd<2>; .reg .f32 %f<7>;\n  ld.param.u64 %rd1, [t];\n"
