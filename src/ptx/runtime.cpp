@@ -15,6 +15,7 @@
 
 #include "ptx/abi.h"
 #include "ptx/block_runner.h"
+#include "ptx/check_rt.h"
 #include "ptx/half_bits.h"
 
 namespace cucpu::ptx {
@@ -244,8 +245,12 @@ uint64_t cucpu_rt_mbarrier(uint64_t* object, uint32_t op, uint64_t value) {
         pending -= std::min(value, pending);
         // The last arrival completes the phase: the next starts with the full count.
         const uint64_t next = pending ? phase | expected << 32 | pending : (phase ^ kPhase) | expected << 32 | expected;
-        if (word.compare_exchange_weak(old, next, std::memory_order_acq_rel, std::memory_order_relaxed))
-          return phase | expected << 32 | pending;
+        if (!word.compare_exchange_weak(old, next, std::memory_order_acq_rel, std::memory_order_relaxed)) continue;
+        // A completed phase orders its arrivals' accesses before its
+        // waiters' to racecheck, as a block barrier does (a block's threads
+        // run on the calling thread).
+        if (!pending && instrument_accesses()) check_barrier_passed();
+        return phase | expected << 32 | pending;
       }
     }
     case MbarrierOp::kTestState:
