@@ -120,6 +120,10 @@ class FnLowering {
   bool lower_memory(const Instr& in);
   bool lower_atomic(const Instr& in);
   bool lower_misc(const Instr& in);
+  // mbarrier (lower_misc.cpp): the barrier object at operand k, checked;
+  // and a call of cucpu_rt_mbarrier on it.
+  llvm::Value* mbarrier_object(const Instr& in, size_t k);
+  llvm::Value* mbarrier_call(llvm::Value* object, MbarrierOp op, llvm::Value* value);
   bool lower_cut(const Instr& in, size_t index);
   bool lower_control(const Instr& in, size_t index);
   bool lower_call(const Instr& in);

@@ -85,6 +85,21 @@ Value* FnLowering::special(const Operand& o) {
   fail("unknown special register");
 }
 
+Value* FnLowering::mbarrier_object(const Instr& in, size_t k) {
+  if (k >= in.args.size() || in.args[k].kind != Operand::Kind::kAddr) fail(in.op + " needs the barrier's [address]");
+  const Space space = space_of(in);
+  Value* p = address(in.args[k], space);
+  check_alignment(p, 8);
+  check_access(p, 8, kAccessWrite | kAccessAtomic, space);
+  return p;
+}
+
+Value* FnLowering::mbarrier_call(Value* object, MbarrierOp op, Value* value) {
+  auto* ty = llvm::FunctionType::get(b.getInt64Ty(), {llvm::PointerType::get(ctx, 0), b.getInt32Ty(), b.getInt64Ty()},
+                                     false);
+  return b.CreateCall(runtime("cucpu_rt_mbarrier", ty), {object, b.getInt32(static_cast<uint32_t>(op)), value});
+}
+
 bool FnLowering::lower_misc(const Instr& in) {
   const std::string& op = in.op;
   auto& A = in.args;
@@ -247,19 +262,8 @@ bool FnLowering::lower_misc(const Instr& in) {
     if (in.mods.empty()) fail("mbarrier needs an operation");
     const std::string& what = in.mods[0];
     if (in.has("expect_tx") || in.has("complete_tx") || what == "expect_tx" || what == "complete_tx") unsupported();
-    auto* rt_ty = llvm::FunctionType::get(b.getInt64Ty(), {llvm::PointerType::get(ctx, 0), b.getInt32Ty(), b.getInt64Ty()},
-                                          false);
-    auto object = [&](size_t k) {
-      if (k >= A.size() || A[k].kind != Operand::Kind::kAddr) fail("mbarrier." + what + " needs the barrier's [address]");
-      const Space space = space_of(in);
-      Value* p = address(A[k], space);
-      check_alignment(p, 8);
-      check_access(p, 8, kAccessWrite | kAccessAtomic, space);
-      return p;
-    };
-    auto rt = [&](Value* p, MbarrierOp code, Value* v) {
-      return b.CreateCall(runtime("cucpu_rt_mbarrier", rt_ty), {p, b.getInt32(static_cast<uint32_t>(code)), v});
-    };
+    auto object = [&](size_t k) { return mbarrier_object(in, k); };
+    auto rt = [&](Value* p, MbarrierOp code, Value* v) { return mbarrier_call(p, code, v); };
     auto u64_of = [&](size_t i) { return b.CreateZExt(arg(i, Ty::kU32), b.getInt64Ty()); };
     if (what == "pending_count") {  // pending_count.b64 count, state
       Value* count = b.CreateAnd(arg(1, Ty::kB64), b.getInt64(kMbarrierCountMask));
@@ -302,6 +306,15 @@ bool FnLowering::lower_misc(const Instr& in) {
     if (in.mods.size() >= 2 && in.mods[0] == "async" &&
         (in.mods[1] == "commit_group" || in.mods[1] == "wait_group" || in.mods[1] == "wait_all"))
       return true;
+    if (in.mods.size() >= 2 && in.mods[0] == "async" && in.mods[1] == "mbarrier") {
+      // cp.async.mbarrier.arrive[.noinc] [addr]: an arrive once this
+      // thread's earlier copies are done, which they are. Without .noinc
+      // the pending count is raised by one first: no change at all.
+      if (in.mods.size() < 3 || in.mods[2] != "arrive") unsupported();
+      Value* object = mbarrier_object(in, 0);
+      if (in.has("noinc")) mbarrier_call(object, MbarrierOp::kArrive, b.getInt64(1));
+      return true;
+    }
     if (in.mods.empty() || in.mods[0] != "async" || A.size() < 3) unsupported();
     if (in.has("bulk") || in.has("mbarrier")) unsupported();
     Value* dst = address(A[0], Space::kShared);

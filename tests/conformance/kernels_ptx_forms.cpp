@@ -177,3 +177,49 @@ CONF_TEST(KernelMbarrierPhasesOrderABlocksThreads) {
   }
   EXPECT_TRUE(wrong == 0);
 }
+
+CONF_TEST(KernelCpAsyncMbarrierArriveCompletesAPhase) {
+  // 64 threads copy a word each into shared memory with cp.async, and
+  // make the barrier (count 128) track it: cp.async.mbarrier.arrive.noinc
+  // is one arrival, the plain form none (it raises the count first), and
+  // each thread arrives once more itself. After the phase each reads a
+  // neighbour's copy. The global buffer's first 64 words are the input.
+  const std::string text =
+      std::string(kHeader90) +
+      ".visible .entry k(.param .u64 p) {\n"
+      "  .reg .pred %p<4>;\n  .reg .b32 %r<24>;\n  .reg .b64 %rd<10>;\n"
+      "  .shared .align 8 .b64 bar;\n  .shared .align 4 .b32 s[64];\n"
+      "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+      "  mov.u32 %r1, %tid.x;\n  mov.u32 %r20, bar;\n"
+      "  setp.ne.u32 %p1, %r1, 0;\n  @%p1 bra INITED;\n"
+      "  mov.u32 %r2, 128;\n  mbarrier.init.shared.b64 [%r20], %r2;\n"
+      "INITED:\n  bar.sync 0;\n"
+      "  mul.wide.u32 %rd3, %r1, 4;\n  add.u64 %rd4, %rd2, %rd3;\n"
+      "  mov.u32 %r3, s;\n  shl.b32 %r4, %r1, 2;\n  add.u32 %r5, %r3, %r4;\n"
+      "  cp.async.ca.shared.global [%r5], [%rd4], 4;\n"
+      "  cp.async.mbarrier.arrive.shared.b64 [%r20];\n"
+      "  cp.async.mbarrier.arrive.noinc.shared.b64 [%r20];\n"
+      "  mbarrier.arrive.shared.b64 %rd5, [%r20];\n"
+      "W:\n  mbarrier.try_wait.parity.shared.b64 %p2, [%r20], 0;\n  @!%p2 bra W;\n"
+      "  add.u32 %r6, %r1, 1;\n  and.b32 %r6, %r6, 63;\n  shl.b32 %r7, %r6, 2;\n  add.u32 %r8, %r3, %r7;\n"
+      "  ld.shared.u32 %r9, [%r8];\n  st.global.u32 [%rd4+256], %r9;\n"
+      "  ret;\n}\n";
+  CUmodule m;
+  ASSERT_CU(cuModuleLoadData(&m, text.c_str()));
+  CUfunction f;
+  ASSERT_CU(cuModuleGetFunction(&f, m, "k"));
+  std::vector<uint32_t> h(128);
+  for (uint32_t i = 0; i < 64; ++i) h[i] = 7 * i + 3;
+  CUdeviceptr buf;
+  ASSERT_CU(cuMemAlloc(&buf, h.size() * 4));
+  ASSERT_CU(cuMemcpyHtoD(buf, h.data(), h.size() * 4));
+  void* args[] = {&buf};
+  ASSERT_CU(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, nullptr, args, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+  ASSERT_CU(cuMemcpyDtoH(h.data(), buf, h.size() * 4));
+  int wrong = 0;
+  for (uint32_t i = 0; i < 64; ++i) wrong += h[64 + i] != 7 * ((i + 1) % 64) + 3;
+  EXPECT_TRUE(wrong == 0);
+  ASSERT_CU(cuMemFree(buf));
+  ASSERT_CU(cuModuleUnload(m));
+}
