@@ -89,22 +89,7 @@ void BM_MemcpyDtoDAsync256EnqueueHeld(benchmark::State& st) {
   CUdeviceptr a, b;
   check(cuMemAlloc(&a, 256));
   check(cuMemAlloc(&b, 256));
-  int n = 0;
-  auto* hold = new bench::StreamHold(s);
-  for (auto _ : st) {
-    check(cuMemcpyDtoDAsync(b, a, 256, s));
-    if (++n % 1024 == 0) {
-      st.PauseTiming();
-      hold->release();
-      check(cuStreamSynchronize(s));
-      delete hold;
-      hold = new bench::StreamHold(s);
-      st.ResumeTiming();
-    }
-  }
-  hold->release();
-  check(cuStreamSynchronize(s));
-  delete hold;
+  bench::run_held(st, s, [&] { check(cuMemcpyDtoDAsync(b, a, 256, s)); });
   check(cuMemFree(a));
   check(cuMemFree(b));
   check(cuStreamDestroy(s));

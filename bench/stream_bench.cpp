@@ -74,22 +74,7 @@ void BM_LaunchHostFuncEnqueueHeld(benchmark::State& st) {
   env();
   CUstream s;
   check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-  int n = 0;
-  auto* hold = new bench::StreamHold(s);
-  for (auto _ : st) {
-    check(cuLaunchHostFunc(s, noop, nullptr));
-    if (++n % 1024 == 0) {
-      st.PauseTiming();
-      hold->release();
-      check(cuStreamSynchronize(s));
-      delete hold;
-      hold = new bench::StreamHold(s);
-      st.ResumeTiming();
-    }
-  }
-  hold->release();
-  check(cuStreamSynchronize(s));
-  delete hold;
+  bench::run_held(st, s, [&] { check(cuLaunchHostFunc(s, noop, nullptr)); });
   check(cuStreamDestroy(s));
 }
 BENCHMARK(BM_LaunchHostFuncEnqueueHeld);
