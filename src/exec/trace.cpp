@@ -97,8 +97,13 @@ struct Buffer {
   // Moves the staged events into the ring, overwriting its oldest once full.
   void flush();
 };
+// Each of the trace's warnings is printed once a process: the first
+// thread to find its flag clear prints it.
 std::atomic<bool> g_wrap_told{false};
 std::atomic<bool> g_unmapped_told{false};
+bool first_to_tell(std::atomic<bool>& told) {
+  return !told.load(std::memory_order_relaxed) && !told.exchange(true);
+}
 
 struct State {
   std::mutex mu;  // guards buffers, names and labels
@@ -189,7 +194,7 @@ void Buffer::flush() {
   staged = 0;
   if (!ring) [[unlikely]] {
     lost += n;
-    if (!g_unmapped_told.load(std::memory_order_relaxed) && !g_unmapped_told.exchange(true))
+    if (first_to_tell(g_unmapped_told))
       std::fprintf(stderr,
                    "[cucpu] trace: no memory for a thread's buffer of %zu events: that thread's events are lost "
                    "(a smaller CUCPU_TRACE_BUFFER may fit)\n",
@@ -211,7 +216,7 @@ void Buffer::flush() {
     n -= take;
   }
   if (filled < g_capacity) ring_memory->reached(next * sizeof(Event));
-  if (overwritten && !g_wrap_told.load(std::memory_order_relaxed) && !g_wrap_told.exchange(true))
+  if (overwritten && first_to_tell(g_wrap_told))
     std::fprintf(stderr,
                  "[cucpu] trace: a thread's buffer of %zu events is full: from now on each thread's oldest events are "
                  "overwritten, and the file holds each thread's last %zu (CUCPU_TRACE_BUFFER sets the size)\n",

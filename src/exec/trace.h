@@ -18,8 +18,10 @@
 // relaxed load. On, a thread appends to a buffer of its own (no lock): a
 // cache-resident stage, streamed when full into a ring of
 // CUCPU_TRACE_BUFFER events (default 2^19, its pages faulted in ahead by a
-// thread of its own) that, once full, overwrites its oldest; the first overwrite says so on stderr and the file
-// says how many were overwritten. Memory stays bounded however long the run.
+// thread of its own) that, once full, overwrites its oldest; the first
+// overwrite says so on stderr and the file says how many were overwritten
+// (and how many were lost, for a ring that could not be mapped). Memory
+// stays bounded however long the run.
 #pragma once
 
 #include <atomic>

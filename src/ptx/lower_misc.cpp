@@ -261,9 +261,7 @@ bool FnLowering::lower_misc(const Instr& in) {
     // implemented, nor are the bulk copies.
     if (in.mods.empty()) fail("mbarrier needs an operation");
     const std::string& what = in.mods[0];
-    if (in.has("expect_tx") || in.has("complete_tx") || what == "expect_tx" || what == "complete_tx") unsupported();
-    auto object = [&](size_t k) { return mbarrier_object(in, k); };
-    auto rt = [&](Value* p, MbarrierOp code, Value* v) { return mbarrier_call(p, code, v); };
+    if (in.has("expect_tx") || in.has("complete_tx")) unsupported();
     auto u64_of = [&](size_t i) { return b.CreateZExt(arg(i, Ty::kU32), b.getInt64Ty()); };
     if (what == "pending_count") {  // pending_count.b64 count, state
       Value* count = b.CreateAnd(arg(1, Ty::kB64), b.getInt64(kMbarrierCountMask));
@@ -271,16 +269,17 @@ bool FnLowering::lower_misc(const Instr& in) {
       return true;
     }
     if (what == "init") {  // init [addr], count
-      rt(object(0), MbarrierOp::kInit, u64_of(1));
+      mbarrier_call(mbarrier_object(in, 0), MbarrierOp::kInit, u64_of(1));
       return true;
     }
     if (what == "inval") {
-      rt(object(0), MbarrierOp::kInval, b.getInt64(0));
+      mbarrier_call(mbarrier_object(in, 0), MbarrierOp::kInval, b.getInt64(0));
       return true;
     }
     if (what == "arrive" || what == "arrive_drop") {  // arrive state|_, [addr] {, count}
       Value* count = A.size() >= 3 ? u64_of(2) : b.getInt64(1);
-      Value* state = rt(object(1), what == "arrive" ? MbarrierOp::kArrive : MbarrierOp::kArriveDrop, count);
+      const MbarrierOp code = what == "arrive" ? MbarrierOp::kArrive : MbarrierOp::kArriveDrop;
+      Value* state = mbarrier_call(mbarrier_object(in, 1), code, count);
       if (A[0].kind != Operand::Kind::kSink) write(A[0], state, Ty::kB64);
       return true;
     }
@@ -288,8 +287,8 @@ bool FnLowering::lower_misc(const Instr& in) {
       // try_wait may wait a while before it answers; answering at once is
       // one of its outcomes (the loop around it is a spin-wait: lower_spin.cpp).
       const bool parity = in.has("parity");
-      Value* done = rt(object(1), parity ? MbarrierOp::kTestParity : MbarrierOp::kTestState,
-                       parity ? u64_of(2) : arg(2, Ty::kB64));
+      const MbarrierOp code = parity ? MbarrierOp::kTestParity : MbarrierOp::kTestState;
+      Value* done = mbarrier_call(mbarrier_object(in, 1), code, parity ? u64_of(2) : arg(2, Ty::kB64));
       write(A[0], b.CreateICmpNE(done, b.getInt64(0)), Ty::kPred);
       return true;
     }
