@@ -55,44 +55,46 @@ void BM_Batch3D_256x1KiB(benchmark::State& st) {
 }
 BENCHMARK(BM_Batch3D_256x1KiB)->UseRealTime();
 
+// A non-blocking stream and two 256 B device buffers, for the small-copy rows.
+struct SmallCopy {
+  CUstream s;
+  CUdeviceptr a, b;
+  SmallCopy() {
+    init_once();
+    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    check(cuMemAlloc(&a, 256));
+    check(cuMemAlloc(&b, 256));
+  }
+  ~SmallCopy() {
+    check(cuStreamSynchronize(s));
+    check(cuMemFree(a));
+    check(cuMemFree(b));
+    check(cuStreamDestroy(s));
+  }
+  void enqueue() const { check(cuMemcpyDtoDAsync(b, a, 256, s)); }
+};
+
 // Enqueue cost of a small device-to-device copy (the stream runs them
 // meanwhile; every 1024 copies it is drained, outside the timing).
 void BM_MemcpyDtoDAsync256Enqueue(benchmark::State& st) {
-  init_once();
-  CUstream s;
-  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-  CUdeviceptr a, b;
-  check(cuMemAlloc(&a, 256));
-  check(cuMemAlloc(&b, 256));
+  SmallCopy c;
   int n = 0;
   for (auto _ : st) {
-    check(cuMemcpyDtoDAsync(b, a, 256, s));
+    c.enqueue();
     if (++n % 1024 == 0) {
       st.PauseTiming();
-      check(cuStreamSynchronize(s));
+      check(cuStreamSynchronize(c.s));
       st.ResumeTiming();
     }
   }
-  check(cuStreamSynchronize(s));
-  check(cuMemFree(a));
-  check(cuMemFree(b));
-  check(cuStreamDestroy(s));
 }
 BENCHMARK(BM_MemcpyDtoDAsync256Enqueue);
 
 // The enqueuing thread's part alone, the stream held meanwhile
 // (bench::StreamHold; see BM_LaunchHostFuncEnqueueHeld).
 void BM_MemcpyDtoDAsync256EnqueueHeld(benchmark::State& st) {
-  init_once();
-  CUstream s;
-  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-  CUdeviceptr a, b;
-  check(cuMemAlloc(&a, 256));
-  check(cuMemAlloc(&b, 256));
-  bench::run_held(st, s, [&] { check(cuMemcpyDtoDAsync(b, a, 256, s)); });
-  check(cuMemFree(a));
-  check(cuMemFree(b));
-  check(cuStreamDestroy(s));
+  SmallCopy c;
+  bench::run_held(st, c.s, [&] { c.enqueue(); });
 }
 BENCHMARK(BM_MemcpyDtoDAsync256EnqueueHeld);
 
