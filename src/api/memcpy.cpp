@@ -132,8 +132,7 @@ CUresult dtod_async(NullStream ns, CUdeviceptr d, CUdeviceptr s, size_t n, CUstr
   Context* c;  // the checks in copy3d's order: context, ranges, stream
   if (CUresult r = api::current_ctx(&c)) return r;
   MemCheck checks[2];
-  if (CUresult r = check_device_range(s, n, &checks[0])) return r;
-  if (CUresult r = check_device_range(d, n, &checks[1])) return r;
+  if (CUresult r = check_device_ranges(s, d, n, checks)) return r;
   Stream* st;
   if (CUresult r = target_stream(ns, h, false, &st)) return r;
   if (api::capture_concerns(st))

@@ -8,7 +8,7 @@
 
 namespace cucpu {
 
-__attribute__((tls_model("initial-exec"))) thread_local FaultTrap* t_fault_trap = nullptr;
+__attribute__((tls_model("initial-exec"))) constinit thread_local FaultTrap* t_fault_trap = nullptr;
 
 namespace {
 

@@ -23,8 +23,9 @@ struct FaultTrap {
 };
 
 // The thread's armed trap, or null. Initial-exec TLS: the signal handler
-// reads it, and must not reach the dynamic TLS allocator.
-extern __attribute__((tls_model("initial-exec"))) thread_local FaultTrap* t_fault_trap;
+// reads it, and must not reach the dynamic TLS allocator. constinit: an
+// access calls no TLS init function.
+extern __attribute__((tls_model("initial-exec"))) constinit thread_local FaultTrap* t_fault_trap;
 
 // Installs the process's SIGSEGV and SIGBUS handler once; after that, one
 // load (acquire: a thread that sees it set sees the handler installed).

@@ -18,11 +18,6 @@ const char* memory_kind_name(MemKind k) {
   return "memory";
 }
 
-Registry& Registry::instance() {
-  static Registry* r = new Registry();  // outlives static destruction
-  return *r;
-}
-
 uint64_t Registry::add(Allocation a) {
   std::unique_lock lock(mu_);
   a.id = next_id_++;
@@ -96,27 +91,44 @@ std::optional<Allocation> Registry::find(uintptr_t p) const {
   return std::nullopt;
 }
 
-std::optional<Registry::Span> Registry::find_span(uintptr_t p) const {
-  struct Cache {
-    uint64_t epoch = UINT64_MAX;
-    Span spans[4];
-    unsigned next = 0;
-  };
-  static thread_local ThreadHeap<Cache> heap;  // base/thread_heap.h
-  Cache& cache = heap.get();
+namespace {
+struct SpanCache {
+  uint64_t epoch = UINT64_MAX;
+  Registry::Span spans[4];
+  unsigned next = 0;
+};
+thread_local ThreadHeap<SpanCache> t_span_cache;  // base/thread_heap.h
+}  // namespace
+
+void Registry::find_spans(const uintptr_t* ps, int count, std::optional<Span>* out, uint64_t* epoch_out) const {
+  SpanCache& cache = t_span_cache.get();
   const uint64_t epoch = removals();
-  if (cache.epoch == epoch) {
-    for (const Span& s : cache.spans)
-      if (s.id != 0 && p - s.base < (s.size ? s.size : 1)) return s;
-  } else {
-    cache = Cache{};
+  *epoch_out = epoch;
+  if (cache.epoch != epoch) {
+    cache = SpanCache{};
     cache.epoch = epoch;
   }
-  std::optional<Allocation> a = find(p);
-  if (!a) return std::nullopt;
-  const Span s{a->base, a->size, a->id, a->kind};
-  // Kept only if nothing was removed during the lookup.
-  if (removals() == epoch) cache.spans[cache.next++ % 4] = s;
+  for (int k = 0; k < count; ++k) {
+    const uintptr_t p = ps[k];
+    out[k].reset();
+    for (const Span& s : cache.spans)
+      if (s.id != 0 && p - s.base < (s.size ? s.size : 1)) {
+        out[k] = s;
+        break;
+      }
+    if (out[k]) continue;
+    std::optional<Allocation> a = find(p);
+    if (!a) continue;
+    out[k] = Span{a->base, a->size, a->id, a->kind};
+    // Kept only if nothing was removed during the lookup.
+    if (removals() == epoch) cache.spans[cache.next++ % 4] = *out[k];
+  }
+}
+
+std::optional<Registry::Span> Registry::find_span(uintptr_t p) const {
+  std::optional<Span> s;
+  uint64_t epoch;
+  find_spans(&p, 1, &s, &epoch);
   return s;
 }
 

@@ -74,7 +74,10 @@ struct Allocation {
 // singleton holds whatever was allocated next to it).
 class alignas(64) Registry {
  public:
-  static Registry& instance();
+  static Registry& instance() {
+    static Registry* r = new Registry();  // outlives static destruction
+    return *r;
+  }
 
   uint64_t add(Allocation a);
   // add() unless [a.base, a.base + a.size) overlaps an allocation already
@@ -98,6 +101,10 @@ class alignas(64) Registry {
     bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
   };
   std::optional<Span> find_span(uintptr_t p) const;
+  // find_span() of `count` addresses with one visit of the cache; *epoch is
+  // the removals() count read before any lookup (what MemCheck::removals
+  // of the answers is).
+  void find_spans(const uintptr_t* ps, int count, std::optional<Span>* out, uint64_t* epoch) const;
   // The allocation closest to address p (containing it, or the nearest one
   // below or above it), for fault reports.
   std::optional<Allocation> nearest(uintptr_t p) const;

@@ -160,7 +160,7 @@ void Context::shut_down() {
   unlinked_.wait(lk, [&] { return streams_.empty(); });
 }
 
-__attribute__((tls_model("initial-exec"))) thread_local Context* t_current_context = nullptr;
+__attribute__((tls_model("initial-exec"))) constinit thread_local Context* t_current_context = nullptr;
 
 namespace context_stack {
 namespace {

@@ -116,12 +116,13 @@ void synchronize_all_contexts();
 // top is mirrored in a word of static TLS, so that current_context(), which
 // every call makes, reads no heap memory (a heap line beside one that a
 // worker writes costs a line transfer per call on a many-core machine).
+// constinit: an access is one load, with no call of a TLS init function.
 namespace context_stack {
 void push(Context* c);
 Context* pop();            // the old top, or null when the stack is empty
 void set_top(Context* c);  // replaces the top (pushes onto an empty stack)
 }  // namespace context_stack
-extern __attribute__((tls_model("initial-exec"))) thread_local Context* t_current_context;
+extern __attribute__((tls_model("initial-exec"))) constinit thread_local Context* t_current_context;
 inline Context* current_context() { return t_current_context; }
 
 }  // namespace cucpu

@@ -12,13 +12,30 @@
 
 namespace cucpu {
 
-CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
-  if (p == 0) return CUDA_ERROR_INVALID_VALUE;
-  uint64_t epoch = Registry::instance().removals();
-  auto a = Registry::instance().find_span(static_cast<uintptr_t>(p));
-  if (!a || !a->contains(static_cast<uintptr_t>(p), n)) return CUDA_ERROR_INVALID_VALUE;
-  *check = {static_cast<uintptr_t>(p), n, a->id, epoch};
+namespace {
+// check_device_range() of count ranges of n bytes, through one lookup.
+CUresult check_device_ranges_of(const uintptr_t* ps, int count, size_t n, MemCheck* out) {
+  std::optional<Registry::Span> spans[2];
+  uint64_t epoch;
+  for (int k = 0; k < count; ++k)
+    if (ps[k] == 0) return CUDA_ERROR_INVALID_VALUE;
+  Registry::instance().find_spans(ps, count, spans, &epoch);
+  for (int k = 0; k < count; ++k) {
+    if (!spans[k] || !spans[k]->contains(ps[k], n)) return CUDA_ERROR_INVALID_VALUE;
+    out[k] = {ps[k], n, spans[k]->id, epoch};
+  }
   return CUDA_SUCCESS;
+}
+}  // namespace
+
+CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
+  const uintptr_t ps[1] = {static_cast<uintptr_t>(p)};
+  return check_device_ranges_of(ps, 1, n, check);
+}
+
+CUresult check_device_ranges(CUdeviceptr src, CUdeviceptr dst, size_t n, MemCheck checks[2]) {
+  const uintptr_t ps[2] = {static_cast<uintptr_t>(src), static_cast<uintptr_t>(dst)};
+  return check_device_ranges_of(ps, 2, n, checks);
 }
 
 CUresult resolve_memset2d(CUdeviceptr dst, size_t pitch, unsigned elem, uint32_t value, size_t width, size_t height,

@@ -50,5 +50,8 @@ CUresult resolve_memset2d(CUdeviceptr dst, size_t pitch, unsigned elem, uint32_t
 
 // Validates that [p, p+n) is device-accessible memory the runtime tracks.
 CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check);
+// Both ranges of a device-to-device copy of n bytes: checks[0] the
+// source's, checks[1] the destination's.
+CUresult check_device_ranges(CUdeviceptr src, CUdeviceptr dst, size_t n, MemCheck checks[2]);
 
 }  // namespace cucpu
