@@ -11,7 +11,8 @@ def main():
     cols = [(f"{n} r{r}", medians(f"{folder}/{n}-{r}.json")) for r in range(1, rounds + 1) for n in names]
     print("| benchmark | " + " | ".join(c for c, _ in cols) + " |")
     print("|---|" + "---|" * len(cols))
-    for bench in cols[0][1]:
+    rows = list(dict.fromkeys(b for _, m in cols for b in m))  # every column's rows (held rows: cucpu's alone)
+    for bench in rows:
         print(f"| {bench} | " + " | ".join(f"{m.get(bench, float('nan')):,.1f}" for _, m in cols) + " |")
 
 
