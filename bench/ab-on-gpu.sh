@@ -42,16 +42,18 @@ libs_of() { if [ "$1" = nvidia ]; then echo "$deps/lib"; else echo "/tmp/ab-${1%
 # The environment a column runs with: CUCPU_TRACE for NAME+trace.
 trace_of() { if [[ "$1" == *+trace ]]; then echo "CUCPU_TRACE=/tmp/ab-trace.json"; else echo "CUCPU_AB=1"; fi; }
 args="--benchmark_repetitions=${REPS:-5} --benchmark_report_aggregates_only=true --benchmark_min_time=0.2"
-args="$args --benchmark_format=json --benchmark_filter=${BENCH_FILTER:-.}"
+args="$args --benchmark_format=json"
 # The held rows (bench::run_held) are cucpu's alone: NVIDIA's driver blocks
 # an enqueue once the work queued behind a held host function fills its
 # queue, so the hold never opens (seen with 1024 copies on driver 580).
-nvidia_filter=$(echo "${BENCH_FILTER:-.}" | tr '|' '\n' | grep -v Held | paste -sd'|')
-[ "${BENCH_FILTER:-.}" = . ] && nvidia_filter=-Held  # Google Benchmark's negative filter
-args_of() { if [ "$1" = nvidia ]; then echo "${args%--benchmark_filter=*}--benchmark_filter=$nvidia_filter"; else echo "$args"; fi; }
+filter="${BENCH_FILTER:-.}"
+nvidia_filter=$(echo "$filter" | tr '|' '\n' | grep -v Held | paste -sd'|')
+[ "$filter" = . ] && nvidia_filter=-Held  # Google Benchmark's negative filter
+[ -z "$nvidia_filter" ] && nvidia_filter=-.  # held rows only: none on NVIDIA's
+filter_of() { if [ "$1" = nvidia ]; then echo "$nvidia_filter"; else echo "$filter"; fi; }
 for round in $(seq "${ROUNDS:-2}"); do
   for name in "${names[@]}"; do
-    env "$(trace_of "$name")" LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/ab_bench $(args_of "$name") > "$out/$name-$round.json" 2> "$out/$name-$round.err" || echo "$name round $round failed: $(tail -n 3 "$out/$name-$round.err")" >&2
+    env "$(trace_of "$name")" LD_LIBRARY_PATH="$(libs_of "$name")" /tmp/ab_bench $args --benchmark_filter="$(filter_of "$name")" > "$out/$name-$round.json" 2> "$out/$name-$round.err" || echo "$name round $round failed: $(tail -n 3 "$out/$name-$round.err")" >&2
   done
 done
 python3 bench/ab_table.py "$out" "${ROUNDS:-2}" "${names[@]}" | tee "$out/ab-table.md"

@@ -1,5 +1,6 @@
 #include "core/copy_ops.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/checked_math.h"
@@ -66,7 +67,9 @@ class SingleCopyOp final : public Op {
 
 // One small contiguous copy (enqueue_linear_copy). Two cache lines with
 // the op's header: of the checks it keeps what the ranges do not already
-// say (both were checked at one removals() count).
+// say, and the older of their removals() counts (check_device_ranges gives
+// both one; the older is never wrong: a count still current means nothing
+// was freed since either check).
 class LinearCopyOp final : public Op {
  public:
   const char* trace_literal() const override { return nullptr; }
@@ -74,7 +77,7 @@ class LinearCopyOp final : public Op {
   uint64_t trace_name_key() const override { return trace::name_key({10, n_}); }
   LinearCopyOp(unsigned char* dst, const unsigned char* src, size_t n, const MemCheck checks[2])
       : dst_(dst), src_(src), n_(n), src_id_(checks[0].alloc_id), dst_id_(checks[1].alloc_id),
-        src_removals_(checks[0].removals), dst_removals_(checks[1].removals) {}
+        removals_(std::min(checks[0].removals, checks[1].removals)) {}
   void accesses(std::vector<MemAccess>& out) const override {
     const auto s = reinterpret_cast<uintptr_t>(src_), d = reinterpret_cast<uintptr_t>(dst_);
     out.push_back({s, s + n_, false, false});
@@ -82,8 +85,8 @@ class LinearCopyOp final : public Op {
   }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) return;
-    const MemCheck checks[2] = {{reinterpret_cast<uintptr_t>(src_), n_, src_id_, src_removals_},
-                                {reinterpret_cast<uintptr_t>(dst_), n_, dst_id_, dst_removals_}};
+    const MemCheck checks[2] = {{reinterpret_cast<uintptr_t>(src_), n_, src_id_, removals_},
+                                {reinterpret_cast<uintptr_t>(dst_), n_, dst_id_, removals_}};
     // A copy within one allocation may overlap (undefined on the driver).
     if (!run_on_live_memory(checks, 2, [this] { std::memmove(dst_, src_, n_); }))
       stream_of(this)->ctx->set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
@@ -94,7 +97,7 @@ class LinearCopyOp final : public Op {
   const unsigned char* src_;
   size_t n_;
   uint64_t src_id_, dst_id_;
-  uint64_t src_removals_, dst_removals_;
+  uint64_t removals_;
 };
 static_assert(sizeof(LinearCopyOp) <= 128, "two cache lines");
 

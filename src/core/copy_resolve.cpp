@@ -13,14 +13,16 @@
 namespace cucpu {
 
 namespace {
-// check_device_range() of count ranges of n bytes, through one lookup.
-CUresult check_device_ranges_of(const uintptr_t* ps, int count, size_t n, MemCheck* out) {
-  std::optional<Registry::Span> spans[2];
+// check_device_range() of N ranges of n bytes, through one lookup: the
+// checks share one removals() count.
+template <size_t N>
+CUresult check_device_ranges_of(const uintptr_t (&ps)[N], size_t n, MemCheck* out) {
+  for (uintptr_t p : ps)
+    if (p == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::optional<Registry::Span> spans[N];
   uint64_t epoch;
-  for (int k = 0; k < count; ++k)
-    if (ps[k] == 0) return CUDA_ERROR_INVALID_VALUE;
-  Registry::instance().find_spans(ps, count, spans, &epoch);
-  for (int k = 0; k < count; ++k) {
+  Registry::instance().find_spans(ps, N, spans, &epoch);
+  for (size_t k = 0; k < N; ++k) {
     if (!spans[k] || !spans[k]->contains(ps[k], n)) return CUDA_ERROR_INVALID_VALUE;
     out[k] = {ps[k], n, spans[k]->id, epoch};
   }
@@ -30,12 +32,12 @@ CUresult check_device_ranges_of(const uintptr_t* ps, int count, size_t n, MemChe
 
 CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
   const uintptr_t ps[1] = {static_cast<uintptr_t>(p)};
-  return check_device_ranges_of(ps, 1, n, check);
+  return check_device_ranges_of(ps, n, check);
 }
 
 CUresult check_device_ranges(CUdeviceptr src, CUdeviceptr dst, size_t n, MemCheck checks[2]) {
   const uintptr_t ps[2] = {static_cast<uintptr_t>(src), static_cast<uintptr_t>(dst)};
-  return check_device_ranges_of(ps, 2, n, checks);
+  return check_device_ranges_of(ps, n, checks);
 }
 
 CUresult resolve_memset2d(CUdeviceptr dst, size_t pitch, unsigned elem, uint32_t value, size_t width, size_t height,
