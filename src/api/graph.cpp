@@ -122,28 +122,13 @@ CUresult instantiate(CUgraphExec* out, CUgraph hg, unsigned long long flags, CUg
   return CUDA_SUCCESS;
 }
 
-NodeParams host_params(const CUDA_HOST_NODE_PARAMS* p) {
+// The parameters of a node of kind K, as `p` gives them (callers check it is not null).
+template <NodeKind K, class P>
+NodeParams node_params(const P& p) {
   NodeParams n;
-  n.kind = NodeKind::kHost;
-  if (p) n.host = *p;
-  return n;
-}
-NodeParams copy_params(const CUDA_MEMCPY3D* p) {
-  NodeParams n;
-  n.kind = NodeKind::kMemcpy;
-  if (p) n.copy = *p;
-  return n;
-}
-NodeParams set_params(const CUDA_MEMSET_NODE_PARAMS* p) {
-  NodeParams n;
-  n.kind = NodeKind::kMemset;
-  if (p) n.memset = *p;
-  return n;
-}
-NodeParams event_params(NodeKind k, CUevent e) {
-  NodeParams n;
-  n.kind = k;
-  n.event = e;
+  auto& payload = n.become<K>();
+  if constexpr (K == NodeKind::kMemcpy || K == NodeKind::kMemset) payload.params = p;
+  else payload = p;
   return n;
 }
 
@@ -228,7 +213,7 @@ static CUresult impl_cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOr
   if (!phNode || !orig || !g) return CUDA_ERROR_INVALID_VALUE;
   // Clones add nodes in the same order, so ids match.
   for (Node* n : g->nodes())
-    if (n->id == orig->id && n->params.kind == orig->params.kind) {
+    if (n->id == orig->id && n->params.kind() == orig->params.kind()) {
       *phNode = handle(n);
       return CUDA_SUCCESS;
     }
@@ -239,38 +224,38 @@ static CUresult impl_cuGraphAddEmptyNode(CUgraphNode* out, CUgraph g, const CUgr
 static CUresult impl_cuGraphAddHostNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
                                         const CUDA_HOST_NODE_PARAMS* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return add_node(out, g, deps, n, host_params(p));
+  return add_node(out, g, deps, n, node_params<NodeKind::kHost>(*p));
 }
 static CUresult impl_cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
                                           const CUDA_MEMCPY3D* p, CUcontext ctx) {
   Context* c;
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = api::ctx_handle(ctx, &c)) return r;
-  return add_node(out, g, deps, n, copy_params(p));
+  return add_node(out, g, deps, n, node_params<NodeKind::kMemcpy>(*p));
 }
 static CUresult impl_cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n,
                                           const CUDA_MEMSET_NODE_PARAMS* p, CUcontext ctx) {
   Context* c;
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = api::ctx_handle(ctx, &c)) return r;
-  return add_node(out, g, deps, n, set_params(p));
+  return add_node(out, g, deps, n, node_params<NodeKind::kMemset>(*p));
 }
-static CUresult impl_cuGraphAddEventRecordNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) { return add_node(out, g, deps, n, event_params(NodeKind::kEventRecord, e)); }
-static CUresult impl_cuGraphAddEventWaitNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) { return add_node(out, g, deps, n, event_params(NodeKind::kEventWait, e)); }
+static CUresult impl_cuGraphAddEventRecordNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) { return add_node(out, g, deps, n, node_params<NodeKind::kEventRecord>(e)); }
+static CUresult impl_cuGraphAddEventWaitNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUevent e) { return add_node(out, g, deps, n, node_params<NodeKind::kEventWait>(e)); }
 static CUresult impl_cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUgraph child) {
   Graph* c = graph_of(child);
   if (!c || child == g) return CUDA_ERROR_INVALID_VALUE;
   NodeParams p;
-  p.kind = NodeKind::kChildGraph;
-  p.child = c->clone();  // the node embeds a copy, as the driver's does
+  Graph* copy = c->clone();  // the node embeds a copy, as the driver's does
+  p.become<NodeKind::kChildGraph>() = copy;
   CUresult r = add_node(out, g, deps, n, p);
-  if (r != CUDA_SUCCESS) destroy_graph(p.child);
+  if (r != CUDA_SUCCESS) destroy_graph(copy);
   return r;
 }
 static CUresult impl_cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
   if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
   return with_node(hNode, NodeKind::kChildGraph, [&](Node* n) {
-    *phGraph = reinterpret_cast<CUgraph>(n->params.child);
+    *phGraph = reinterpret_cast<CUgraph>(n->params.child());
     return CUDA_SUCCESS;
   });
 }
@@ -286,7 +271,7 @@ static CUresult impl_cuGraphDestroyNode(CUgraphNode hNode) {
 static CUresult impl_cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
   Node* n = node_of(hNode);
   if (!n || !type) return CUDA_ERROR_INVALID_VALUE;
-  *type = node_type(n->params.kind);
+  *type = node_type(n->params.kind());
   return CUDA_SUCCESS;
 }
 
@@ -320,38 +305,38 @@ static CUresult impl_cuGraphRemoveDependencies_v2(CUgraph g, const CUgraphNode* 
 
 static CUresult impl_cuGraphHostNodeGetParams(CUgraphNode h, CUDA_HOST_NODE_PARAMS* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return with_node(h, NodeKind::kHost, [&](Node* n) { *p = n->params.host; return CUDA_SUCCESS; });
+  return with_node(h, NodeKind::kHost, [&](Node* n) { *p = n->params.host(); return CUDA_SUCCESS; });
 }
 static CUresult impl_cuGraphHostNodeSetParams(CUgraphNode h, const CUDA_HOST_NODE_PARAMS* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return set_node_params(h, NodeKind::kHost, host_params(p));
+  return set_node_params(h, NodeKind::kHost, node_params<NodeKind::kHost>(*p));
 }
 static CUresult impl_cuGraphMemcpyNodeGetParams(CUgraphNode h, CUDA_MEMCPY3D* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return with_node(h, NodeKind::kMemcpy, [&](Node* n) { *p = n->params.copy; return CUDA_SUCCESS; });
+  return with_node(h, NodeKind::kMemcpy, [&](Node* n) { *p = n->params.copy().params; return CUDA_SUCCESS; });
 }
 static CUresult impl_cuGraphMemcpyNodeSetParams(CUgraphNode h, const CUDA_MEMCPY3D* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return set_node_params(h, NodeKind::kMemcpy, copy_params(p));
+  return set_node_params(h, NodeKind::kMemcpy, node_params<NodeKind::kMemcpy>(*p));
 }
 static CUresult impl_cuGraphMemsetNodeGetParams(CUgraphNode h, CUDA_MEMSET_NODE_PARAMS* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return with_node(h, NodeKind::kMemset, [&](Node* n) { *p = n->params.memset; return CUDA_SUCCESS; });
+  return with_node(h, NodeKind::kMemset, [&](Node* n) { *p = n->params.memset().params; return CUDA_SUCCESS; });
 }
 static CUresult impl_cuGraphMemsetNodeSetParams(CUgraphNode h, const CUDA_MEMSET_NODE_PARAMS* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return set_node_params(h, NodeKind::kMemset, set_params(p));
+  return set_node_params(h, NodeKind::kMemset, node_params<NodeKind::kMemset>(*p));
 }
 static CUresult impl_cuGraphEventRecordNodeGetEvent(CUgraphNode h, CUevent* e) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
-  return with_node(h, NodeKind::kEventRecord, [&](Node* n) { *e = n->params.event; return CUDA_SUCCESS; });
+  return with_node(h, NodeKind::kEventRecord, [&](Node* n) { *e = n->params.event(); return CUDA_SUCCESS; });
 }
-static CUresult impl_cuGraphEventRecordNodeSetEvent(CUgraphNode h, CUevent e) { return set_node_params(h, NodeKind::kEventRecord, event_params(NodeKind::kEventRecord, e)); }
+static CUresult impl_cuGraphEventRecordNodeSetEvent(CUgraphNode h, CUevent e) { return set_node_params(h, NodeKind::kEventRecord, node_params<NodeKind::kEventRecord>(e)); }
 static CUresult impl_cuGraphEventWaitNodeGetEvent(CUgraphNode h, CUevent* e) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
-  return with_node(h, NodeKind::kEventWait, [&](Node* n) { *e = n->params.event; return CUDA_SUCCESS; });
+  return with_node(h, NodeKind::kEventWait, [&](Node* n) { *e = n->params.event(); return CUDA_SUCCESS; });
 }
-static CUresult impl_cuGraphEventWaitNodeSetEvent(CUgraphNode h, CUevent e) { return set_node_params(h, NodeKind::kEventWait, event_params(NodeKind::kEventWait, e)); }
+static CUresult impl_cuGraphEventWaitNodeSetEvent(CUgraphNode h, CUevent e) { return set_node_params(h, NodeKind::kEventWait, node_params<NodeKind::kEventWait>(e)); }
 
 static CUresult impl_cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph g, unsigned long long flags) { return instantiate(out, g, flags, nullptr); }
 static CUresult instantiate_logged(CUgraphExec* out, CUgraph g, CUgraphNode* err, char* log, size_t size) {
@@ -384,19 +369,19 @@ static CUresult impl_cuGraphExecUpdate(CUgraphExec he, CUgraph hg, CUgraphNode* 
 
 static CUresult impl_cuGraphExecHostNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_HOST_NODE_PARAMS* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return exec_set(e, n, NodeKind::kHost, host_params(p));
+  return exec_set(e, n, NodeKind::kHost, node_params<NodeKind::kHost>(*p));
 }
 static CUresult impl_cuGraphExecMemcpyNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D* p, CUcontext ctx) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return exec_set(e, n, NodeKind::kMemcpy, copy_params(p));
+  return exec_set(e, n, NodeKind::kMemcpy, node_params<NodeKind::kMemcpy>(*p));
 }
 static CUresult impl_cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS* p,
                                                     CUcontext ctx) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  return exec_set(e, n, NodeKind::kMemset, set_params(p));
+  return exec_set(e, n, NodeKind::kMemset, node_params<NodeKind::kMemset>(*p));
 }
-static CUresult impl_cuGraphExecEventRecordNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) { return exec_set(e, n, NodeKind::kEventRecord, event_params(NodeKind::kEventRecord, ev)); }
-static CUresult impl_cuGraphExecEventWaitNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) { return exec_set(e, n, NodeKind::kEventWait, event_params(NodeKind::kEventWait, ev)); }
+static CUresult impl_cuGraphExecEventRecordNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) { return exec_set(e, n, NodeKind::kEventRecord, node_params<NodeKind::kEventRecord>(ev)); }
+static CUresult impl_cuGraphExecEventWaitNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) { return exec_set(e, n, NodeKind::kEventWait, node_params<NodeKind::kEventWait>(ev)); }
 
 static CUresult impl_cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
   Graph* g = graph_of(hGraph);

@@ -30,7 +30,7 @@ inline CUresult add_node(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, 
   if (!g) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_deps(g, deps, n)) return r;
   NodeParams checked = p;
-  if (p.kind != NodeKind::kChildGraph) {
+  if (p.kind() != NodeKind::kChildGraph) {
     if (CUresult r = validate_node_params(checked)) return r;
   }
   *out = handle(g->add(checked, reinterpret_cast<Node* const*>(deps), n, edges));
@@ -41,7 +41,7 @@ inline CUresult add_node(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, 
 template <class F>
 CUresult with_node(CUgraphNode hn, NodeKind kind, F&& f) {
   Node* n = node_of(hn);
-  if (!n || n->params.kind != kind) return CUDA_ERROR_INVALID_VALUE;
+  if (!n || n->params.kind() != kind) return CUDA_ERROR_INVALID_VALUE;
   return f(n);
 }
 
@@ -58,7 +58,7 @@ inline CUresult set_node_params(CUgraphNode hn, NodeKind kind, const NodeParams&
 inline CUresult exec_set(CUgraphExec he, CUgraphNode hn, NodeKind kind, const NodeParams& p) {
   GraphExec* e = rt().execs.live(he);
   Node* n = node_of(hn);
-  if (!e || !n || n->params.kind != kind) return CUDA_ERROR_INVALID_VALUE;
+  if (!e || !n || n->params.kind() != kind) return CUDA_ERROR_INVALID_VALUE;
   return e->set_params(n, p);
 }
 
@@ -70,9 +70,9 @@ inline CUresult memop_params(const CUDA_BATCH_MEM_OP_NODE_PARAMS* p, NodeParams*
     Context* c;
     if (CUresult r = ctx_handle(p->ctx, &c)) return r;
   }
-  out->kind = NodeKind::kBatchMemOp;
-  out->memops.assign(p->paramArray, p->paramArray + p->count);
-  out->memop_ctx = p->ctx;
+  MemOpNodeData& node = out->become<NodeKind::kBatchMemOp>();
+  node.ops.assign(p->paramArray, p->paramArray + p->count);
+  node.ctx = p->ctx;
   return CUDA_SUCCESS;
 }
 

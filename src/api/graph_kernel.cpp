@@ -14,11 +14,10 @@ namespace {
 template <class P>
 CUresult node_params(const P* p, CUkernel kern, CUcontext ctx, NodeParams* out) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  out->kind = NodeKind::kKernel;
   const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
   const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
   return kernel_node_data(p->func, kern, ctx, grid, block, p->sharedMemBytes, p->kernelParams, p->extra,
-                          &out->kernel);
+                          &out->become<NodeKind::kKernel>());
 }
 CUresult node_params(const CUDA_KERNEL_NODE_PARAMS_v1* p, NodeParams* out) {
   return node_params(p, nullptr, nullptr, out);
@@ -31,7 +30,7 @@ CUresult node_params(const CUDA_KERNEL_NODE_PARAMS_v2* p, NodeParams* out) {
 // own copy of each parameter (valid until the node's parameters change).
 template <class P>
 void fill(Node* n, P* out) {
-  KernelNodeData& k = n->params.kernel;
+  KernelNodeData& k = n->params.kernel();
   const auto& params = k.fn->entry().params;
   k.args.resize(params.size());
   auto* base = reinterpret_cast<unsigned char*>(k.params.data());
@@ -58,7 +57,7 @@ CUresult set(CUgraphNode h, const P* p) {
   NodeParams np;
   if (CUresult r = node_params(p, &np)) return r;
   return with_node(h, NodeKind::kKernel, [&](Node* n) {
-    np.kernel.attrs = n->params.kernel.attrs;  // attributes are not parameters
+    np.kernel().attrs = n->params.kernel().attrs;  // attributes are not parameters
     if (CUresult r = validate_node_params(np)) return r;
     n->params = std::move(np);
     return CUDA_SUCCESS;
@@ -99,7 +98,7 @@ CUresult get_attribute(CUgraphNode h, const CUkernelNodeAttrID& attr, CUkernelNo
     std::memset(out, 0, sizeof *out);
     if (id == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP) out->memSyncDomainMap = {0, 1};
     if (id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) out->clusterDim = {1, 1, 1};
-    for (const CUlaunchAttribute& a : n->params.kernel.attrs)
+    for (const CUlaunchAttribute& a : n->params.kernel().attrs)
       if (raw_enum(a.id) == id) *out = a.value;
     return CUDA_SUCCESS;
   });
@@ -114,7 +113,7 @@ CUresult set_attribute(CUgraphNode h, const CUkernelNodeAttrID& attr, const CUke
     if (uint64_t{v->clusterDim.x} * v->clusterDim.y * v->clusterDim.z > 1) return CUDA_ERROR_NOT_SUPPORTED;
   }
   return with_node(h, NodeKind::kKernel, [&](Node* n) {
-    auto& attrs = n->params.kernel.attrs;
+    auto& attrs = n->params.kernel().attrs;
     for (CUlaunchAttribute& a : attrs)
       if (raw_enum(a.id) == id) {
         a.value = *v;
@@ -141,17 +140,17 @@ static CUresult impl_cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNE
   if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
   return with_node(hNode, NodeKind::kKernel, [&](Node* n) {
     fill(n, nodeParams);
-    nodeParams->kern = n->params.kernel.kern;  // cudart maps it back to its host stub
-    nodeParams->ctx = reinterpret_cast<CUcontext>(n->params.kernel.fn->module->ctx);
+    nodeParams->kern = n->params.kernel().kern;  // cudart maps it back to its host stub
+    nodeParams->ctx = reinterpret_cast<CUcontext>(n->params.kernel().fn->module->ctx);
     return CUDA_SUCCESS;
   });
 }
 
 static CUresult impl_cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
   Node* s = node_of(src);
-  if (!s || s->params.kind != NodeKind::kKernel) return CUDA_ERROR_INVALID_VALUE;
+  if (!s || s->params.kind() != NodeKind::kKernel) return CUDA_ERROR_INVALID_VALUE;
   return with_node(dst, NodeKind::kKernel, [&](Node* d) {
-    d->params.kernel.attrs = s->params.kernel.attrs;
+    d->params.kernel().attrs = s->params.kernel().attrs;
     return CUDA_SUCCESS;
   });
 }

@@ -79,19 +79,19 @@ static CUresult impl_cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hG
   if (CUresult r = alloc_params(nodeParams, &c)) return r;
   CUresult r;
   NodeParams np;
-  np.kind = NodeKind::kMemAlloc;
-  np.memory = make_graph_memory(c, nodeParams->bytesize, nodeParams->poolProps,
+  auto& block = np.become<NodeKind::kMemAlloc>();
+  block = make_graph_memory(c, nodeParams->bytesize, nodeParams->poolProps,
                                 {nodeParams->accessDescs, nodeParams->accessDescs + nodeParams->accessDescCount}, &r);
-  if (!np.memory) return r;
+  if (!block) return r;
   if ((r = add_node(phGraphNode, hGraph, dependencies, numDependencies, np))) return r;
-  nodeParams->dptr = np.memory->dptr;
+  nodeParams->dptr = block->dptr;
   return CUDA_SUCCESS;
 }
 
 static CUresult impl_cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
   if (!params_out) return CUDA_ERROR_INVALID_VALUE;
   return with_node(hNode, NodeKind::kMemAlloc, [&](Node* n) {
-    const GraphMemoryBlock& b = *n->params.memory;
+    const GraphMemoryBlock& b = *n->params.memory();
     params_out->poolProps = b.pool;
     params_out->accessDescs = b.access.empty() ? nullptr : b.access.data();
     params_out->accessDescCount = b.access.size();
@@ -105,16 +105,16 @@ static CUresult impl_cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGr
                                            size_t numDependencies, CUdeviceptr dptr) {
   if (!phGraphNode || !graph_of(hGraph)) return CUDA_ERROR_INVALID_VALUE;
   NodeParams np;
-  np.kind = NodeKind::kMemFree;
-  np.memory = graph_memory_at(dptr);  // only graph memory is freed by a node
-  if (!np.memory) return CUDA_ERROR_INVALID_VALUE;
+  auto& block = np.become<NodeKind::kMemFree>();
+  block = graph_memory_at(dptr);  // only graph memory is freed by a node
+  if (!block) return CUDA_ERROR_INVALID_VALUE;
   return add_node(phGraphNode, hGraph, dependencies, numDependencies, np);
 }
 
 static CUresult impl_cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
   if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
   return with_node(hNode, NodeKind::kMemFree, [&](Node* n) {
-    *dptr_out = n->params.memory->dptr;
+    *dptr_out = n->params.memory()->dptr;
     return CUDA_SUCCESS;
   });
 }

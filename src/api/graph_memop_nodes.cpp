@@ -17,9 +17,10 @@ static CUresult impl_cuGraphAddBatchMemOpNode(CUgraphNode* out, CUgraph g, const
 static CUresult impl_cuGraphBatchMemOpNodeGetParams(CUgraphNode h, CUDA_BATCH_MEM_OP_NODE_PARAMS* out) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   return with_node(h, NodeKind::kBatchMemOp, [&](Node* n) {
-    out->ctx = n->params.memop_ctx;
-    out->count = static_cast<unsigned>(n->params.memops.size());
-    out->paramArray = n->params.memops.data();
+    MemOpNodeData& node = n->params.memops();
+    out->ctx = node.ctx;
+    out->count = static_cast<unsigned>(node.ops.size());
+    out->paramArray = node.ops.data();
     out->flags = 0;
     return CUDA_SUCCESS;
   });

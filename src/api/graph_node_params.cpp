@@ -13,11 +13,10 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
   if (!in) return CUDA_ERROR_INVALID_VALUE;
   switch (raw_enum(in->type)) {
     case CU_GRAPH_NODE_TYPE_EMPTY:
-      out->kind = NodeKind::kEmpty;
+      out->become<NodeKind::kEmpty>();
       return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_HOST:
-      out->kind = NodeKind::kHost;
-      out->host = {in->host.fn, in->host.userData};
+      out->become<NodeKind::kHost>() = {in->host.fn, in->host.userData};
       return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_MEMCPY: {
       Context* c;
@@ -25,8 +24,7 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
       if (in->memcpy.copyCtx) {
         if (CUresult r = ctx_handle(in->memcpy.copyCtx, &c)) return r;
       }
-      out->kind = NodeKind::kMemcpy;
-      out->copy = in->memcpy.copyParams;
+      out->become<NodeKind::kMemcpy>().params = in->memcpy.copyParams;
       return CUDA_SUCCESS;
     }
     case CU_GRAPH_NODE_TYPE_MEMSET: {
@@ -35,17 +33,14 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
       if (m.ctx) {
         if (CUresult r = ctx_handle(m.ctx, &c)) return r;
       }
-      out->kind = NodeKind::kMemset;
-      out->memset = {m.dst, m.pitch, m.value, m.elementSize, m.width, m.height};
+      out->become<NodeKind::kMemset>().params = {m.dst, m.pitch, m.value, m.elementSize, m.width, m.height};
       return CUDA_SUCCESS;
     }
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-      out->kind = NodeKind::kEventRecord;
-      out->event = in->eventRecord.event;
+      out->become<NodeKind::kEventRecord>() = in->eventRecord.event;
       return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-      out->kind = NodeKind::kEventWait;
-      out->event = in->eventWait.event;
+      out->become<NodeKind::kEventWait>() = in->eventWait.event;
       return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_GRAPH: {
       if (!for_add) return CUDA_ERROR_INVALID_VALUE;  // a child graph node's graph is fixed
@@ -54,9 +49,8 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
       int own = raw_enum(in->graph.ownership);
       if (own != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE && own != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
         return CUDA_ERROR_INVALID_VALUE;
-      out->kind = NodeKind::kChildGraph;
       // MOVE: the node takes the caller's graph (which it will destroy).
-      out->child = own == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE ? child : child->clone();
+      out->become<NodeKind::kChildGraph>() = own == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE ? child : child->clone();
       return CUDA_SUCCESS;
     }
     case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
@@ -68,8 +62,8 @@ CUresult translate(const CUgraphNodeParams* in, NodeParams* out, bool for_add) {
       const CUDA_KERNEL_NODE_PARAMS_v3& k = in->kernel;
       const unsigned grid[3] = {k.gridDimX, k.gridDimY, k.gridDimZ};
       const unsigned block[3] = {k.blockDimX, k.blockDimY, k.blockDimZ};
-      out->kind = NodeKind::kKernel;
-      return kernel_node_data(k.func, k.kern, k.ctx, grid, block, k.sharedMemBytes, k.kernelParams, k.extra, &out->kernel);
+      return kernel_node_data(k.func, k.kern, k.ctx, grid, block, k.sharedMemBytes, k.kernelParams, k.extra,
+                              &out->become<NodeKind::kKernel>());
     }
     default:
       return CUDA_ERROR_NOT_SUPPORTED;  // memory-allocation and semaphore nodes, conditionals
@@ -102,8 +96,8 @@ CUresult add(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, const CUgrap
   NodeParams np;
   if (CUresult r = translate(p, &np, true)) return r;
   CUresult r = add_node(out, hg, deps, n, np, edges);
-  if (r != CUDA_SUCCESS && np.kind == NodeKind::kChildGraph && raw_enum(p->graph.ownership) == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
-    destroy_graph(np.child);
+  if (r != CUDA_SUCCESS && np.kind() == NodeKind::kChildGraph && raw_enum(p->graph.ownership) == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
+    destroy_graph(np.child());
   return r;
 }
 
@@ -117,13 +111,13 @@ static CUresult impl_cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* 
   if (!n) return CUDA_ERROR_INVALID_VALUE;
   NodeParams np;
   if (CUresult r = translate(nodeParams, &np, false)) return r;
-  return set_node_params(hNode, np.kind, np);
+  return set_node_params(hNode, np.kind(), np);
 }
 
 static CUresult impl_cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
   NodeParams np;
   if (CUresult r = translate(nodeParams, &np, false)) return r;
-  return exec_set(hGraphExec, hNode, np.kind, np);
+  return exec_set(hGraphExec, hNode, np.kind(), np);
 }
 
 static CUresult impl_cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {

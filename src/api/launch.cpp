@@ -30,10 +30,9 @@ CUresult check_cooperative(Function* f, const ptx::Kernel* k, const LaunchShape&
   return cooperative_fits(*f, *k, s) ? CUDA_SUCCESS : CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 }
 
-NodeParams kernel_node(Function* f, const Launch& a, const ParamSource& src) {
-  NodeParams p;
-  p.kind = NodeKind::kKernel;
-  KernelNodeData& k = p.kernel;
+// Makes `p` the kernel node of a launch.
+void fill_kernel_node(Function* f, const Launch& a, const ParamSource& src, NodeParams& p) {
+  KernelNodeData& k = p.become<NodeKind::kKernel>();
   k.fn = f;
   k.module = ModuleRef(f->module);
   k.grid[0] = a.shape.grid.x, k.grid[1] = a.shape.grid.y, k.grid[2] = a.shape.grid.z;
@@ -56,7 +55,6 @@ NodeParams kernel_node(Function* f, const Launch& a, const ParamSource& src) {
       continue;
     k.attrs.push_back(a.attrs[i]);
   }
-  return p;
 }
 
 CUresult launch(NullStream ns, const Launch& a) {
@@ -75,7 +73,7 @@ CUresult launch(NullStream ns, const Launch& a) {
   ParamSource src;
   if (CUresult r = param_source(f->entry(), a.kernel_params, a.extra, &src)) return r;
   Route route;
-  if (CUresult r = api::capture_route_lazy(s, [&](NodeParams& p) { p = kernel_node(f, a, src); }, true, &route)) return r;
+  if (CUresult r = api::capture_route_lazy(s, [&](NodeParams& p) { fill_kernel_node(f, a, src, p); }, true, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
   if (a.cooperative) enqueue_cooperative_kernel(s, f, a.shape, src);
   else enqueue_kernel(s, f, a.shape, src);

@@ -44,12 +44,9 @@ MemPool* pool_of(CUmemoryPool h) { return rt().mempools.live(h); }
 // Under capture, an allocation or free node of `block`; without a block
 // (memory that is not a graph's) the capture refuses the call without
 // being invalidated, as driver 580 does.
-CUresult route_memory_node(Stream* s, NodeKind kind, const std::shared_ptr<const GraphMemoryBlock>& block,
-                           Route* route) {
-  return api::capture_route_lazy(s, [&](NodeParams& p) {
-    p.kind = kind;
-    p.memory = block;
-  }, block != nullptr, route, false);
+template <NodeKind kKind>
+CUresult route_memory_node(Stream* s, const std::shared_ptr<const GraphMemoryBlock>& block, Route* route) {
+  return api::capture_route_lazy(s, [&](NodeParams& p) { p.become<kKind>() = block; }, block != nullptr, route, false);
 }
 
 CUresult alloc_from(NullStream ns, CUdeviceptr* dptr, size_t bytes, MemPool* pool, CUstream h) {
@@ -70,7 +67,7 @@ CUresult alloc_from(NullStream ns, CUdeviceptr* dptr, size_t bytes, MemPool* poo
     if (!block) return made;
   }
   Route route;
-  if (CUresult r = route_memory_node(s, NodeKind::kMemAlloc, block, &route)) return r;
+  if (CUresult r = route_memory_node<NodeKind::kMemAlloc>(s, block, &route)) return r;
   if (route == Route::kCaptured) {
     *dptr = block->dptr;
     return CUDA_SUCCESS;
@@ -98,7 +95,7 @@ CUresult free_async(NullStream ns, CUdeviceptr dptr, CUstream h) {
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   std::shared_ptr<const GraphMemoryBlock> block = dptr ? api::graph_memory_at(dptr) : nullptr;
   Route route;
-  if (CUresult r = route_memory_node(s, NodeKind::kMemFree, block, &route)) return r;
+  if (CUresult r = route_memory_node<NodeKind::kMemFree>(s, block, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
   if (dptr == 0) return CUDA_SUCCESS;  // as driver 580: freeing NULL does nothing
   // A graph's block is the graph's: freeing it outside a graph ends nothing

@@ -48,8 +48,7 @@ CUresult copy3d(NullStream ns, CUstream h, bool sync, const CUDA_MEMCPY3D* p) {
   Stream* s;
   if (CUresult r = target_stream(ns, h, sync, &s)) return r;
   auto node = [p](NodeParams& n) {
-    n.kind = NodeKind::kMemcpy;
-    n.copy = *p;
+    n.become<NodeKind::kMemcpy>().params = *p;
   };
   Route how;
   if (CUresult r = route(s, sync, node, &how)) return r;
@@ -92,8 +91,7 @@ CUresult memset2d(NullStream ns, CUstream h, bool sync, CUdeviceptr dst, size_t 
   if (CUresult r = resolve_memset2d(dst, pitch, elem, value, width, height, &m, &check)) return r;
   pitch = m.pitch;
   auto node = [&](NodeParams& n) {
-    n.kind = NodeKind::kMemset;
-    n.memset = {dst, pitch, value, elem, width, height};
+    n.become<NodeKind::kMemset>().params = {dst, pitch, value, elem, width, height};
   };
   Route how;
   if (CUresult r = route(s, sync, node, &how)) return r;

@@ -206,8 +206,7 @@ CUresult launch_host_func(NullStream ns, CUstream h, CUhostFn fn, void* data) {
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   auto node = [&](NodeParams& p) {
-    p.kind = NodeKind::kHost;
-    p.host = {fn, data};
+    p.become<NodeKind::kHost>() = {fn, data};
   };
   Route route;
   if (CUresult r = api::capture_route_lazy(s, node, true, &route)) return r;

@@ -19,9 +19,9 @@ CUresult enqueue(NullStream ns, CUstream h, const CUstreamBatchMemOpParams* ops,
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   auto node = [&](NodeParams& p) {  // the node's own copy of the operations
-    p.kind = NodeKind::kBatchMemOp;
-    p.memops.assign(ops, ops + count);
-    p.memop_ctx = reinterpret_cast<CUcontext>(s->ctx);
+    MemOpNodeData& node = p.become<NodeKind::kBatchMemOp>();
+    node.ops.assign(ops, ops + count);
+    node.ctx = reinterpret_cast<CUcontext>(s->ctx);
   };
   Route route;
   if (CUresult r = api::capture_route_lazy(s, node, true, &route)) return r;

@@ -266,8 +266,9 @@ CUresult captured_event_use(Event* e, bool sync) {
 // CU_EVENT_RECORD_EXTERNAL / CU_EVENT_WAIT_EXTERNAL in capture: an event node.
 CUresult capture_event_node(Stream* s, NodeKind kind, Event* e, Route* route) {
   NodeParams p;
-  p.kind = kind;
-  p.event = reinterpret_cast<CUevent>(e);
+  const CUevent handle = reinterpret_cast<CUevent>(e);
+  if (kind == NodeKind::kEventRecord) p.become<NodeKind::kEventRecord>() = handle;
+  else p.become<NodeKind::kEventWait>() = handle;
   return capture_route(s, p, true, route);
 }
 
@@ -388,7 +389,7 @@ bool capture_holds_node(const Node* n) {
   if (g_capture_sequences.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard<std::mutex> lock(capture_mu());
   for (CaptureSequence* q : g_sequences) {
-    if (n->params.kind == NodeKind::kChildGraph && graph_within(q->graph, n->params.child)) return true;
+    if (n->params.kind() == NodeKind::kChildGraph && graph_within(q->graph, n->params.child())) return true;
     for (Stream* s : q->streams)
       if (std::find(s->cap.deps.begin(), s->cap.deps.end(), n) != s->cap.deps.end()) return true;
   }

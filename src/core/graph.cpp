@@ -14,13 +14,13 @@ std::atomic<uint64_t> g_next_graph_id{1};
 
 Node::Node(Graph* g, ParamsFill fill, uint64_t id) : graph(g), id(id) {
   fill.fn(params, fill.arg);
-  if (params.kind == NodeKind::kChildGraph && params.child) params.child->owner = this;
+  if (params.kind() == NodeKind::kChildGraph && params.child()) params.child()->owner = this;
 }
 
 Node::~Node() {
-  if (params.kind == NodeKind::kChildGraph && params.child) {
-    params.child->owner = nullptr;
-    destroy_graph(params.child);
+  if (params.kind() == NodeKind::kChildGraph && params.child()) {
+    params.child()->owner = nullptr;
+    destroy_graph(params.child());
   }
 }
 
@@ -104,7 +104,7 @@ Graph* Graph::clone(std::vector<std::pair<const Node*, Node*>>* map) const {
   Graph* g = new_graph(ctx);
   for (const Node* n : nodes_) {
     NodeParams p = n->params;
-    if (p.kind == NodeKind::kChildGraph) p.child = p.child->clone();
+    if (p.kind() == NodeKind::kChildGraph) p.child() = p.child()->clone();
     Node* c = g->add(p, nullptr, 0);
     if (map) map->emplace_back(n, c);
   }
@@ -139,7 +139,7 @@ std::string Graph::dot(unsigned flags) const {
   std::string out = "digraph cucpu_graph_" + std::to_string(id) + " {\n  rankdir=TB;\n";
   char line[256];
   for (const Node* n : nodes_) {
-    const char* kind = kNames[static_cast<int>(n->params.kind)];
+    const char* kind = kNames[static_cast<int>(n->params.kind())];
     if (flags & CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) {
       std::snprintf(line, sizeof line, "  n%llu [shape=box label=\"%s %llu\\nnode %p\"];\n",
                     static_cast<unsigned long long>(n->id), kind, static_cast<unsigned long long>(n->id),

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <memory>
+#include <variant>
 #include <vector>
 
 #include "cuda.h"
@@ -57,22 +58,75 @@ struct KernelNodeData {
   std::vector<void*> args;
 };
 
-struct NodeParams {
-  NodeKind kind = NodeKind::kEmpty;
-  CUDA_HOST_NODE_PARAMS host{};
-  CUDA_MEMCPY3D copy{};
-  CUDA_MEMSET_NODE_PARAMS memset{};
-  CUevent event = nullptr;
-  Graph* child = nullptr;  // owned by the node (a clone, or the caller's graph moved in)
-  // Batch-memop nodes: the operations (owned copies) and the node's context.
-  std::vector<CUstreamBatchMemOpParams> memops;
-  CUcontext memop_ctx = nullptr;
-  KernelNodeData kernel;  // kernel nodes
-  std::shared_ptr<const GraphMemoryBlock> memory;  // allocation and free nodes
-  // Copy and set nodes: the device memory their parameters named when they
-  // were set (core/graph_exec.h record_memory_checks). Instantiation refuses
-  // a node whose memory was freed since.
+// A copy node's parameters, and the device memory they named when they were
+// set (core/graph_exec.h record_memory_checks): instantiation refuses a node
+// whose memory was freed since.
+struct CopyNodeData {
+  CUDA_MEMCPY3D params{};
   MemCheck checks[2];
+};
+// A memset node's parameters and the memory they named (as for copies).
+struct MemsetNodeData {
+  CUDA_MEMSET_NODE_PARAMS params{};
+  MemCheck check;
+};
+// A batch-memop node's operations (owned copies) and the node's context.
+struct MemOpNodeData {
+  std::vector<CUstreamBatchMemOpParams> ops;
+  CUcontext ctx = nullptr;
+};
+
+// What a node of kind K holds.
+template <NodeKind K> struct NodePayload { using type = std::monostate; };  // kEmpty
+template <> struct NodePayload<NodeKind::kHost> { using type = CUDA_HOST_NODE_PARAMS; };
+template <> struct NodePayload<NodeKind::kMemcpy> { using type = CopyNodeData; };
+template <> struct NodePayload<NodeKind::kMemset> { using type = MemsetNodeData; };
+template <> struct NodePayload<NodeKind::kEventRecord> { using type = CUevent; };
+template <> struct NodePayload<NodeKind::kEventWait> { using type = CUevent; };
+// Owned by the node: a clone, or the caller's graph moved in.
+template <> struct NodePayload<NodeKind::kChildGraph> { using type = Graph*; };
+template <> struct NodePayload<NodeKind::kBatchMemOp> { using type = MemOpNodeData; };
+template <> struct NodePayload<NodeKind::kKernel> { using type = KernelNodeData; };
+template <> struct NodePayload<NodeKind::kMemAlloc> { using type = std::shared_ptr<const GraphMemoryBlock>; };
+template <> struct NodePayload<NodeKind::kMemFree> { using type = std::shared_ptr<const GraphMemoryBlock>; };
+
+// A node's kind and the parameters of that kind only: a node is as big as
+// its largest kind's parameters, and making one writes only its own kind's
+// (a captured host node touches a few cache lines, not every kind's).
+//
+// Contract: an accessor names the payload of the node's kind (callers check
+// kind() first); asking for another kind's throws std::bad_variant_access.
+class NodeParams {
+ public:
+  NodeKind kind() const { return kind_; }
+  // Makes these the default parameters of a node of kind K and returns them.
+  template <NodeKind K> typename NodePayload<K>::type& become() {
+    kind_ = K;
+    return data_.emplace<typename NodePayload<K>::type>();
+  }
+
+  CUDA_HOST_NODE_PARAMS& host() { return std::get<CUDA_HOST_NODE_PARAMS>(data_); }
+  const CUDA_HOST_NODE_PARAMS& host() const { return std::get<CUDA_HOST_NODE_PARAMS>(data_); }
+  CopyNodeData& copy() { return std::get<CopyNodeData>(data_); }
+  const CopyNodeData& copy() const { return std::get<CopyNodeData>(data_); }
+  MemsetNodeData& memset() { return std::get<MemsetNodeData>(data_); }
+  const MemsetNodeData& memset() const { return std::get<MemsetNodeData>(data_); }
+  CUevent event() const { return std::get<CUevent>(data_); }
+  Graph*& child() { return std::get<Graph*>(data_); }
+  Graph* child() const { return std::get<Graph*>(data_); }
+  MemOpNodeData& memops() { return std::get<MemOpNodeData>(data_); }
+  const MemOpNodeData& memops() const { return std::get<MemOpNodeData>(data_); }
+  KernelNodeData& kernel() { return std::get<KernelNodeData>(data_); }
+  const KernelNodeData& kernel() const { return std::get<KernelNodeData>(data_); }
+  const std::shared_ptr<const GraphMemoryBlock>& memory() const {
+    return std::get<std::shared_ptr<const GraphMemoryBlock>>(data_);
+  }
+
+ private:
+  NodeKind kind_ = NodeKind::kEmpty;
+  std::variant<std::monostate, CUDA_HOST_NODE_PARAMS, CopyNodeData, MemsetNodeData, CUevent, Graph*, MemOpNodeData,
+               KernelNodeData, std::shared_ptr<const GraphMemoryBlock>>
+      data_;
 };
 
 // Writes a new node's parameters in place, where they start as NodeParams{}
@@ -87,11 +141,10 @@ struct ParamsFill {
 };
 
 struct Node {
-  // A child-graph node takes ownership of params.child.
+  // A child-graph node takes ownership of params.child().
   Node(Graph* g, ParamsFill fill, uint64_t id);
   ~Node();
   Graph* const graph;
-  NodeParams params;
   const uint64_t id;
   // Its index in graph->nodes(); kept by Graph::add and Graph::remove, so
   // that walks over a graph index their scratch arrays without a lookup.
@@ -102,6 +155,9 @@ struct Node {
   CUgraphEdgeData edge_data(size_t i) const { return edge.empty() ? CUgraphEdgeData{} : edge[i]; }
   // Parallel to deps once any incoming edge carries non-default data; empty before.
   std::vector<CUgraphEdgeData> edge;
+  // Last, so that a node of a small kind touches the lines of its header
+  // and its kind and little else.
+  NodeParams params;
 };
 
 class Graph {

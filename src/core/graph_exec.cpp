@@ -30,9 +30,9 @@ CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32
   nodes_.reserve(nodes_.size() + count);
   for (size_t i = 0; i < count; ++i) {
     const Node* n = nodes[i];
-    if (n->params.kind == NodeKind::kChildGraph) {
+    if (n->params.kind() == NodeKind::kChildGraph) {
       std::vector<uint32_t> in, out;
-      if (CUresult r = add_graph(*n->params.child, plan, &in, &out, err_node)) return r;
+      if (CUresult r = add_graph(*n->params.child(), plan, &in, &out, err_node)) return r;
       if (!in.empty()) {
         child_of[i] = static_cast<uint32_t>(child_span.size());
         child_span.emplace_back(std::move(in), std::move(out));
@@ -45,7 +45,7 @@ CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32
       *err_node = n;
       return r;
     }
-    if (n->params.kind == NodeKind::kChildGraph) e.kind = NodeKind::kEmpty;  // an empty child graph
+    if (n->params.kind() == NodeKind::kChildGraph) e.kind = NodeKind::kEmpty;  // an empty child graph
     single[i] = static_cast<uint32_t>(nodes_.size());
     nodes_.push_back(std::move(e));
   }
@@ -408,11 +408,11 @@ CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
   auto next = std::make_shared<ExecPlan>(*plan_);  // launches in flight keep the old plan
   for (ExecNode& e : next->nodes) {
     if (e.origin != n) continue;
-    if (e.kind != p.kind) return CUDA_ERROR_INVALID_VALUE;
+    if (e.kind != p.kind()) return CUDA_ERROR_INVALID_VALUE;
     ExecNode fresh;
     if (CUresult r = resolve(p, &fresh)) return r;
     // A kernel node's function may change, but not its context.
-    if (p.kind == NodeKind::kKernel && fresh.kernel().fn->module->ctx != e.kernel().fn->module->ctx)
+    if (p.kind() == NodeKind::kKernel && fresh.kernel().fn->module->ctx != e.kernel().fn->module->ctx)
       return CUDA_ERROR_INVALID_VALUE;
     fresh.origin = e.origin;
     fresh.dependents = std::move(e.dependents);

@@ -24,48 +24,50 @@ Array* array_side(const CUmemorytype& type, CUarray h) {
 
 CUresult validate_node_params(NodeParams& p) {
   ExecNode scratch;
-  p.checks[0] = p.checks[1] = MemCheck{};
+  if (p.kind() == NodeKind::kMemcpy) p.copy().checks[0] = p.copy().checks[1] = MemCheck{};
+  if (p.kind() == NodeKind::kMemset) p.memset().check = MemCheck{};
   CUresult r = GraphExec::resolve_for_validation(p, &scratch);
   if (r == CUDA_SUCCESS) record_checks(p, scratch);
   return r;
 }
 
 void record_memory_checks(NodeParams& p) {
-  if (p.kind != NodeKind::kMemcpy && p.kind != NodeKind::kMemset) return;
+  if (p.kind() != NodeKind::kMemcpy && p.kind() != NodeKind::kMemset) return;
   (void)validate_node_params(p);
 }
 
 void record_checks(NodeParams& p, const ExecNode& resolved) {
-  if (p.kind == NodeKind::kMemcpy) {
-    p.checks[0] = resolved.copy().checks[0];
-    p.checks[1] = resolved.copy().checks[1];
-  } else if (p.kind == NodeKind::kMemset) {
-    p.checks[0] = resolved.set().check;
+  if (p.kind() == NodeKind::kMemcpy) {
+    p.copy().checks[0] = resolved.copy().checks[0];
+    p.copy().checks[1] = resolved.copy().checks[1];
+  } else if (p.kind() == NodeKind::kMemset) {
+    p.memset().check = resolved.set().check;
   }
 }
 
 CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
-  e->kind = p.kind;
-  switch (p.kind) {
+  e->kind = p.kind();
+  switch (p.kind()) {
     case NodeKind::kHost:
-      if (!p.host.fn) return CUDA_ERROR_INVALID_VALUE;
-      e->work = p.host;
+      if (!p.host().fn) return CUDA_ERROR_INVALID_VALUE;
+      e->work = p.host();
       return CUDA_SUCCESS;
     case NodeKind::kMemcpy: {
       // Memory the node named when it was set and that is gone since (freed
       // before instantiation): driver 580 crashes; refused here.
-      if (!memory_still_valid(p.checks, 2)) return CUDA_ERROR_INVALID_VALUE;
+      const CopyNodeData& node = p.copy();
+      if (!memory_still_valid(node.checks, 2)) return CUDA_ERROR_INVALID_VALUE;
       auto c = std::make_shared<ExecCopy>();
-      if (CUresult r = resolve_copy3d(p.copy, &c->copy, c->checks)) return r;
+      if (CUresult r = resolve_copy3d(node.params, &c->copy, c->checks)) return r;
       // The exec keeps the storage of the arrays it copies to or from.
-      if (Array* a = array_side(p.copy.srcMemoryType, p.copy.srcArray)) c->keep[0] = a->data;
-      if (Array* a = array_side(p.copy.dstMemoryType, p.copy.dstArray)) c->keep[1] = a->data;
+      if (Array* a = array_side(node.params.srcMemoryType, node.params.srcArray)) c->keep[0] = a->data;
+      if (Array* a = array_side(node.params.dstMemoryType, node.params.dstArray)) c->keep[1] = a->data;
       e->work = std::shared_ptr<const ExecCopy>(std::move(c));
       return CUDA_SUCCESS;
     }
     case NodeKind::kMemset: {
-      if (!memory_still_valid(p.checks, 1)) return CUDA_ERROR_INVALID_VALUE;
-      const CUDA_MEMSET_NODE_PARAMS& m = p.memset;
+      if (!memory_still_valid(&p.memset().check, 1)) return CUDA_ERROR_INVALID_VALUE;
+      const CUDA_MEMSET_NODE_PARAMS& m = p.memset().params;
       unsigned es = m.elementSize;
       if (es != 1 && es != 2 && es != 4) return CUDA_ERROR_INVALID_VALUE;
       if (m.width == 0 || m.height == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -77,21 +79,21 @@ CUresult GraphExec::resolve(const NodeParams& p, ExecNode* e) {
     }
     case NodeKind::kEventRecord:
     case NodeKind::kEventWait:
-      if (!rt().events.live(p.event)) return CUDA_ERROR_INVALID_VALUE;
-      e->work = p.event;
+      if (!rt().events.live(p.event())) return CUDA_ERROR_INVALID_VALUE;
+      e->work = p.event();
       return CUDA_SUCCESS;
     case NodeKind::kMemAlloc:
     case NodeKind::kMemFree:
-      e->work = p.memory;  // mapped already: the nodes order, they move nothing
+      e->work = p.memory();  // mapped already: the nodes order, they move nothing
       return CUDA_SUCCESS;
     case NodeKind::kBatchMemOp: {
       std::vector<MemOpSpec> specs;
-      if (CUresult r = build_mem_op_specs(p.memops.data(), static_cast<unsigned>(p.memops.size()), &specs)) return r;
+      if (CUresult r = build_mem_op_specs(p.memops().ops.data(), static_cast<unsigned>(p.memops().ops.size()), &specs)) return r;
       e->work = std::move(specs);
       return CUDA_SUCCESS;
     }
     case NodeKind::kKernel: {
-      const KernelNodeData& k = p.kernel;
+      const KernelNodeData& k = p.kernel();
       if (!k.fn) return CUDA_ERROR_INVALID_VALUE;
       const ptx::Kernel* kernel = k.fn->loaded();
       if (!kernel) return CUDA_ERROR_INVALID_PTX;
