@@ -20,6 +20,7 @@ class Context;
 class Stream;
 class Event;
 struct Array;
+struct TexObject;
 class Graph;
 struct Node;
 class GraphExec;
@@ -73,6 +74,7 @@ struct Runtime {
   HandlePool<Node> nodes;
   HandlePool<GraphExec> execs;
   HandlePool<MemPool> mempools;
+  HandlePool<TexObject> textures;  // texture and surface objects
 };
 
 // The process's one runtime, made on first use. The fast path is a load:

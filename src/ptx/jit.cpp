@@ -24,6 +24,7 @@
 #include "ptx/abi.h"
 #include "ptx/check_rt.h"
 #include "ptx/red_combine.h"
+#include "ptx/texture.h"
 
 extern "C" {
 float cucpu_rt_add_f32(float, float, int32_t);
@@ -138,6 +139,10 @@ Jit* make_jit() {
   bind("cucpu_rt_fns", &cucpu_rt_fns);
   bind("cucpu_rt_red", &cucpu_rt_red);
   bind("cucpu_rt_red_apply", &cucpu_rt_red_apply);
+  bind("cucpu_rt_tex", &cucpu_rt_tex);
+  bind("cucpu_rt_txq", &cucpu_rt_txq);
+  bind("cucpu_rt_suld", &cucpu_rt_suld);
+  bind("cucpu_rt_sust", &cucpu_rt_sust);
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms)))) j->error = llvm::toString(std::move(err));
   return j;
 }

@@ -195,7 +195,9 @@ void FnLowering::unsupported() const {
   const bool texture = op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "sust" || op == "sured" ||
                        op == "suq" || op == "istypep";
   fail("unsupported instruction '" + name + "'" +
-       (texture ? " (texture and surface instructions are not supported by cucpu yet)" : ""));
+       (texture ? " (cucpu runs the bindless texture and surface forms: tex, tld4, txq on texture objects; "
+                  "suld.b, sust.b, suq on surface objects)"
+                : ""));
 }
 
 llvm::Type* FnLowering::llty(Ty t) const {

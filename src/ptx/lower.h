@@ -129,6 +129,10 @@ class FnLowering {
   bool lower_call(const Instr& in);
   bool lower_half(const Instr& in);
   bool lower_matrix(const Instr& in, size_t index);  // ldmatrix, mma, wmma
+  bool lower_texture(const Instr& in);               // tex, tld4, txq, suld, sust, suq
+  llvm::Value* texture_handle(const Operand& o);
+  llvm::Value* word_slot(unsigned words);
+  llvm::Value* texture_coords(const Operand& o);
   void lower_instr(const Instr& in, size_t index);   // any instruction but bra, without its guard
 
   // Emits a cut: stores operands (in0..in3, null for none), saves the live

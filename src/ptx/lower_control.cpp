@@ -357,7 +357,7 @@ void FnLowering::lower_instr(const Instr& in, size_t i) {
   cur = &in;
   const bool done = lower_matrix(in, i) || (is_cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) ||
                     lower_float(in) || lower_half(in) || lower_convert(in) || lower_memory(in) || lower_atomic(in) ||
-                    lower_call(in) || lower_misc(in);
+                    lower_call(in) || lower_misc(in) || lower_texture(in);
   if (!done) unsupported();
   cur = saved;
 }

@@ -192,7 +192,28 @@ TEST_F(BadInput, ForgedNullAndUnloadedCodeHandlesGiveErrors) {
 TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
   int cluster;
   EXPECT_EQ(cuOccupancyMaxPotentialClusterSize(&cluster, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(cuTexObjectCreate(nullptr, nullptr, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+  CUmipmappedArray m;
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  EXPECT_EQ(cuMipmappedArrayCreate(&m, &d, 1), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+TEST_F(BadInput, TextureAndSurfaceObjectsRefuseNullsAndForeignHandles) {
+  CUtexObject t;
+  CUsurfObject s;
+  CUDA_RESOURCE_DESC rd{};
+  CUDA_TEXTURE_DESC td{};
+  EXPECT_EQ(cuTexObjectCreate(nullptr, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuTexObjectCreate(&t, &rd, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
+  rd.resType = CU_RESOURCE_TYPE_ARRAY;
+  EXPECT_EQ(cuTexObjectCreate(&t, &rd, &td, nullptr), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuSurfObjectCreate(&s, &rd), CUDA_ERROR_INVALID_HANDLE);
+  // A handle of the other kind, a stream's, or a made-up value is no texture.
+  CUstream st;
+  ASSERT_EQ(cuStreamCreate(&st, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuTexObjectDestroy(reinterpret_cast<uintptr_t>(st)), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuSurfObjectDestroy(0x1234), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuTexObjectGetTextureDesc(&td, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamDestroy(st), CUDA_SUCCESS);
 }
 
 }  // namespace

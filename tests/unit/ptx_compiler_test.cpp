@@ -260,13 +260,14 @@ TEST(PtxCompiler, MalformedPtxGivesLineAndColumn) {
   ASSERT_TRUE(p) << log;
   EXPECT_FALSE(p->kernel(0, &log));
   EXPECT_EQ("line 5, column 3: unsupported instruction 'mbarrier.expect_tx.shared.b64' (in 'k')", log);
-  // Texture instructions parse (their [object, {coordinates}] operand too) and name themselves.
+  // Texture forms beyond the bindless fetches (mipmap levels here) name themselves and what does run.
   p = Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 t) {\n"
                      "  .reg .b64 %rd<2>; .reg .f32 %f<7>;\n  ld.param.u64 %rd1, [t];\n"
-                     "  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\n  ret;\n}\n", &log);
+                     "  tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}], %f1;\n  ret;\n}\n", &log);
   ASSERT_TRUE(p) << log;
   EXPECT_FALSE(p->kernel(0, &log));
-  EXPECT_NE(std::string::npos, log.find("unsupported instruction 'tex.2d.v4.f32.f32' (texture and surface")) << log;
+  EXPECT_NE(std::string::npos, log.find("unsupported instruction 'tex.level.2d.v4.f32.f32' (cucpu runs the bindless"))
+      << log;
 }
 
 TEST(PtxCompiler, MutatedPtxNeverCrashes) {
