@@ -182,6 +182,47 @@ TEST_F(Faults, FailedAssertIsAssertError) {
   EXPECT_EQ(run("assert_kernel", args, 1), CUDA_ERROR_ASSERT);
 }
 
+// A texture handle that names no live texture object faults the launch
+// instead of reading through it: a forged value, and a destroyed object.
+class TextureFaults : public RealPtx {
+ protected:
+  CUresult sample(CUtexObject t) {
+    CUmodule m = load(read_file(std::string(CUCPU_KERNELS_PTX_DIR) + "/texture.sm90.ptx"));
+    CUfunction f;
+    EXPECT_EQ(cuModuleGetFunction(&f, m, "tex_2d_scalar"), CUDA_SUCCESS);
+    CUdeviceptr xy, out;
+    EXPECT_EQ(cuMemAlloc(&xy, 8), CUDA_SUCCESS);
+    EXPECT_EQ(cuMemAlloc(&out, 4), CUDA_SUCCESS);
+    EXPECT_EQ(cuMemsetD8(xy, 0, 8), CUDA_SUCCESS);
+    int n = 1;
+    void* args[] = {&t, &xy, &n, &out};
+    EXPECT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+    return cuCtxSynchronize();
+  }
+};
+
+TEST_F(TextureFaults, ForgedHandleIsIllegalAddress) {
+  CUdeviceptr d;
+  ASSERT_EQ(cuMemAlloc(&d, 256), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD8(d, 0x5a, 256), CUDA_SUCCESS);
+  EXPECT_EQ(sample(static_cast<CUtexObject>(d)), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+TEST_F(TextureFaults, DestroyedHandleIsIllegalAddress) {
+  CUDA_ARRAY_DESCRIPTOR ad{2, 2, CU_AD_FORMAT_FLOAT, 1};
+  CUarray a;
+  ASSERT_EQ(cuArrayCreate(&a, &ad), CUDA_SUCCESS);
+  CUDA_RESOURCE_DESC rd{};
+  rd.resType = CU_RESOURCE_TYPE_ARRAY;
+  rd.res.array.hArray = a;
+  CUDA_TEXTURE_DESC td{};
+  CUtexObject t;
+  ASSERT_EQ(cuTexObjectCreate(&t, &rd, &td, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuTexObjectDestroy(t), CUDA_SUCCESS);
+  ASSERT_EQ(cuArrayDestroy(a), CUDA_SUCCESS);
+  EXPECT_EQ(sample(t), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
 // A module's variables end at a guard: a store well past the last one faults.
 TEST_F(RealPtx, StorePastTheModuleVariablesFaults) {
   CUmodule m = load(".version 8.0\n.target sm_90\n.address_size 64\n.visible .global .align 4 .u32 gv;\n"
