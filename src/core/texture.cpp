@@ -56,7 +56,7 @@ CUresult resource_view(const CUDA_RESOURCE_DESC& res, bool surface, const Textur
   switch (raw_enum(res.resType)) {
     case CU_RESOURCE_TYPE_ARRAY: {
       Array* a = rt().arrays.live(res.res.array.hArray);
-      if (!a) return CUDA_ERROR_INVALID_HANDLE;
+      if (!a) return CUDA_ERROR_INVALID_VALUE;  // driver 580: a null array too
       const CUDA_ARRAY3D_DESCRIPTOR& d = a->desc;
       if (surface && !(d.Flags & CUDA_ARRAY3D_SURFACE_LDST)) return CUDA_ERROR_INVALID_VALUE;
       if (!texel_format(raw_enum(d.Format), &v.format)) return CUDA_ERROR_NOT_SUPPORTED;

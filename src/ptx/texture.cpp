@@ -49,14 +49,15 @@ size_t channel_bytes(TexelFormat f) {
 float srgb_to_linear(float c) { return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f); }
 
 // One texel's four channels, as floats (returns_float) or as 32-bit
-// integers; channels the format lacks read as 0, and the fourth as 1.
+// integers; channels the format lacks read as 0 (driver 580: the fourth
+// too, and a border texel's).
 struct Texel {
   float f[4];
   uint32_t i[4];
 };
 
 Texel decode(const TextureView& v, const uint8_t* p) {
-  Texel t{{0, 0, 0, 1}, {0, 0, 0, 1}};
+  Texel t{{0, 0, 0, 0}, {0, 0, 0, 0}};
   const size_t cb = channel_bytes(v.format);
   for (unsigned c = 0; c < v.channels; ++c, p += cb) {
     uint32_t raw = 0;
@@ -112,10 +113,11 @@ double texel_coord(float c, int64_t n, TexAddress m, bool normalized) {
   return x * static_cast<double>(n);
 }
 
-// The filter's weight of the upper texel: the fraction in 8-bit fixed point.
-float filter_weight(double ub) {
-  return static_cast<float>(std::nearbyint((ub - std::floor(ub)) * 256.0) / 256.0);
-}
+// Weights in the filter's 8-bit fixed point, rounded half up: the upper
+// texel's weight along an axis, and each texel's product of those (as
+// driver 580's hardware weighs texels).
+double fixed8(double w) { return std::floor(w * 256.0 + 0.5) / 256.0; }
+double filter_weight(double ub) { return fixed8(ub - std::floor(ub)); }
 
 int64_t floor_index(double u) {
   if (!(u > -9.0e18 && u < 9.0e18)) return u > 0 ? INT64_MAX / 4 : INT64_MIN / 4;  // NaN and huge: far outside
@@ -134,7 +136,7 @@ struct Sampler {
     if (v.dims >= 3) k = address_index(k, static_cast<int64_t>(v.depth), v.address[2], norm);
     if (i < 0 || j < 0 || k < 0) {
       Texel b{};
-      for (int c = 0; c < 4; ++c) {
+      for (int c = 0; c < v.channels; ++c) {
         b.f[c] = v.border[c];
         std::memcpy(&b.i[c], &v.border[c], 4);
       }
@@ -191,7 +193,8 @@ void cucpu_rt_tex(BlockEnv*, uint64_t handle, uint32_t op_word, const uint32_t* 
   int64_t layer = 0;
   if (layered) {
     const int64_t layers = static_cast<int64_t>(v.depth) / (op.geometry == TexGeometry::kACube ? 6 : 1);
-    layer = std::min<int64_t>(std::max<int64_t>(static_cast<int32_t>(coords[0]), 0), layers - 1);
+    // The index reads as unsigned: a negative one is past the last layer.
+    layer = std::min<int64_t>(coords[0], layers - 1);
   }
   TextureView face_view;
   const TextureView* sv = &v;
@@ -243,16 +246,20 @@ void cucpu_rt_tex(BlockEnv*, uint64_t handle, uint32_t op_word, const uint32_t* 
   }
   const double ub = u - 0.5, tb = t - 0.5, rb = r - 0.5;
   const int64_t i = floor_index(ub), j = w.dims >= 2 ? floor_index(tb) : 0, k = w.dims >= 3 ? floor_index(rb) : 0;
-  const float a = filter_weight(ub), b = w.dims >= 2 ? filter_weight(tb) : 0, g = w.dims >= 3 ? filter_weight(rb) : 0;
-  float acc[4] = {0, 0, 0, 0};
+  const double a = filter_weight(ub), b = w.dims >= 2 ? filter_weight(tb) : 0, g = w.dims >= 3 ? filter_weight(rb) : 0;
+  double acc[4] = {0, 0, 0, 0};
   for (int dk = 0; dk < (w.dims >= 3 ? 2 : 1); ++dk)
     for (int dj = 0; dj < (w.dims >= 2 ? 2 : 1); ++dj)
       for (int di = 0; di < 2; ++di) {
-        const float weight = (di ? a : 1 - a) * (w.dims >= 2 ? (dj ? b : 1 - b) : 1) * (w.dims >= 3 ? (dk ? g : 1 - g) : 1);
+        const double weight =
+            fixed8((di ? a : 1 - a) * (w.dims >= 2 ? (dj ? b : 1 - b) : 1) * (w.dims >= 3 ? (dk ? g : 1 - g) : 1));
         const Texel q = s.at(i + di, j + dj, k + dk);
         for (int ch = 0; ch < 4; ++ch) acc[ch] += weight * q.f[ch];
       }
-  std::memcpy(out, acc, sizeof acc);
+  for (int ch = 0; ch < 4; ++ch) {
+    const float f = static_cast<float>(acc[ch]);
+    std::memcpy(&out[ch], &f, 4);
+  }
 }
 
 uint32_t cucpu_rt_txq(BlockEnv*, uint64_t handle, uint32_t query, uint32_t surface) {

@@ -5,7 +5,8 @@
 // pitched, 3D and layered resources, gathers, and surface loads and
 // stores with each boundary mode. Expected values come from the model
 // below (texel centres at i + 0.5; a linear filter's weights in 8-bit
-// fixed point, as the hardware's).
+// fixed point, rounded half up: each axis's, then each texel's product of
+// them, as driver 580's hardware weighs; channels a format lacks read 0).
 #include <cmath>
 #include <cstring>
 
@@ -100,23 +101,24 @@ double texel_coord(double c, long n, bool normalized, CUaddress_mode m) {
 }
 
 // A one-channel float texture of w x h: the fetch at (x, y) per the model,
-// all four channels (those the format lacks read as 0, 0, 1; a border
-// texel is the border colour, all four channels).
+// all four channels (those the format lacks read as 0, a border texel's
+// too).
 F4 sample2d4(const std::vector<float>& v, long w, long h, float x, float y, const TexSpec& s) {
   const bool norm = s.flags & CU_TRSF_NORMALIZED_COORDINATES;
   double u = texel_coord(x, w, norm, s.address), t = texel_coord(y, h, norm, s.address);
   auto at = [&](long i, long j) -> F4 {
     long a = address_index(i, w, s.address), b = address_index(j, h, s.address);
-    if (a < 0 || b < 0) return F4{s.border[0], s.border[1], s.border[2], s.border[3]};
-    return F4{v[static_cast<size_t>(b * w + a)], 0, 0, 1};
+    if (a < 0 || b < 0) return F4{s.border[0], 0, 0, 0};
+    return F4{v[static_cast<size_t>(b * w + a)], 0, 0, 0};
   };
   if (s.filter == CU_TR_FILTER_MODE_POINT) return at(static_cast<long>(std::floor(u)), static_cast<long>(std::floor(t)));
   double ub = u - 0.5, tb = t - 0.5;
   long i = static_cast<long>(std::floor(ub)), j = static_cast<long>(std::floor(tb));
-  float a = static_cast<float>(std::round((ub - std::floor(ub)) * 256) / 256);
-  float b = static_cast<float>(std::round((tb - std::floor(tb)) * 256) / 256);
+  auto fixed8 = [](double x) { return std::floor(x * 256 + 0.5) / 256; };
+  const double a = fixed8(ub - std::floor(ub)), b = fixed8(tb - std::floor(tb));
   const F4 q[4] = {at(i, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)};
-  const float wt[4] = {(1 - a) * (1 - b), a * (1 - b), (1 - a) * b, a * b};
+  const float wt[4] = {static_cast<float>(fixed8((1 - a) * (1 - b))), static_cast<float>(fixed8(a * (1 - b))),
+                       static_cast<float>(fixed8((1 - a) * b)), static_cast<float>(fixed8(a * b))};
   F4 r{0, 0, 0, 0};
   for (int k = 0; k < 4; ++k) {
     r.x += wt[k] * q[k].x, r.y += wt[k] * q[k].y, r.z += wt[k] * q[k].z, r.w += wt[k] * q[k].w;
@@ -393,7 +395,7 @@ CONF_TEST(Texture3DAndLayered) {
          cz = std::min(std::max(z, 0L), d - 1);
     want3.push_back((cz * h + cy) * w + cx);
     p2.push_back(static_cast<float>(x) + 0.5f), p2.push_back(static_cast<float>(y) + 0.5f);
-    long lz = std::min(std::max(z, 0L), d - 1);  // a layer index outside the array: the nearest layer
+    long lz = z < 0 ? d - 1 : std::min(z, d - 1);  // the index reads as unsigned: negative is past the last
     layer.push_back(static_cast<int>(z));
     want2.push_back((lz * h + cy) * w + cx);
   }
@@ -572,7 +574,7 @@ CONF_TEST(TextureObjectApi) {
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuTexObjectCreate(&t, &bad, &td, nullptr));
   bad = rd;
   bad.res.array.hArray = nullptr;
-  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuTexObjectCreate(&t, &bad, &td, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuTexObjectCreate(&t, &bad, &td, nullptr));
   bad.resType = static_cast<CUresourcetype>(77);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuTexObjectCreate(&t, &bad, &td, nullptr));
   ASSERT_CU(cuTexObjectCreate(&t, &rd, &td, nullptr));

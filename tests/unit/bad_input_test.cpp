@@ -205,8 +205,8 @@ TEST_F(BadInput, TextureAndSurfaceObjectsRefuseNullsAndForeignHandles) {
   EXPECT_EQ(cuTexObjectCreate(nullptr, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuTexObjectCreate(&t, &rd, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
   rd.resType = CU_RESOURCE_TYPE_ARRAY;
-  EXPECT_EQ(cuTexObjectCreate(&t, &rd, &td, nullptr), CUDA_ERROR_INVALID_HANDLE);
-  EXPECT_EQ(cuSurfObjectCreate(&s, &rd), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuTexObjectCreate(&t, &rd, &td, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuSurfObjectCreate(&s, &rd), CUDA_ERROR_INVALID_VALUE);
   // A handle of the other kind, a stream's, or a made-up value is no texture.
   CUstream st;
   ASSERT_EQ(cuStreamCreate(&st, 0), CUDA_SUCCESS);
