@@ -113,11 +113,36 @@ double texel_coord(float c, int64_t n, TexAddress m, bool normalized) {
   return x * static_cast<double>(n);
 }
 
-// Weights in the filter's 8-bit fixed point, rounded half up: the upper
-// texel's weight along an axis, and each texel's product of those (as
-// driver 580's hardware weighs texels).
-double fixed8(double w) { return std::floor(w * 256.0 + 0.5) / 256.0; }
-double filter_weight(double ub) { return fixed8(ub - std::floor(ub)); }
+// The filter's weights, in 256ths (as driver 580's hardware weighs
+// texels): along each axis, the upper texel's weight is the coordinate's
+// fraction rounded half up; the products of several axes' weights are
+// rounded half up to 256ths too; and each corner of the footprint weighs
+// what inclusion-exclusion over those products gives (in 2D: ab, a - ab,
+// b - ab, 1 - a - b + ab), so that the weights always sum to one.
+int64_t axis_weight(double ub) { return static_cast<int64_t>(std::floor((ub - std::floor(ub)) * 256.0 + 0.5)); }
+
+// The rounded product of the weights of the axes in `mask`, in 256ths.
+int64_t weight_product(const int64_t f[3], unsigned mask) {
+  int64_t num = 1, den = 1;
+  int n = 0;
+  for (int ax = 0; ax < 3; ++ax)
+    if (mask >> ax & 1) {
+      num *= f[ax];
+      if (n++) den *= 256;
+    }
+  return n == 0 ? 256 : (num + den / 2) / den;
+}
+
+// The weight, in 256ths, of the corner that takes the upper texel along the
+// axes in `corner` (of `axes`, the filtered ones).
+int64_t corner_weight(const int64_t f[3], unsigned corner, unsigned axes) {
+  int64_t w = 0;
+  for (unsigned s = axes;; s = (s - 1) & axes) {  // every subset of axes
+    if ((s & corner) == corner) w += (__builtin_popcount(s & ~corner) & 1 ? -1 : 1) * weight_product(f, s);
+    if (s == 0) break;
+  }
+  return w;
+}
 
 int64_t floor_index(double u) {
   if (!(u > -9.0e18 && u < 9.0e18)) return u > 0 ? INT64_MAX / 4 : INT64_MIN / 4;  // NaN and huge: far outside
@@ -246,16 +271,15 @@ void cucpu_rt_tex(BlockEnv*, uint64_t handle, uint32_t op_word, const uint32_t* 
   }
   const double ub = u - 0.5, tb = t - 0.5, rb = r - 0.5;
   const int64_t i = floor_index(ub), j = w.dims >= 2 ? floor_index(tb) : 0, k = w.dims >= 3 ? floor_index(rb) : 0;
-  const double a = filter_weight(ub), b = w.dims >= 2 ? filter_weight(tb) : 0, g = w.dims >= 3 ? filter_weight(rb) : 0;
+  const int64_t f[3] = {axis_weight(ub), w.dims >= 2 ? axis_weight(tb) : 0, w.dims >= 3 ? axis_weight(rb) : 0};
+  const unsigned axes = (1u << w.dims) - 1;
   double acc[4] = {0, 0, 0, 0};
-  for (int dk = 0; dk < (w.dims >= 3 ? 2 : 1); ++dk)
-    for (int dj = 0; dj < (w.dims >= 2 ? 2 : 1); ++dj)
-      for (int di = 0; di < 2; ++di) {
-        const double weight =
-            fixed8((di ? a : 1 - a) * (w.dims >= 2 ? (dj ? b : 1 - b) : 1) * (w.dims >= 3 ? (dk ? g : 1 - g) : 1));
-        const Texel q = s.at(i + di, j + dj, k + dk);
-        for (int ch = 0; ch < 4; ++ch) acc[ch] += weight * q.f[ch];
-      }
+  for (unsigned corner = 0; corner <= axes; ++corner) {
+    if ((corner & axes) != corner) continue;
+    const double weight = static_cast<double>(corner_weight(f, corner, axes)) / 256.0;
+    const Texel q = s.at(i + (corner & 1), j + (corner >> 1 & 1), k + (corner >> 2 & 1));
+    for (int ch = 0; ch < 4; ++ch) acc[ch] += weight * q.f[ch];
+  }
   for (int ch = 0; ch < 4; ++ch) {
     const float f = static_cast<float>(acc[ch]);
     std::memcpy(&out[ch], &f, 4);

@@ -30,17 +30,17 @@ __global__ void sample_painted(cudaTextureObject_t tex, float4* out, int w, int 
   if (x < w && y < h) out[y * w + x] = tex2D<float4>(tex, x + 0.5f, y + 0.5f);
 }
 
-// The filter as the hardware applies it: texel centres at i + 0.5, each
-// texel's weight in 8-bit fixed point, coordinates wrapped.
+// The filter as the hardware applies it: texel centres at i + 0.5, weights
+// in 256ths (each axis's rounded, their product rounded, the corners by
+// inclusion-exclusion), coordinates wrapped.
 float reference(const std::vector<float>& img, int w, int h, float tu, float tv) {
   auto wrap = [](int i, int n) { return ((i % n) + n) % n; };
-  auto fixed8 = [](double v) { return floor(v * 256 + 0.5) / 256; };
   double x = (tu - floor(tu)) * w - 0.5, y = (tv - floor(tv)) * h - 0.5;
   int i = (int)floor(x), j = (int)floor(y);
-  double a = fixed8(x - floor(x)), b = fixed8(y - floor(y));
+  long a = (long)floor((x - floor(x)) * 256 + 0.5), b = (long)floor((y - floor(y)) * 256 + 0.5), ab = (a * b + 128) / 256;
   auto at = [&](int p, int q) { return img[wrap(q, h) * w + wrap(p, w)]; };
-  return (float)(fixed8((1 - a) * (1 - b)) * at(i, j) + fixed8(a * (1 - b)) * at(i + 1, j) +
-                 fixed8((1 - a) * b) * at(i, j + 1) + fixed8(a * b) * at(i + 1, j + 1));
+  return (float)(((256 - a - b + ab) * at(i, j) + (a - ab) * at(i + 1, j) + (b - ab) * at(i, j + 1) +
+                  ab * at(i + 1, j + 1)) / 256.0);
 }
 
 int main() {
