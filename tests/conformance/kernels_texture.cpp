@@ -704,3 +704,128 @@ CONF_TEST(SurfaceTrapFaults) {
   if (kt::in_fault_child()) throw conf::Skip{"the parent of FaultChildSurfaceTrap"};
   kt::run_in_child("FaultChildSurfaceTrap");
 }
+
+namespace {
+
+// The corner weights of a linear fetch, in 256ths, over `dims` axes whose
+// upper weights are f[] (the model's inclusion-exclusion over the rounded
+// products of the axes' weights).
+long corner_weight(const long f[3], unsigned corner, int dims) {
+  const unsigned axes = (1u << dims) - 1;
+  long w = 0;
+  for (unsigned s = 0; s <= axes; ++s) {
+    if ((s & corner) != corner) continue;
+    long num = 1, den = 1;
+    int n = 0;
+    for (int ax = 0; ax < dims; ++ax)
+      if (s >> ax & 1) {
+        num *= f[ax];
+        if (n++) den *= 256;
+      }
+    const long product = n == 0 ? 256 : (num + den / 2) / den;
+    w += (__builtin_popcount(s & ~corner) & 1 ? -1 : 1) * product;
+  }
+  return w;
+}
+
+}  // namespace
+
+// A 3D float texture, linearly filtered (clamped), at random points.
+CONF_TEST(Texture3DLinear) {
+  const long w = 4, h = 3, d = 5;
+  std::vector<float> v(w * h * d);
+  for (long i = 0; i < w * h * d; ++i) v[i] = static_cast<float>((i * 7) % 23) - 5;
+  CUarray a = make_array(CU_AD_FORMAT_FLOAT, 1, w, h, d, 0, v.data(), 4);
+  TexSpec s;
+  s.filter = CU_TR_FILTER_MODE_LINEAR;
+  CUtexObject t = texture_of_array(a, s);
+  kt::Rng r(17);
+  const int n = 128;
+  std::vector<float> p(3 * n);
+  for (auto& c : p) c = -1.0f + 7.0f * static_cast<float>(r.u32() % 100000) / 100000.0f;
+  kt::Module m(kTexturePtx);
+  kt::Buf<float> bp(p);
+  kt::Buf<F4> out(n);
+  kt::run(m.fn("tex_3d_f32"), {1}, {n}, 0, t, bp.p, n, out.p);
+  std::vector<F4> g = out.get();
+  std::vector<float> got(n), want(n);
+  const long ext[3] = {w, h, d};
+  for (int k = 0; k < n; ++k) {
+    long lo[3], f[3];
+    for (int ax = 0; ax < 3; ++ax) {
+      const double u = static_cast<double>(p[3 * k + ax]) - 0.5;
+      lo[ax] = static_cast<long>(std::floor(u));
+      f[ax] = static_cast<long>(std::floor((u - std::floor(u)) * 256 + 0.5));
+    }
+    double acc = 0;
+    for (unsigned c = 0; c < 8; ++c) {
+      long idx[3];
+      for (int ax = 0; ax < 3; ++ax) idx[ax] = address_index(lo[ax] + (c >> ax & 1), ext[ax], CU_TR_ADDRESS_MODE_CLAMP);
+      acc += static_cast<double>(corner_weight(f, c, 3)) / 256 * v[(idx[2] * h + idx[1]) * w + idx[0]];
+    }
+    got[k] = g[k].x;
+    want[k] = static_cast<float>(acc);
+  }
+  kt::Checker ck("3D linear", [&](size_t i) {
+    return "(" + std::to_string(p[3 * i]) + ", " + std::to_string(p[3 * i + 1]) + ", " + std::to_string(p[3 * i + 2]) + ")";
+  });
+  ck.ops(got, want, n, {"tex3D linear"}, [](float x, float e, size_t) { return near(x, e, 2e-6f); });
+  ck.done();
+  ASSERT_CU(cuTexObjectDestroy(t));
+  ASSERT_CU(cuArrayDestroy(a));
+}
+
+// Half floats read as floats; a cube map's faces picked by the major axis
+// of the direction, each face's texels by the two other coordinates.
+CONF_TEST(TextureHalfAndCubemap) {
+  kt::Module m(kTexturePtx);
+  kt::Checker ck("half and cube map");
+  {
+    const uint16_t halves[4] = {0x3e00, 0xc080, 0x63d0, 0x0001};  // 1.5, -2.25, 1000, the smallest subnormal
+    CUarray a = make_array(CU_AD_FORMAT_HALF, 1, 2, 2, 0, 0, halves, 2);
+    CUtexObject t = texture_of_array(a, TexSpec{});
+    std::vector<float> p = {0.5f, 0.5f, 1.5f, 0.5f, 0.5f, 1.5f, 1.5f, 1.5f};
+    kt::Buf<float> bp(p), out(4);
+    kt::run(m.fn("tex_2d_scalar"), {1}, {4}, 0, t, bp.p, 4, out.p);
+    ck.ops(out.get(), std::vector<float>{1.5f, -2.25f, 1000.0f, 5.9604645e-08f}, 4, {"half texels"});
+    ASSERT_CU(cuTexObjectDestroy(t));
+    ASSERT_CU(cuArrayDestroy(a));
+  }
+  // Six 2 x 2 faces; texel (i, j) of face f holds 10 f + 2 j + i.
+  std::vector<float> faces(6 * 4);
+  for (int f = 0; f < 6; ++f)
+    for (int k = 0; k < 4; ++k) faces[f * 4 + k] = static_cast<float>(10 * f + k);
+  CUarray cube = make_array(CU_AD_FORMAT_FLOAT, 1, 2, 2, 6, CUDA_ARRAY3D_CUBEMAP, faces.data(), 4);
+  CUtexObject t = texture_of_array(cube, TexSpec{});
+  // Per face: the major axis, and the directions of the other two axes
+  // that s and t follow (+x: s = -z, t = -y; -x: s = z, t = -y; +y: s = x,
+  // t = z; -y: s = x, t = -z; +z: s = x, t = -y; -z: s = -x, t = -y).
+  struct Face {
+    int major, sign, s_axis, s_sign, t_axis, t_sign;
+  };
+  const Face table[6] = {{0, 1, 2, -1, 1, -1}, {0, -1, 2, 1, 1, -1}, {1, 1, 0, 1, 2, 1},
+                         {1, -1, 0, 1, 2, -1}, {2, 1, 0, 1, 1, -1}, {2, -1, 0, -1, 1, -1}};
+  std::vector<float> dirs;
+  std::vector<float> want;
+  for (int f = 0; f < 6; ++f)
+    for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < 2; ++i) {
+        float dir[3] = {0, 0, 0};
+        dir[table[f].major] = static_cast<float>(table[f].sign);
+        dir[table[f].s_axis] = static_cast<float>(table[f].s_sign) * (i ? 0.5f : -0.5f);
+        dir[table[f].t_axis] = static_cast<float>(table[f].t_sign) * (j ? 0.5f : -0.5f);
+        dirs.insert(dirs.end(), dir, dir + 3);
+        want.push_back(static_cast<float>(10 * f + 2 * j + i));
+      }
+  const int n = static_cast<int>(want.size());
+  kt::Buf<float> bd(dirs);
+  kt::Buf<F4> out(n);
+  kt::run(m.fn("tex_cube_f32"), {1}, {n}, 0, t, bd.p, n, out.p);
+  std::vector<F4> g = out.get();
+  std::vector<float> got(n);
+  for (int k = 0; k < n; ++k) got[k] = g[k].x;
+  ck.ops(got, want, n, {"cube map texels"});
+  ck.done();
+  ASSERT_CU(cuTexObjectDestroy(t));
+  ASSERT_CU(cuArrayDestroy(cube));
+}

@@ -106,3 +106,9 @@ extern "C" __global__ void surf_3d_u8x4(cudaSurfaceObject_t s, int w, int h, int
   uchar4 v = surf3Dread<uchar4>(s, x * 4, y, z);
   surf3Dwrite(make_uchar4(v.x + 1, v.y + 1, v.z + 1, v.w + 1), s, x * 4, y, z);
 }
+
+// Cube maps: a direction per thread, the fetched texel.
+extern "C" __global__ void tex_cube_f32(cudaTextureObject_t t, const float* xyz, int n, float4* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = texCubemap<float4>(t, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
+}
