@@ -43,6 +43,21 @@ CUarray make_array(CUarray_format fmt, unsigned channels, size_t w, size_t h, si
   return a;
 }
 
+// Copies an array's rows (row_bytes each, rows x slices of them) to `out`.
+void read_array(CUarray a, void* out, size_t row_bytes, size_t rows, size_t slices) {
+  CUDA_MEMCPY3D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  c.srcArray = a;
+  c.dstMemoryType = CU_MEMORYTYPE_HOST;
+  c.dstHost = out;
+  c.dstPitch = row_bytes;
+  c.dstHeight = rows;
+  c.WidthInBytes = row_bytes;
+  c.Height = rows;
+  c.Depth = slices;
+  ASSERT_CU(cuMemcpy3D(&c));
+}
+
 struct TexSpec {
   CUaddress_mode address = CU_TR_ADDRESS_MODE_CLAMP;
   CUfilter_mode filter = CU_TR_FILTER_MODE_POINT;
@@ -480,17 +495,7 @@ CONF_TEST(SurfaceLoadsAndStores) {
   kt::run(m.fn("surf_2d_read_modes"), {1}, {n}, 0, s, bp.p, n, zero.p, clamp.p);
   kt::run(m.fn("surf_2d_write"), {1}, {1}, 0, s, 4 * static_cast<int>(w), 0, 12345, 0);
   std::vector<int32_t> back(w * h);
-  CUDA_MEMCPY3D c{};
-  c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
-  c.srcArray = a;
-  c.dstMemoryType = CU_MEMORYTYPE_HOST;
-  c.dstHost = back.data();
-  c.dstPitch = w * 4;
-  c.dstHeight = h;
-  c.WidthInBytes = w * 4;
-  c.Height = h;
-  c.Depth = 1;
-  ASSERT_CU(cuMemcpy3D(&c));
+  read_array(a, back.data(), w * 4, h, 1);
   std::vector<int32_t> want(w * h), wz(n), wc(n);
   for (long i = 0; i < w * h; ++i) want[i] = 2 * v[i] + 1;
   for (int k = 0; k < n; ++k) {
@@ -531,17 +536,7 @@ CONF_TEST(SurfaceLoadsAndStores) {
   kt::run(m.fn("surf_3d_u8x4"), {static_cast<int>(d3)}, {4, 4}, 0, s3, static_cast<int>(w3), static_cast<int>(h3),
           static_cast<int>(d3));
   std::vector<uint8_t> b3(v3.size());
-  c = CUDA_MEMCPY3D{};
-  c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
-  c.srcArray = a3;
-  c.dstMemoryType = CU_MEMORYTYPE_HOST;
-  c.dstHost = b3.data();
-  c.dstPitch = w3 * 4;
-  c.dstHeight = h3;
-  c.WidthInBytes = w3 * 4;
-  c.Height = h3;
-  c.Depth = d3;
-  ASSERT_CU(cuMemcpy3D(&c));
+  read_array(a3, b3.data(), w3 * 4, h3, d3);
   std::vector<uint8_t> e3(v3.size());
   for (size_t i = 0; i < v3.size(); ++i) e3[i] = static_cast<uint8_t>(v3[i] + 1);
   ck.ops(b3, e3, b3.size(), {"3D uchar4"});
