@@ -34,6 +34,7 @@ TexObject* object_of(uint64_t h, bool surface) {
 }
 
 CUresult destroy(uint64_t h, bool surface) {
+  if (h == 0) return CUDA_SUCCESS;  // driver 580: destroying the null object does nothing
   TexObject* o = object_of(h, surface);
   if (!o) return CUDA_ERROR_INVALID_VALUE;
   if (!rt().textures.try_kill(o)) return CUDA_ERROR_INVALID_VALUE;  // another thread destroyed it first
@@ -69,12 +70,15 @@ static CUresult impl_cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUte
   TexObject* o = object_of(texObject, false);
   if (!pTexDesc || !o) return CUDA_ERROR_INVALID_VALUE;
   *pTexDesc = o->texture;
+  // Driver 580 hands back no border color, whatever the address modes.
+  for (float& c : pTexDesc->borderColor) c = 0;
   return CUDA_SUCCESS;
 }
-// No object has a resource view (creation refuses them).
+// No object has a resource view (creation refuses them): as driver 580
+// does for an object made without one, this succeeds and writes nothing.
 static CUresult impl_cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc, CUtexObject texObject) {
   if (!pResViewDesc || !object_of(texObject, false)) return CUDA_ERROR_INVALID_VALUE;
-  return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
 }
 
 static CUresult impl_cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) {

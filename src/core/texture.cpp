@@ -58,7 +58,9 @@ CUresult resource_view(const CUDA_RESOURCE_DESC& res, bool surface, const Textur
       Array* a = rt().arrays.live(res.res.array.hArray);
       if (!a) return CUDA_ERROR_INVALID_VALUE;  // driver 580: a null array too
       const CUDA_ARRAY3D_DESCRIPTOR& d = a->desc;
-      if (surface && !(d.Flags & CUDA_ARRAY3D_SURFACE_LDST)) return CUDA_ERROR_INVALID_VALUE;
+      // A surface over an array made without CUDA_ARRAY3D_SURFACE_LDST is
+      // accepted, as driver 580 accepts it (its loads and stores reach the
+      // array here).
       if (!texel_format(raw_enum(d.Format), &v.format)) return CUDA_ERROR_NOT_SUPPORTED;
       v.channels = static_cast<uint8_t>(d.NumChannels);
       v.elem_bytes = static_cast<uint8_t>(a->elem_size);

@@ -100,10 +100,16 @@ int64_t address_index(int64_t i, int64_t n, TexAddress m, bool normalized) {
   return i < 0 ? 0 : n - 1;
 }
 
-// A float coordinate in texel units along an axis of n texels.
+// A float coordinate in texel units along an axis of n texels. A
+// normalized coordinate first becomes fixed point of 21 fractional bits,
+// rounded down, as driver 580's hardware takes it (a weight that the exact
+// product puts a hair above a rounding step can fall below it:
+// tests/programs/textures.cu on the H200).
 double texel_coord(float c, int64_t n, TexAddress m, bool normalized) {
   double x = c;
   if (!normalized) return x;
+  constexpr double kFixedOne = 2097152.0;  // 2^21
+  x = std::floor(x * kFixedOne) / kFixedOne;
   if (m == TexAddress::kWrap) x -= std::floor(x);
   if (m == TexAddress::kMirror) {
     const double f = std::floor(x);

@@ -103,10 +103,12 @@ long address_index(long i, long n, CUaddress_mode m) {
   return i < 0 ? 0 : n - 1;
 }
 
-// A coordinate in texel units: normalized coordinates scaled by n (wrap and
-// mirror fold them into [0, 1) first, as the hardware does).
+// A coordinate in texel units: normalized coordinates, rounded down to 21
+// fractional bits, scaled by n (wrap and mirror fold them into [0, 1)
+// first, as the hardware does).
 double texel_coord(double c, long n, bool normalized, CUaddress_mode m) {
   if (!normalized) return c;
+  c = std::floor(c * 2097152.0) / 2097152.0;
   if (m == CU_TR_ADDRESS_MODE_WRAP) c = c - std::floor(c);
   if (m == CU_TR_ADDRESS_MODE_MIRROR) {
     double f = std::floor(c);
@@ -655,9 +657,14 @@ CONF_TEST(TextureObjectApi) {
 
   // Surfaces need an array made for them.
   CUsurfObject s = 0;
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuSurfObjectCreate(nullptr, &rd));
+  // A null output pointer: a segmentation fault on driver 580
+  // (tools/probes/texture_probe.cpp), INVALID_VALUE on cucpu.
+  if (conf::on_cucpu()) EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuSurfObjectCreate(nullptr, &rd));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuSurfObjectCreate(&s, nullptr));
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuSurfObjectCreate(&s, &rd));  // no SURFACE_LDST
+  // An array made without SURFACE_LDST: driver 580 accepts it.
+  ASSERT_CU(cuSurfObjectCreate(&s, &rd));
+  ASSERT_CU(cuSurfObjectDestroy(s));
+  EXPECT_CU(CUDA_SUCCESS, cuSurfObjectDestroy(0));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuSurfObjectCreate(&s, &lr));  // not an array
   CUarray sa = make_array(CU_AD_FORMAT_FLOAT, 1, 4, 4, 0, CUDA_ARRAY3D_SURFACE_LDST, data, 4);
   rd.res.array.hArray = sa;
@@ -764,7 +771,16 @@ CONF_TEST(Texture3DLinear) {
   kt::Checker ck("3D linear", [&](size_t i) {
     return "(" + std::to_string(p[3 * i]) + ", " + std::to_string(p[3 * i + 1]) + ", " + std::to_string(p[3 * i + 2]) + ")";
   });
-  ck.ops(got, want, n, {"tex3D linear"}, [](float x, float e, size_t) { return near(x, e, 2e-6f); });
+  // Driver 580 rounds the eight corner weights of a 3D fetch by a rule of
+  // its own: each within 2/256 of this model's, their absolute differences
+  // summing to at most 10/256 (tools/probes/texture_probe.cpp, 4,913
+  // points). cucpu weighs by the model exactly; the driver is held to that
+  // bound: half the differences, times the spread of the texels' values.
+  const float spread = 22.0f;  // the values lie in [-5, 17]
+  const bool exact = conf::on_cucpu();
+  ck.ops(got, want, n, {"tex3D linear"}, [&](float x, float e, size_t) {
+    return exact ? near(x, e, 2e-6f) : std::fabs(x - e) <= 5.0f / 256.0f * spread;
+  });
   ck.done();
   ASSERT_CU(cuTexObjectDestroy(t));
   ASSERT_CU(cuArrayDestroy(a));

@@ -7,12 +7,16 @@
 
 #include "check.h"
 
-__global__ void turn(cudaTextureObject_t tex, float* out, int w, int h, float angle) {
+// Writes each pixel's sample and the coordinates it sampled at (the
+// device's sinf and cosf may differ from the host's by an ulp or two, which
+// can move a weight across a rounding step).
+__global__ void turn(cudaTextureObject_t tex, float* out, float2* at, int w, int h, float angle) {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
   float u = (float)x / w - 0.5f, v = (float)y / h - 0.5f;
   float tu = u * cosf(angle) - v * sinf(angle) + 0.5f, tv = v * cosf(angle) + u * sinf(angle) + 0.5f;
   out[y * w + x] = tex2D<float>(tex, tu, tv);
+  at[y * w + x] = make_float2(tu, tv);
 }
 
 __global__ void gather_fetch(cudaTextureObject_t tex, const int* idx, int n, int* out) {
@@ -30,12 +34,14 @@ __global__ void sample_painted(cudaTextureObject_t tex, float4* out, int w, int 
   if (x < w && y < h) out[y * w + x] = tex2D<float4>(tex, x + 0.5f, y + 0.5f);
 }
 
-// The filter as the hardware applies it: texel centres at i + 0.5, weights
-// in 256ths (each axis's rounded, their product rounded, the corners by
-// inclusion-exclusion), coordinates wrapped.
+// The filter as the hardware applies it: normalized coordinates in fixed
+// point of 21 fractional bits (rounded down), texel centres at i + 0.5,
+// weights in 256ths (each axis's rounded, their product rounded, the
+// corners by inclusion-exclusion), coordinates wrapped.
 float reference(const std::vector<float>& img, int w, int h, float tu, float tv) {
   auto wrap = [](int i, int n) { return ((i % n) + n) % n; };
-  double x = (tu - floor(tu)) * w - 0.5, y = (tv - floor(tv)) * h - 0.5;
+  const double fu = floor(tu * 2097152.0) / 2097152.0, fv = floor(tv * 2097152.0) / 2097152.0;
+  double x = (fu - floor(fu)) * w - 0.5, y = (fv - floor(fv)) * h - 0.5;
   int i = (int)floor(x), j = (int)floor(y);
   long a = (long)floor((x - floor(x)) * 256 + 0.5), b = (long)floor((y - floor(y)) * 256 + 0.5), ab = (a * b + 128) / 256;
   auto at = [&](int p, int q) { return img[wrap(q, h) * w + wrap(p, w)]; };
@@ -63,19 +69,24 @@ int main() {
   cudaTextureObject_t tex = 0;
   CHECK_CUDA(cudaCreateTextureObject(&tex, &rd, &td, nullptr));
   float* out;
+  float2* at;
   CHECK_CUDA(cudaMalloc(&out, w * h * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&at, w * h * sizeof(float2)));
   const float angle = 0.5f;
-  turn<<<dim3(w / 16, h / 16), dim3(16, 16)>>>(tex, out, w, h, angle);
+  turn<<<dim3(w / 16, h / 16), dim3(16, 16)>>>(tex, out, at, w, h, angle);
   CHECK_CUDA(cudaGetLastError());
   std::vector<float> got(w * h);
+  std::vector<float2> coords(w * h);
   CHECK_CUDA(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(coords.data(), at, coords.size() * sizeof(float2), cudaMemcpyDeviceToHost));
   int bad = 0;
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      float u = (float)x / w - 0.5f, v = (float)y / h - 0.5f;
-      float tu = u * cosf(angle) - v * sinf(angle) + 0.5f, tv = v * cosf(angle) + u * sinf(angle) + 0.5f;
-      if (fabsf(got[y * w + x] - reference(img, w, h, tu, tv)) > 1e-4f) ++bad;
+  for (int i = 0; i < w * h; ++i) {
+    const float want = reference(img, w, h, coords[i].x, coords[i].y);
+    if (fabsf(got[i] - want) > 1e-4f) {
+      if (++bad <= 4)
+        std::printf("pixel %d at (%.9g, %.9g): got %.9g, want %.9g\n", i, coords[i].x, coords[i].y, got[i], want);
     }
+  }
   if (bad) std::printf("turned image: %d of %d pixels differ\n", bad, w * h);
   CHECK(bad == 0);
   cudaResourceDesc back = {};
