@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "base/checked_math.h"
 #include "core/mem_pool.h"
+#include "core/vmm.h"
 
 using namespace cucpu;
 
@@ -63,6 +64,7 @@ CUresult mem_free(uintptr_t p, bool host) {
   if (is_host != host || a->kind == MemKind::kRegistered) return CUDA_ERROR_INVALID_VALUE;
   if (a->free_pending) return CUDA_ERROR_INVALID_VALUE;  // its cuMemFreeAsync is enqueued already
   if (a->module_owned) return CUDA_ERROR_INVALID_VALUE;   // a module's variable goes with its module
+  if (a->vmm) return CUDA_ERROR_INVALID_VALUE;            // a mapping goes by cuMemUnmap
   if (a->graph_owned) {  // a graph's block goes with its graphs (api/graph_mem_nodes.cpp)
     synchronize_all_contexts();
     return CUDA_SUCCESS;
@@ -205,12 +207,22 @@ CUresult pointer_attribute(void* data, int attr, CUdeviceptr ptr) {
     case CU_POINTER_ATTRIBUTE_BUFFER_ID: put(static_cast<unsigned long long>(a->id)); break;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: put(static_cast<unsigned>(a->kind == MemKind::kManaged)); break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put(a->ctx ? a->ctx->device->ordinal : 0); break;  // a library's managed variable has no context
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put(static_cast<CUdeviceptr>(a->base)); break;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put(a->size); break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: {
+      // A mapping's range is its reservation's (driver 580); MAPPING_* are its own.
+      uintptr_t base = a->base;
+      size_t size = a->size;
+      if (a->vmm) vmm::reservation_of(a->base, &base, &size);
+      if (attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE) put(size);
+      else put(static_cast<CUdeviceptr>(base));
+      break;
+    }
     case CU_POINTER_ATTRIBUTE_MAPPED: put(1u); break;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put(0u); break;
-    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: put(static_cast<unsigned long long>(0)); break;
-    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: put(static_cast<unsigned>(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE)); break;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+      put(a->vmm ? vmm::exportable_types(a->base) : static_cast<unsigned long long>(0));
+      break;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: put(static_cast<unsigned>(a->access)); break;  // the CUmemAccess_flags values
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put(static_cast<CUmemoryPool>(nullptr)); break;
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put(0u); break;
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put(a->size); break;

@@ -8,6 +8,15 @@
 
 namespace cucpu {
 
+namespace {
+// Whether an allocation's bytes count as the device's (cuMemGetInfo, the
+// allocator's out-of-memory check): a mapping's count where its physical
+// allocation was made.
+bool counts_as_device(const Allocation& a) {
+  return (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) && !a.vmm;
+}
+}  // namespace
+
 const char* memory_kind_name(MemKind k) {
   switch (k) {
     case MemKind::kDevice: return "device memory";
@@ -21,7 +30,7 @@ const char* memory_kind_name(MemKind k) {
 uint64_t Registry::add(Allocation a) {
   std::unique_lock lock(mu_);
   a.id = next_id_++;
-  if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ += a.size;
+  if (counts_as_device(a)) device_bytes_ += a.size;
   by_base_[a.base] = a;
   return a.id;
 }
@@ -35,7 +44,7 @@ uint64_t Registry::add_unless_overlapping(Allocation a) {
     if (a.base - prev.base < (prev.size ? prev.size : 1)) return 0;
   }
   a.id = next_id_++;
-  if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ += a.size;
+  if (counts_as_device(a)) device_bytes_ += a.size;
   by_base_[a.base] = a;
   return a.id;
 }
@@ -45,7 +54,7 @@ std::optional<Allocation> Registry::remove(uintptr_t base) {
   auto it = by_base_.find(base);
   if (it == by_base_.end()) return std::nullopt;
   Allocation a = it->second;
-  if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ -= a.size;
+  if (counts_as_device(a)) device_bytes_ -= a.size;
   by_base_.erase(it);
   removals_.fetch_add(1, std::memory_order_release);
   return a;
@@ -56,7 +65,7 @@ bool Registry::remove_id(uintptr_t base, uint64_t id) {
   auto it = by_base_.find(base);
   if (it == by_base_.end() || it->second.id != id) return false;
   const Allocation& a = it->second;
-  if (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) device_bytes_ -= a.size;
+  if (counts_as_device(a)) device_bytes_ -= a.size;
   by_base_.erase(it);
   removals_.fetch_add(1, std::memory_order_release);
   return true;
@@ -119,7 +128,7 @@ void Registry::find_spans(const uintptr_t* ps, int count, std::optional<Span>* o
     if (out[k]) continue;
     std::optional<Allocation> a = find(p);
     if (!a) continue;
-    out[k] = Span{a->base, a->size, a->id, a->kind};
+    out[k] = Span{a->base, a->size, a->id, a->kind, a->access, a->vmm};
     // Kept only if nothing was removed during the lookup.
     if (removals() == epoch) cache.spans[cache.next++ % 4] = *out[k];
   }
@@ -169,6 +178,25 @@ size_t Registry::detach_stream(uint64_t stream_id) {
   return n;
 }
 
+bool Registry::set_access(uintptr_t base, uint8_t access) {
+  std::unique_lock lock(mu_);
+  auto it = by_base_.find(base);
+  if (it == by_base_.end()) return false;
+  it->second.access = access;
+  removals_.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+void Registry::add_device_bytes(size_t n) {
+  std::unique_lock lock(mu_);
+  device_bytes_ += n;
+}
+
+void Registry::remove_device_bytes(size_t n) {
+  std::unique_lock lock(mu_);
+  device_bytes_ -= n;
+}
+
 size_t Registry::device_bytes() const {
   std::shared_lock lock(mu_);
   return device_bytes_;
@@ -180,8 +208,7 @@ std::vector<Allocation> Registry::remove_context(Context* ctx) {
   for (auto it = by_base_.begin(); it != by_base_.end();) {
     if (it->second.ctx == ctx && it->second.kind != MemKind::kRegistered && !it->second.module_owned &&
         !it->second.graph_owned) {
-      if (it->second.kind == MemKind::kDevice || it->second.kind == MemKind::kManaged)
-        device_bytes_ -= it->second.size;
+      if (counts_as_device(it->second)) device_bytes_ -= it->second.size;
       out.push_back(it->second);
       it = by_base_.erase(it);
       removals_.fetch_add(1, std::memory_order_release);

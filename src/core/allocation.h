@@ -57,6 +57,11 @@ struct Allocation {
   // A graph allocation node's memory (core/graph.h GraphMemoryBlock): it
   // goes with the graphs that name it; cuMemFree and context teardown leave it.
   bool graph_owned = false;
+  // A mapping of a physical allocation (core/vmm.h): cuMemUnmap removes it,
+  // never cuMemFree; its bytes count where the physical allocation is made.
+  bool vmm = false;
+  // What a mapping grants (vmm::kAccess*); all else is read-write.
+  uint8_t access = 3;
   // Managed memory's hints (cuMemAdvise) and last prefetch (cuMemPrefetchAsync):
   // remembered for cuMemRangeGetAttribute; memory is one address space here.
   struct Location {
@@ -98,6 +103,8 @@ class alignas(64) Registry {
     size_t size = 0;
     uint64_t id = 0;
     MemKind kind = MemKind::kDevice;
+    uint8_t access = 3;  // as Allocation::access
+    bool vmm = false;
     bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
   };
   std::optional<Span> find_span(uintptr_t p) const;
@@ -117,6 +124,13 @@ class alignas(64) Registry {
   // Updates the stream association of the allocation based at `base`.
   bool set_attachment(uintptr_t base, unsigned flags, uint64_t stream_id);
   bool set_sync_memops(uintptr_t base, bool on);
+  // Sets the access of the mapping based at `base`. Counts as a removal:
+  // spans cached before it carry the old access.
+  bool set_access(uintptr_t base, uint8_t access);
+  // Device memory that no registered range stands for (physical
+  // allocations of core/vmm.h): added to device_bytes().
+  void add_device_bytes(size_t n);
+  void remove_device_bytes(size_t n);
   // Applies f to the allocation based at `base` under the registry's lock
   // (f must not call back into the registry). False when there is none.
   template <class F>

@@ -9,35 +9,54 @@
 #include "core/allocation.h"
 #include "core/array.h"
 #include "core/runtime.h"
+#include "core/vmm.h"
 
 namespace cucpu {
 
 namespace {
+// Whether a span grants what an access needs: every allocation but a
+// mapping (core/vmm.h) grants reads and writes.
+bool grants(const Registry::Span& s, bool writes) {
+  return s.access == vmm::kAccessReadWrite || (!writes && s.access == vmm::kAccessRead);
+}
+
 // check_device_range() of N ranges of n bytes, through one lookup: the
-// checks share one removals() count.
+// checks share one removals() count. Bit k of `writes`: range k is written.
 template <size_t N>
-CUresult check_device_ranges_of(const uintptr_t (&ps)[N], size_t n, MemCheck* out) {
+CUresult check_device_ranges_of(const uintptr_t (&ps)[N], size_t n, unsigned writes, MemCheck* out) {
   for (uintptr_t p : ps)
     if (p == 0) return CUDA_ERROR_INVALID_VALUE;
   std::optional<Registry::Span> spans[N];
   uint64_t epoch;
   Registry::instance().find_spans(ps, N, spans, &epoch);
   for (size_t k = 0; k < N; ++k) {
-    if (!spans[k] || !spans[k]->contains(ps[k], n)) return CUDA_ERROR_INVALID_VALUE;
+    if (!spans[k]) return CUDA_ERROR_INVALID_VALUE;
+    const bool w = writes >> k & 1;
+    if (!grants(*spans[k], w)) [[unlikely]]
+      return CUDA_ERROR_INVALID_VALUE;
+    if (!spans[k]->contains(ps[k], n)) {
+      // Mappings side by side in one reservation form one range, as on the
+      // driver. Such a range is checked once, here; when it runs, the fault
+      // trap answers for a part unmapped since (alloc_id 0: no registry check).
+      if (!spans[k]->vmm || !vmm::covers(ps[k], n, w ? vmm::kAccessReadWrite : vmm::kAccessRead))
+        return CUDA_ERROR_INVALID_VALUE;
+      out[k] = {ps[k], n, 0, epoch};
+      continue;
+    }
     out[k] = {ps[k], n, spans[k]->id, epoch};
   }
   return CUDA_SUCCESS;
 }
 }  // namespace
 
-CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check) {
+CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check, bool writes) {
   const uintptr_t ps[1] = {static_cast<uintptr_t>(p)};
-  return check_device_ranges_of(ps, n, check);
+  return check_device_ranges_of(ps, n, writes ? 1u : 0u, check);
 }
 
 CUresult check_device_ranges(CUdeviceptr src, CUdeviceptr dst, size_t n, MemCheck checks[2]) {
   const uintptr_t ps[2] = {static_cast<uintptr_t>(src), static_cast<uintptr_t>(dst)};
-  return check_device_ranges_of(ps, n, checks);
+  return check_device_ranges_of(ps, n, 2u, checks);
 }
 
 CUresult resolve_memset2d(CUdeviceptr dst, size_t pitch, unsigned elem, uint32_t value, size_t width, size_t height,
@@ -48,7 +67,7 @@ CUresult resolve_memset2d(CUdeviceptr dst, size_t pitch, unsigned elem, uint32_t
   if (height == 1) pitch = row;
   else if (pitch < row || pitch % elem != 0) return CUDA_ERROR_INVALID_VALUE;
   if (!checked_pitched_span(0, row, height, 1, pitch, 0, &span)) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device_range(dst, span, check)) return r;
+  if (CUresult r = check_device_range(dst, span, check, true)) return r;
   *out = {reinterpret_cast<unsigned char*>(dst), pitch, elem, value, width, height};
   return CUDA_SUCCESS;
 }
@@ -87,8 +106,8 @@ bool in_null_page(uintptr_t p) { return p < (uintptr_t{1} << 16); }
 // any region and gives CUDA_ERROR_INVALID_VALUE, as driver 580 does for an
 // array operand out of range. Once this returns success, every offset the
 // walk forms lies in [first, first + span), which does not wrap.
-CUresult resolve_side(const CopySide& s, const CopyBox& p, unsigned char** base, size_t* pitch, size_t* slice,
-                      MemCheck* check) {
+CUresult resolve_side(const CopySide& s, const CopyBox& p, bool writes, unsigned char** base, size_t* pitch,
+                      size_t* slice, MemCheck* check) {
   const size_t rows = p.height ? p.height : 1;
   const size_t layers = p.depth ? p.depth : 1;
   size_t ptch = s.pitch, hgt = s.height;
@@ -140,7 +159,7 @@ CUresult resolve_side(const CopySide& s, const CopyBox& p, unsigned char** base,
   uintptr_t first;
   if (!checked_add(origin, offset, &first) || !range_fits(first, span)) return CUDA_ERROR_INVALID_VALUE;
   if (s.type == CU_MEMORYTYPE_DEVICE) {
-    if (CUresult r = check_device_range(static_cast<CUdeviceptr>(first), span, check)) return r;
+    if (CUresult r = check_device_range(static_cast<CUdeviceptr>(first), span, check, writes)) return r;
   } else if (s.type != CU_MEMORYTYPE_ARRAY) {
     // A host or unified pointer into memory the runtime allocated (every
     // device pointer is a host address here) must stay inside that
@@ -149,8 +168,12 @@ CUresult resolve_side(const CopySide& s, const CopyBox& p, unsigned char** base,
     uint64_t epoch = Registry::instance().removals();
     auto a = Registry::instance().find_span(first);
     if (a && (s.type == CU_MEMORYTYPE_UNIFIED || a->kind != MemKind::kRegistered)) {
-      if (!a->contains(first, span)) return CUDA_ERROR_INVALID_VALUE;
-      *check = {first, span, a->id, epoch};
+      if (a->vmm) [[unlikely]] {  // a mapping: as device memory
+        if (CUresult r = check_device_range(static_cast<CUdeviceptr>(first), span, check, writes)) return r;
+      } else {
+        if (!a->contains(first, span)) return CUDA_ERROR_INVALID_VALUE;
+        *check = {first, span, a->id, epoch};
+      }
     }
   }
   *base = reinterpret_cast<unsigned char*>(first);
@@ -169,8 +192,8 @@ CUresult resolve_copy(const CopySide& src, const CopySide& dst, const CopyBox& b
   }
   unsigned char* s;
   unsigned char* d;
-  if (CUresult r = resolve_side(src, box, &s, &out->src_pitch, &out->src_slice, &checks[0])) return r;
-  if (CUresult r = resolve_side(dst, box, &d, &out->dst_pitch, &out->dst_slice, &checks[1])) return r;
+  if (CUresult r = resolve_side(src, box, false, &s, &out->src_pitch, &out->src_slice, &checks[0])) return r;
+  if (CUresult r = resolve_side(dst, box, true, &d, &out->dst_pitch, &out->dst_slice, &checks[1])) return r;
   out->src = s;
   out->dst = d;
   out->width = box.width_bytes;

@@ -48,10 +48,11 @@ CUDA_MEMCPY3D widen(const CUDA_MEMCPY2D& p);
 CUresult resolve_memset2d(CUdeviceptr dst, size_t pitch, unsigned elem, uint32_t value, size_t width, size_t height,
                           Memset2D* out, MemCheck* check);
 
-// Validates that [p, p+n) is device-accessible memory the runtime tracks.
-CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check);
+// Validates that [p, p+n) is device-accessible memory the runtime tracks,
+// granting writes when `writes` (a mapping of core/vmm.h may grant less).
+CUresult check_device_range(CUdeviceptr p, size_t n, MemCheck* check, bool writes);
 // Both ranges of a device-to-device copy of n bytes: checks[0] the
-// source's, checks[1] the destination's.
+// source's (read), checks[1] the destination's (written).
 CUresult check_device_ranges(CUdeviceptr src, CUdeviceptr dst, size_t n, MemCheck checks[2]);
 
 }  // namespace cucpu

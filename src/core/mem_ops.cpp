@@ -111,12 +111,12 @@ class ValueWatcher {
 };
 
 // The word must lie in one allocation that is not managed memory, aligned
-// to its size.
-CUresult check_word(CUdeviceptr addr, size_t size, MemOpSpec* m) {
+// to its size, and grant what the operation does to it.
+CUresult check_word(CUdeviceptr addr, size_t size, bool writes, MemOpSpec* m) {
   if (addr == 0 || addr % size != 0) return CUDA_ERROR_INVALID_VALUE;
   auto a = Registry::instance().find(static_cast<uintptr_t>(addr));
   if (!a || a->kind == MemKind::kManaged) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device_range(addr, size, &m->check)) return r;
+  if (CUresult r = check_device_range(addr, size, &m->check, writes)) return r;
   m->addr = static_cast<uintptr_t>(addr);
   return CUDA_SUCCESS;
 }
@@ -127,7 +127,7 @@ CUresult wait_spec(CUdeviceptr addr, uint64_t value, unsigned flags, bool wide, 
   m->kind = wide ? MemOpSpec::Kind::kWait64 : MemOpSpec::Kind::kWait32;
   m->condition = flags;
   m->value = value;
-  return check_word(addr, wide ? 8 : 4, m);
+  return check_word(addr, wide ? 8 : 4, false, m);
 }
 
 CUresult write_spec(CUdeviceptr addr, uint64_t value, unsigned flags, bool wide, MemOpSpec* m) {
@@ -135,7 +135,7 @@ CUresult write_spec(CUdeviceptr addr, uint64_t value, unsigned flags, bool wide,
   if (flags != CU_STREAM_WRITE_VALUE_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
   m->kind = wide ? MemOpSpec::Kind::kWrite64 : MemOpSpec::Kind::kWrite32;
   m->value = value;
-  return check_word(addr, wide ? 8 : 4, m);
+  return check_word(addr, wide ? 8 : 4, true, m);
 }
 
 }  // namespace
