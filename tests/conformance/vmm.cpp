@@ -121,7 +121,8 @@ CONF_TEST(VmmCreateChecksItsPropertiesAndHandlesAreCounted) {
   ASSERT_CU(cuMemRelease(h));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemRelease(h));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemRelease(0));
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationPropertiesFromHandle(&back, h));
+  // A released handle: undefined on driver 580 (it still answers), refused here.
+  if (conf::on_cucpu()) EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationPropertiesFromHandle(&back, h));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemCreate(nullptr, g, &prop, 0));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, 0, &prop, 0));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, g + 1, &prop, 0));
