@@ -57,11 +57,12 @@ constexpr unsigned kStreamSites = 4;
 // between consecutive units (frame_pitch: 4 bytes per thread, rounded up to
 // 64). Thread t's element of the row that starts at unit u and holds e-byte
 // elements is at frames + u * pitch + t * e (such a row takes e / 4 units).
-// Units 0..15: the exchange area's 8 operands (8-byte elements), 16..23 its
-// 4 results; then the saved registers; then the local area, thread t's
-// .local memory at frames + frame_units * pitch + t * local_stride.
-constexpr uint32_t kExchangeInUnit = 0, kExchangeOutUnit = 16, kFrameHeaderUnits = 24;
-constexpr int kExchangeInSlots = 8, kExchangeOutSlots = 4;
+// Units 0..23: the exchange area's 12 operands (8-byte elements: the
+// largest matrix cut's A, B and C fragments), 24..31 its 4 results; then
+// the saved registers; then the local area, thread t's .local memory at
+// frames + frame_units * pitch + t * local_stride.
+constexpr uint32_t kExchangeInUnit = 0, kExchangeOutUnit = 24, kFrameHeaderUnits = 32;
+constexpr int kExchangeInSlots = 12, kExchangeOutSlots = 4;
 constexpr uint64_t frame_pitch(uint32_t threads) { return (uint64_t{threads} + 15) / 16 * 64; }
 
 enum class CutKind : uint8_t {
@@ -94,14 +95,26 @@ struct CutSite {
   uint8_t konst_mask = 0;  // bit i: operand slot i (0..3) is konst[i], not stored by the threads
   uint64_t konst[4] = {};
   // kLdmatrix: mode = matrices (1, 2, 4), wide = .trans.
-  // kMma: mode = a MmaShape; is_signed = bf16 inputs (else f16); wide = f32 accumulators (else f16).
+  // kMma: mode = a MmaShape; m16n8 shapes: is_signed = bf16 inputs (else
+  // f16), wide = f32 accumulators (else f16); wmma shapes: mma_types.
+  uint8_t mma_types = 0;
 };
 
 enum : uint8_t { kShflUp, kShflDown, kShflBfly, kShflIdx };
 enum : uint8_t { kBarrierAligned = 1 };
 enum : uint8_t { kVoteAll, kVoteAny, kVoteUni, kVoteBallot };
 enum : uint8_t { kMatchAny, kMatchAll };
-enum : uint8_t { kMmaM16N8K16, kMmaM16N8K8, kWmmaM16N16K16 };
+enum : uint8_t {
+  kMmaM16N8K16, kMmaM16N8K8,
+  kWmmaM16N16K16, kWmmaM32N8K16, kWmmaM8N32K16, kWmmaM16N16K8, kWmmaM8N8K4,
+};
+// A wmma cut's element types (CutSite::mma_types): the inputs' (A and B)
+// in bits 0-2; for f16 inputs, whether C (bit 3) and D (bit 4) are f32
+// rather than f16 (the other inputs fix them: bf16 and tf32 f32, f64 f64,
+// s8 and u8 s32); bit 5 .satfinite.
+enum : uint8_t { kMmaF16, kMmaBF16, kMmaTF32, kMmaF64, kMmaS8, kMmaU8 };
+constexpr uint8_t kMmaCF32 = 1 << 3, kMmaDF32 = 1 << 4, kMmaSatfinite = 1 << 5;
+constexpr uint8_t mma_input(uint8_t types) { return types & 7; }
 enum : uint8_t { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor, kRedPopc };
 
 // Returns the code every stepped thread returned when they all returned the

@@ -27,7 +27,7 @@ namespace cucpu::ptx {
 namespace {
 
 constexpr char kMagic[8] = {'c', 'u', 'c', 'p', 'u', 'k', 'n', 'l'};
-constexpr uint32_t kFormat = 6;
+constexpr uint32_t kFormat = 7;
 std::atomic<uint64_t> g_hits{0};
 
 uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
@@ -140,6 +140,7 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
     c.pred_unused = r.get<uint8_t>() != 0;
     c.konst_mask = r.get<uint8_t>();
     for (uint64_t& k : c.konst) k = r.get<uint64_t>();
+    c.mma_types = r.get<uint8_t>();
     if (static_cast<uint8_t>(c.kind) > static_cast<uint8_t>(kLastCutKind)) return false;
     l.sites.push_back(c);
   }
@@ -179,6 +180,7 @@ void disk_cache_store(const std::string& key, const KernelLayout& l, const std::
     put<uint8_t>(out, c.pred_unused);
     put<uint8_t>(out, c.konst_mask);
     for (uint64_t k : c.konst) put<uint64_t>(out, k);
+    put<uint8_t>(out, c.mma_types);
   }
   put_str(out, object);
   const std::string final_name = dir + "/" + key + ".kernel";

@@ -1,12 +1,11 @@
 // Warp matrix instructions: ldmatrix and mma.sync (cuts: the runner
 // gathers the warp's fragments, warp_matrix.cpp), and wmma.
 //
-// wmma fragments are opaque to programs, so cucpu picks their layout:
-// lane l holds elements l*8 .. l*8+7 of the 16x16 tile in row-major order
-// (A and B: two halves per register in registers 0-3, repeated in 4-7;
-// f32 accumulators: one per register; f16 accumulators: two per register).
-// wmma.load and wmma.store are then each lane's own accesses; wmma.mma is a cut.
+// wmma fragments are opaque to programs, so cucpu picks their layout
+// (warp_matrix.h): wmma.load and wmma.store are then each lane's own
+// accesses; wmma.mma is a cut.
 #include "ptx/lower.h"
+#include "ptx/warp_matrix.h"
 
 namespace cucpu::ptx {
 
@@ -83,78 +82,147 @@ bool FnLowering::lower_matrix(const Instr& in, size_t index) {
     unpack(vec_arg(*this, in, 0));
     return true;
   }
-  // wmma.{load,store,mma}
-  if (!in.has("m16n16k16")) unsupported();
-  const bool col = in.has("col") && !in.has("row");
-  if (in.mods.empty()) unsupported();
+  // wmma.{load,store,mma}: cucpu's own fragment layout (warp_matrix.h).
+  static const struct {
+    const char* name;
+    uint8_t mode;
+  } kShapes[] = {{"m16n16k16", kWmmaM16N16K16}, {"m32n8k16", kWmmaM32N8K16}, {"m8n32k16", kWmmaM8N32K16},
+                 {"m16n16k8", kWmmaM16N16K8},   {"m8n8k4", kWmmaM8N8K4}};
+  int shape = -1;
+  for (const auto& sh : kShapes)
+    if (in.has(sh.name)) shape = sh.mode;
+  if (shape < 0 || in.mods.empty()) unsupported();
+  const WmmaDims dims = wmma_dims(static_cast<uint8_t>(shape));
   const std::string& what = in.mods[0];
   if (what == "load" || what == "store") {
-    // load: wmma.load.{a,b,c}.sync.aligned.layout.m16n16k16[.space].type {r...}, [p][, stride]
-    // store: wmma.store.d.sync.aligned.layout.m16n16k16[.space].type [p], {r...}[, stride]
+    // load: wmma.load.{a,b,c}.sync.aligned.layout.shape[.space].type {r...}, [p][, stride]
+    // store: wmma.store.d.sync.aligned.layout.shape[.space].type [p], {r...}[, stride]
     const bool load = what == "load";
+    if (in.mods.size() < 2) unsupported();
+    const std::string& matrix = in.mods[1];
+    const int rows = matrix == "a" ? dims.m : matrix == "b" ? dims.k : dims.m;
+    const int cols = matrix == "a" ? dims.k : dims.n;
     const Ty t = type_suffix(in);
-    if (t != Ty::kF16 && t != Ty::kBF16 && t != Ty::kF32) unsupported();
+    int bits;
+    switch (t) {
+      case Ty::kS8: case Ty::kU8: bits = 8; break;
+      case Ty::kF16: case Ty::kBF16: bits = 16; break;
+      case Ty::kTF32: case Ty::kF32: case Ty::kS32: bits = 32; break;
+      case Ty::kF64: bits = 64; break;
+      default: unsupported();
+    }
+    const bool col = in.has("col") && !in.has("row");
     const Operand& regs = vec_arg(*this, in, load ? 0 : 1);
     const Operand& addr = A[load ? 1 : 0];
-    Value* stride = A.size() >= 3 ? b.CreateZExt(read(A[2], Ty::kU32), b.getInt64Ty()) : b.getInt64(16);
-    const uint64_t esize = t == Ty::kF32 ? 4 : 2;
+    const int per_lane = rows * cols / 32;
+    const int per_reg = bits == 64 ? 1 : 32 / bits;
+    const int used = (per_lane + per_reg - 1) / per_reg;
+    if (static_cast<int>(regs.elems.size()) < used) fail("wmma fragment has too few registers");
+    const Ty reg_ty = bits == 64 ? Ty::kB64 : Ty::kB32;
+    llvm::Type* reg_llvm = b.getIntNTy(bits == 64 ? 64 : 32);
+    llvm::Type* elem_llvm = b.getIntNTy(static_cast<unsigned>(bits));
+    Value* stride = A.size() >= 3 ? b.CreateZExt(read(A[2], Ty::kU32), b.getInt64Ty()) : b.getInt64(col ? rows : cols);
+    const uint64_t esize = static_cast<uint64_t>(bits / 8);
     Value* base = address(addr, space_of(in));
     Value* lane = b.CreateZExt(b.CreateAnd(tid, 31), b.getInt64Ty());
-    const bool halves = t != Ty::kF32;
-    for (uint64_t j = 0; j < 8; ++j) {
-      Value* e = b.CreateAdd(b.CreateMul(lane, b.getInt64(8)), b.getInt64(j));
-      Value* row = b.CreateLShr(e, 4);
-      Value* colv = b.CreateAnd(e, 15);
+    std::vector<Value*> words(static_cast<size_t>(used), nullptr);
+    for (int j = 0; j < per_lane; ++j) {
+      Value* e = b.CreateAdd(b.CreateMul(lane, b.getInt64(static_cast<uint64_t>(per_lane))), b.getInt64(static_cast<uint64_t>(j)));
+      Value* row = b.CreateUDiv(e, b.getInt64(static_cast<uint64_t>(cols)));
+      Value* colv = b.CreateURem(e, b.getInt64(static_cast<uint64_t>(cols)));
       Value* off = col ? b.CreateAdd(b.CreateMul(colv, stride), row) : b.CreateAdd(b.CreateMul(row, stride), colv);
       Value* p = b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(off, b.getInt64(esize)));
       note_alignment(p, static_cast<uint32_t>(esize));
-      const size_t reg = halves ? j / 2 : j;
-      if (reg >= regs.elems.size()) fail("wmma fragment has too few registers");
+      const int reg = j / per_reg;
+      const unsigned shift = static_cast<unsigned>(bits * (j % per_reg));
       if (load) {
-        Value* v = b.CreateAlignedLoad(b.getIntNTy(static_cast<unsigned>(esize * 8)), p, llvm::Align(esize));
-        if (halves) {
-          // Two halves per register: element j even in the low half.
-          Value* cur = j % 2 ? read(regs.elems[reg], Ty::kB32) : b.getInt32(0);
-          Value* w = b.CreateZExt(v, b.getInt32Ty());
-          if (j % 2) w = b.CreateOr(b.CreateAnd(cur, 0xffff), b.CreateShl(w, 16));
-          write(regs.elems[reg], w, Ty::kB32);
-          if (reg + 4 < regs.elems.size() && j % 2) write(regs.elems[reg + 4], w, Ty::kB32);  // the repeat
-        } else {
-          write(regs.elems[reg], v, Ty::kB32);
-        }
+        Value* v = b.CreateZExt(b.CreateAlignedLoad(elem_llvm, p, llvm::Align(esize)), reg_llvm);
+        if (shift) v = b.CreateShl(v, shift);
+        words[static_cast<size_t>(reg)] = words[static_cast<size_t>(reg)] ? b.CreateOr(words[static_cast<size_t>(reg)], v) : v;
       } else {
-        Value* w = read(regs.elems[reg], Ty::kB32);
-        Value* v = halves ? b.CreateTrunc(j % 2 ? b.CreateLShr(w, 16) : w, b.getInt16Ty()) : w;
-        b.CreateAlignedStore(v, p, llvm::Align(esize));
+        Value* w = read(regs.elems[static_cast<size_t>(reg)], reg_ty);
+        if (shift) w = b.CreateLShr(w, shift);
+        b.CreateAlignedStore(b.CreateTrunc(w, elem_llvm), p, llvm::Align(esize));
       }
     }
+    if (load)
+      for (size_t i = 0; i < regs.elems.size(); ++i) write(regs.elems[i], words[i % static_cast<size_t>(used)], reg_ty);
     return true;
   }
   if (what == "mma") {
-    // wmma.mma.sync.aligned.alayout.blayout.m16n16k16[.dtype.atype.btype].dtype.ctype or .dtype.ctype (f16 inputs)
+    // f16 inputs: wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype;
+    // others: ....shape[.rnd].dtype.atype.btype.ctype[.satfinite]. The
+    // fragments hold row-major tiles whatever layout loaded them, so the
+    // layouts change nothing here.
     const int n = type_count(in);
     const Ty dt = type_suffix(in, 0), ct = type_suffix(in, n - 1);
     const Ty at = n == 4 ? type_suffix(in, 1) : Ty::kF16;
-    if ((at != Ty::kF16 && at != Ty::kBF16) || (dt != Ty::kF32 && dt != Ty::kF16) || ct != dt) unsupported();
-    if (in.mods.size() < 5 || in.mods[3] != "row" || in.mods[4] != "col") {
-      // The fragments hold row-major tiles whatever layout they were loaded with, so any layout pair computes A*B.
+    uint8_t input;
+    switch (at) {
+      case Ty::kF16: input = kMmaF16; break;
+      case Ty::kBF16: input = kMmaBF16; break;
+      case Ty::kTF32: input = kMmaTF32; break;
+      case Ty::kF64: input = kMmaF64; break;
+      case Ty::kS8: input = kMmaS8; break;
+      case Ty::kU8: input = kMmaU8; break;
+      default: unsupported();
     }
+    uint8_t types = input;
+    const bool f16_inputs = input == kMmaF16;
+    auto acc_ok = [&](Ty t) {
+      switch (input) {
+        case kMmaF16: return t == Ty::kF16 || t == Ty::kF32;
+        case kMmaBF16: case kMmaTF32: return t == Ty::kF32;
+        case kMmaF64: return t == Ty::kF64;
+        default: return t == Ty::kS32;
+      }
+    };
+    if (!acc_ok(dt) || !acc_ok(ct)) unsupported();
+    if (f16_inputs && ct == Ty::kF32) types |= kMmaCF32;
+    if (f16_inputs && dt == Ty::kF32) types |= kMmaDF32;
+    if (in.has("satfinite")) types |= kMmaSatfinite;
     site.kind = CutKind::kMma;
-    site.mode = kWmmaM16N16K16;
-    site.is_signed = at == Ty::kBF16;
-    site.wide = dt == Ty::kF32;
+    site.mode = static_cast<uint8_t>(shape);
+    site.mma_types = types;
+    const int in_bits = wmma_input_bits(input);
+    auto acc_bits = [&](Ty t) { return t == Ty::kF16 ? 16 : t == Ty::kF64 ? 64 : 32; };
+    // The words of a fragment the layout uses, in order (a 64-bit register is two).
     std::vector<Value*> words;
-    const Operand& a = vec_arg(*this, in, 1);
-    const Operand& bm = vec_arg(*this, in, 2);
-    const Operand& c = vec_arg(*this, in, 3);
-    if (a.elems.size() < 4 || bm.elems.size() < 4) fail("wmma fragments have too few registers");
-    for (size_t j = 0; j < 4; ++j) words.push_back(read(a.elems[j], Ty::kB32));
-    for (size_t j = 0; j < 4; ++j) words.push_back(read(bm.elems[j], Ty::kB32));
-    words_of(c, words);
-    if (words.size() != 8 + (site.wide ? 8u : 4u)) fail("wmma accumulator has the wrong number of registers");
+    auto take = [&](const Operand& v, int elems, int bits) {
+      const int nwords = (elems * bits + 31) / 32;
+      if (bits == 64) {
+        if (static_cast<int>(v.elems.size()) < nwords / 2) fail("wmma fragment has too few registers");
+        for (int i = 0; i < nwords / 2; ++i) {
+          Value* r = read(v.elems[static_cast<size_t>(i)], Ty::kB64);
+          words.push_back(b.CreateTrunc(r, b.getInt32Ty()));
+          words.push_back(b.CreateTrunc(b.CreateLShr(r, 32), b.getInt32Ty()));
+        }
+        return;
+      }
+      if (static_cast<int>(v.elems.size()) < nwords) fail("wmma fragment has too few registers");
+      for (int i = 0; i < nwords; ++i) words.push_back(read(v.elems[static_cast<size_t>(i)], Ty::kB32));
+    };
+    take(vec_arg(*this, in, 1), dims.m * dims.k / 32, in_bits);
+    take(vec_arg(*this, in, 2), dims.k * dims.n / 32, in_bits);
+    take(vec_arg(*this, in, 3), dims.m * dims.n / 32, acc_bits(ct));
     pack(words);
     emit_cut(site, index, ops);
-    unpack(vec_arg(*this, in, 0));
+    const Operand& d = vec_arg(*this, in, 0);
+    const int d_words = (dims.m * dims.n / 32 * acc_bits(dt) + 31) / 32;
+    if (acc_bits(dt) == 64) {
+      if (static_cast<int>(d.elems.size()) * 2 < d_words) fail("wmma accumulator has too few registers");
+      for (int i = 0; i < d_words / 2; ++i) {
+        Value* slot = exchange_out(i, b.getInt64Ty());
+        write(d.elems[static_cast<size_t>(i)], slot, Ty::kB64);
+      }
+    } else {
+      if (static_cast<int>(d.elems.size()) < d_words) fail("wmma accumulator has too few registers");
+      for (int j = 0; j < d_words; ++j) {
+        Value* slot = exchange_out(j / 2, b.getInt64Ty());
+        write(d.elems[static_cast<size_t>(j)], b.CreateTrunc(j % 2 ? b.CreateLShr(slot, 32) : slot, b.getInt32Ty()),
+              Ty::kB32);
+      }
+    }
     return true;
   }
   unsupported();

@@ -1,12 +1,14 @@
 // Warp matrix cuts. Fragment layouts of mma.m16n8k16 / m16n8k8 follow the
 // PTX ISA's figures (groupID = lane / 4, tig = lane % 4); wmma uses
-// cucpu's own layout (see lower_matrix.cpp).
+// cucpu's own layout (warp_matrix.h).
 #include "ptx/warp_matrix.h"
 
 #include "ptx/half_bits.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace cucpu::ptx {
 
@@ -54,31 +56,148 @@ void resolve_ldmatrix(const CutSite& site, uint64_t* const in[32], uint64_t* con
   }
 }
 
+WmmaDims wmma_dims(uint8_t mode) {
+  switch (mode) {
+    case kWmmaM32N8K16: return {32, 8, 16};
+    case kWmmaM8N32K16: return {8, 32, 16};
+    case kWmmaM16N16K8: return {16, 16, 8};
+    case kWmmaM8N8K4: return {8, 8, 4};
+    default: return {16, 16, 16};
+  }
+}
+
+int wmma_input_bits(uint8_t input) {
+  switch (input) {
+    case kMmaF16: case kMmaBF16: return 16;
+    case kMmaTF32: return 32;
+    case kMmaF64: return 64;
+    default: return 8;
+  }
+}
+
+namespace {
+
+// The bits-wide field `index` of a lane's packed words, from word `first` on.
+uint64_t field(const uint64_t* x, int first, int bits, int index) {
+  const int bit = index * bits;
+  if (bits == 64) return uint64_t{word(x, first + bit / 32)} | uint64_t{word(x, first + bit / 32 + 1)} << 32;
+  return (word(x, first + bit / 32) >> (bit % 32)) & ((uint64_t{1} << bits) - 1);
+}
+void set_field(uint64_t* y, int bits, int index, uint64_t v) {
+  const int bit = index * bits;
+  if (bits == 64) {
+    set_word(y, bit / 32, static_cast<uint32_t>(v));
+    set_word(y, bit / 32 + 1, static_cast<uint32_t>(v >> 32));
+    return;
+  }
+  const uint32_t mask = static_cast<uint32_t>(((uint64_t{1} << bits) - 1) << (bit % 32));
+  const uint32_t w = word(y, bit / 32);
+  set_word(y, bit / 32, (w & ~mask) | (static_cast<uint32_t>(v << (bit % 32)) & mask));
+}
+
+double as_f32(uint64_t bits) {
+  const uint32_t w = static_cast<uint32_t>(bits);
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+}
+double as_f64(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
+// A wmma product in cucpu's fragment layout (warp_matrix.h): D = A * B + C,
+// floats accumulated in float (f64 in double) one product at a time in k
+// order, integers exactly (wrapping, or clamped with .satfinite).
+void resolve_wmma(const CutSite& site, uint64_t* const in[32], uint64_t* const out[32]) {
+  const WmmaDims d = wmma_dims(site.mode);
+  const uint8_t input = mma_input(site.mma_types);
+  const int in_bits = wmma_input_bits(input);
+  const bool f16_in = input == kMmaF16, integer = input == kMmaS8 || input == kMmaU8;
+  const int c_bits = input == kMmaF64 ? 64 : f16_in && !(site.mma_types & kMmaCF32) ? 16 : 32;
+  const int d_bits = input == kMmaF64 ? 64 : f16_in && !(site.mma_types & kMmaDF32) ? 16 : 32;
+  const int ea = d.m * d.k / 32, eb = d.k * d.n / 32, ec = d.m * d.n / 32;
+  const int b_first = (ea * in_bits + 31) / 32, c_first = b_first + (eb * in_bits + 31) / 32;
+  // The inputs as doubles (exact for every input type), C likewise.
+  auto input_value = [&](uint64_t v) -> double {
+    switch (input) {
+      case kMmaF16: return half_bits_to_float(static_cast<uint16_t>(v), false);
+      case kMmaBF16: return half_bits_to_float(static_cast<uint16_t>(v), true);
+      case kMmaTF32: return as_f32(v & ~uint64_t{0x1fff});  // the tensor core reads tf32's 19 bits
+      case kMmaF64: return as_f64(v);
+      case kMmaS8: return static_cast<int8_t>(v);
+      default: return static_cast<uint8_t>(v);
+    }
+  };
+  auto acc_value = [&](uint64_t v) -> double {
+    if (c_bits == 16) return half_bits_to_float(static_cast<uint16_t>(v), false);
+    if (c_bits == 64) return as_f64(v);
+    if (integer) return static_cast<int32_t>(v);
+    return as_f32(v);
+  };
+  std::vector<double> a(static_cast<size_t>(d.m * d.k)), bm(static_cast<size_t>(d.k * d.n)),
+      c(static_cast<size_t>(d.m * d.n));
+  for (int l = 0; l < 32; ++l) {
+    const uint64_t* x = in[l];
+    if (!x) continue;
+    for (int j = 0; j < ea; ++j) a[static_cast<size_t>(l * ea + j)] = input_value(field(x, 0, in_bits, j));
+    for (int j = 0; j < eb; ++j) bm[static_cast<size_t>(l * eb + j)] = input_value(field(x, b_first, in_bits, j));
+    for (int j = 0; j < ec; ++j) c[static_cast<size_t>(l * ec + j)] = acc_value(field(x, c_first, c_bits, j));
+  }
+  for (int l = 0; l < 32; ++l) {
+    uint64_t* y = out[l];
+    if (!y) continue;
+    for (int j = 0; j < ec; ++j) {
+      const int e = l * ec + j, row = e / d.n, col = e % d.n;
+      uint64_t bits;
+      if (integer) {
+        int64_t acc = static_cast<int64_t>(c[static_cast<size_t>(e)]);
+        for (int k = 0; k < d.k; ++k)
+          acc += static_cast<int64_t>(a[static_cast<size_t>(row * d.k + k)]) *
+                 static_cast<int64_t>(bm[static_cast<size_t>(k * d.n + col)]);
+        if (site.mma_types & kMmaSatfinite) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+        bits = static_cast<uint32_t>(static_cast<int32_t>(static_cast<uint32_t>(acc)));
+      } else if (input == kMmaF64) {
+        double acc = c[static_cast<size_t>(e)];
+        for (int k = 0; k < d.k; ++k)
+          acc = std::fma(a[static_cast<size_t>(row * d.k + k)], bm[static_cast<size_t>(k * d.n + col)], acc);
+        std::memcpy(&bits, &acc, 8);
+      } else {
+        float acc = static_cast<float>(c[static_cast<size_t>(e)]);
+        for (int k = 0; k < d.k; ++k)
+          acc = std::fma(static_cast<float>(a[static_cast<size_t>(row * d.k + k)]),
+                         static_cast<float>(bm[static_cast<size_t>(k * d.n + col)]), acc);
+        if (d_bits == 16) {
+          bits = float_to_half_bits(acc);
+        } else {
+          uint32_t w;
+          std::memcpy(&w, &acc, 4);
+          bits = w;
+        }
+      }
+      set_field(y, d_bits, j, bits);
+    }
+  }
+}
+
+}  // namespace
+
 void resolve_mma(const CutSite& site, uint64_t* const in[32], uint64_t* const out[32]) {
+  if (site.mode >= kWmmaM16N16K16) {
+    resolve_wmma(site, in, out);
+    return;
+  }
   const bool bf = site.is_signed, f32acc = site.wide;
   int M = 16, N = 8, K = 16;
   if (site.mode == kMmaM16N8K8) K = 8;
-  if (site.mode == kWmmaM16N16K16) N = 16;
   float a[16][16] = {}, bm[16][16] = {}, c[16][16] = {};
-  const int a_words = site.mode == kWmmaM16N16K16 ? 4 : K / 4;  // b32 words of A per lane
-  const int b_words = site.mode == kWmmaM16N16K16 ? 4 : K / 8;
+  const int a_words = K / 4;  // b32 words of A per lane
+  const int b_words = K / 8;
   for (int l = 0; l < 32; ++l) {
     const uint64_t* x = in[l];
     if (!x) continue;
     const int g = l / 4, t = l % 4;
-    if (site.mode == kWmmaM16N16K16) {
-      for (int j = 0; j < 8; ++j) {
-        const int e = l * 8 + j;
-        a[e / 16][e % 16] = half_bits_to_float(half_of(word(x, j / 2), j), bf);
-        bm[e / 16][e % 16] = half_bits_to_float(half_of(word(x, a_words + j / 2), j), bf);
-        const uint32_t cw = word(x, a_words + b_words + (f32acc ? j : j / 2));
-        float cv;
-        if (f32acc) std::memcpy(&cv, &cw, 4);
-        else cv = half_bits_to_float(half_of(cw, j), false);
-        c[e / 16][e % 16] = cv;
-      }
-      continue;
-    }
     for (int i = 0; i < 2 * a_words; ++i) {
       const int row = (i % 4) < 2 ? g : g + 8, col = t * 2 + (i & 1) + (i >= 4 ? 8 : 0);
       a[row][col] = half_bits_to_float(half_of(word(x, i / 2), i), bf);
@@ -118,14 +237,7 @@ void resolve_mma(const CutSite& site, uint64_t* const in[32], uint64_t* const ou
         set_word(y, i / 2, i % 2 ? (cur & 0xffff) | h << 16 : h);
       }
     };
-    if (site.mode == kWmmaM16N16K16) {
-      for (int j = 0; j < 8; ++j) {
-        const int e = l * 8 + j;
-        put(j, d[e / 16][e % 16]);
-      }
-    } else {
-      for (int i = 0; i < 4; ++i) put(i, d[i < 2 ? g : g + 8][t * 2 + (i & 1)]);
-    }
+    for (int i = 0; i < 4; ++i) put(i, d[i < 2 ? g : g + 8][t * 2 + (i & 1)]);
   }
 }
 

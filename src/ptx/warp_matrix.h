@@ -13,4 +13,16 @@ namespace cucpu::ptx {
 void resolve_ldmatrix(const CutSite& site, uint64_t* const in[32], uint64_t* const out[32]);
 void resolve_mma(const CutSite& site, uint64_t* const in[32], uint64_t* const out[32]);
 
+// wmma fragments are opaque to programs, so cucpu picks their layout: lane
+// l holds elements l*E .. l*E+E-1 of its matrix in row-major order (E = the
+// matrix's elements / 32), packed from bit 0 of its first register up;
+// registers past those (f16 fragments have more than they need) repeat
+// them from the first.
+struct WmmaDims {
+  int m, n, k;
+};
+WmmaDims wmma_dims(uint8_t mode);  // mode: a kWmma* shape
+// The bits of an element of an input type (kMmaF16 ...).
+int wmma_input_bits(uint8_t input);
+
 }  // namespace cucpu::ptx
