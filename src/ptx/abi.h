@@ -105,15 +105,17 @@ enum : uint8_t { kBarrierAligned = 1 };
 enum : uint8_t { kVoteAll, kVoteAny, kVoteUni, kVoteBallot };
 enum : uint8_t { kMatchAny, kMatchAll };
 enum : uint8_t {
-  kMmaM16N8K16, kMmaM16N8K8,
+  kMmaM16N8K16, kMmaM16N8K8, kMmaM16N8K4, kMmaM8N8K4, kMmaM16N8K32,
   kWmmaM16N16K16, kWmmaM32N8K16, kWmmaM8N32K16, kWmmaM16N16K8, kWmmaM8N8K4,
 };
-// A wmma cut's element types (CutSite::mma_types): the inputs' (A and B)
-// in bits 0-2; for f16 inputs, whether C (bit 3) and D (bit 4) are f32
-// rather than f16 (the other inputs fix them: bf16 and tf32 f32, f64 f64,
-// s8 and u8 s32); bit 5 .satfinite.
+// A matrix cut's element types (CutSite::mma_types; an mma.sync of f16 or
+// bf16 inputs says its types by is_signed and wide instead): the inputs'
+// (A's, and B's unless bit 6) in bits 0-2; for f16 inputs, whether C
+// (bit 3) and D (bit 4) are f32 rather than f16 (the other inputs fix
+// them: bf16 and tf32 f32, f64 f64, s8 and u8 s32); bit 5 .satfinite;
+// bit 6, B is u8 where A is s8 or the other way round.
 enum : uint8_t { kMmaF16, kMmaBF16, kMmaTF32, kMmaF64, kMmaS8, kMmaU8 };
-constexpr uint8_t kMmaCF32 = 1 << 3, kMmaDF32 = 1 << 4, kMmaSatfinite = 1 << 5;
+constexpr uint8_t kMmaCF32 = 1 << 3, kMmaDF32 = 1 << 4, kMmaSatfinite = 1 << 5, kMmaBOtherSign = 1 << 6;
 constexpr uint8_t mma_input(uint8_t types) { return types & 7; }
 enum : uint8_t { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor, kRedPopc };
 

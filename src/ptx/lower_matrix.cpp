@@ -61,25 +61,74 @@ bool FnLowering::lower_matrix(const Instr& in, size_t index) {
     return true;
   }
   if (op == "mma") {
-    // mma.sync.aligned.m16n8k{8,16}.row.col.dtype.atype.btype.ctype d, a, b, c
-    const bool k16 = in.has("m16n8k16"), k8 = in.has("m16n8k8");
-    if ((!k16 && !k8) || !in.has("row") || !in.has("col") || type_count(in) != 4) unsupported();
-    const Ty dt = type_suffix(in, 0), at = type_suffix(in, 1), ct = type_suffix(in, 3);
-    if ((at != Ty::kF16 && at != Ty::kBF16) || type_suffix(in, 2) != at || (dt != Ty::kF32 && dt != Ty::kF16) || ct != dt)
-      unsupported();
-    site.kind = CutKind::kMma;
-    site.mode = k16 ? kMmaM16N8K16 : kMmaM16N8K8;
-    site.is_signed = at == Ty::kBF16;
-    site.wide = dt == Ty::kF32;
+    // mma.sync.aligned.shape.row.col[.satfinite].dtype.atype.btype.ctype d, a, b, c
+    if (!in.has("row") || !in.has("col") || type_count(in) != 4) unsupported();
+    const Ty dt = type_suffix(in, 0), at = type_suffix(in, 1), bt = type_suffix(in, 2), ct = type_suffix(in, 3);
     std::vector<Value*> words;
-    words_of(vec_arg(*this, in, 1), words);
-    words_of(vec_arg(*this, in, 2), words);
-    words_of(vec_arg(*this, in, 3), words);
-    const size_t expect = (k16 ? 4 + 2 : 2 + 1) + (site.wide ? 4 : 2);
-    if (words.size() != expect) fail("mma fragments have the wrong number of registers");
+    if (at == Ty::kF16 || at == Ty::kBF16) {
+      const bool k16 = in.has("m16n8k16"), k8 = in.has("m16n8k8");
+      if ((!k16 && !k8) || bt != at || (dt != Ty::kF32 && dt != Ty::kF16) || ct != dt) unsupported();
+      site.kind = CutKind::kMma;
+      site.mode = k16 ? kMmaM16N8K16 : kMmaM16N8K8;
+      site.is_signed = at == Ty::kBF16;
+      site.wide = dt == Ty::kF32;
+      words_of(vec_arg(*this, in, 1), words);
+      words_of(vec_arg(*this, in, 2), words);
+      words_of(vec_arg(*this, in, 3), words);
+      const size_t expect = (k16 ? 4 + 2 : 2 + 1) + (site.wide ? 4 : 2);
+      if (words.size() != expect) fail("mma fragments have the wrong number of registers");
+      pack(words);
+      emit_cut(site, index, ops);
+      unpack(vec_arg(*this, in, 0));
+      return true;
+    }
+    // tf32 (m16n8k8, m16n8k4), f64 (m8n8k4), s8 and u8 (m16n8k16, m16n8k32),
+    // in the ISA's fragment layouts (warp_matrix.cpp).
+    uint8_t input, mode;
+    const bool integer = (at == Ty::kS8 || at == Ty::kU8) && (bt == Ty::kS8 || bt == Ty::kU8);
+    if (at == Ty::kTF32 && bt == at && dt == Ty::kF32 && ct == dt && (in.has("m16n8k8") || in.has("m16n8k4"))) {
+      input = kMmaTF32;
+      mode = in.has("m16n8k8") ? kMmaM16N8K8 : kMmaM16N8K4;
+    } else if (at == Ty::kF64 && bt == at && dt == Ty::kF64 && ct == dt && in.has("m8n8k4")) {
+      input = kMmaF64;
+      mode = kMmaM8N8K4;
+    } else if (integer && dt == Ty::kS32 && ct == dt && (in.has("m16n8k16") || in.has("m16n8k32"))) {
+      input = at == Ty::kS8 ? kMmaS8 : kMmaU8;
+      mode = in.has("m16n8k16") ? kMmaM16N8K16 : kMmaM16N8K32;
+    } else {
+      unsupported();
+    }
+    site.kind = CutKind::kMma;
+    site.mode = mode;
+    site.mma_types = input;
+    if (integer && bt != at) site.mma_types |= kMmaBOtherSign;
+    if (in.has("satfinite")) site.mma_types |= kMmaSatfinite;
+    const bool f64 = input == kMmaF64;
+    for (int i = 1; i <= 3; ++i)
+      for (const Operand& e : vec_arg(*this, in, static_cast<size_t>(i)).elems) {
+        if (!f64) {
+          words.push_back(read(e, Ty::kB32));
+          continue;
+        }
+        Value* r = read(e, Ty::kB64);
+        words.push_back(b.CreateTrunc(r, b.getInt32Ty()));
+        words.push_back(b.CreateTrunc(b.CreateLShr(r, 32), b.getInt32Ty()));
+      }
+    const MmaFragments fr = mma_fragments(mode, input);
+    if (static_cast<int>(words.size()) != fr.a_words + fr.b_words + fr.c_words)
+      fail("mma fragments have the wrong number of registers");
     pack(words);
     emit_cut(site, index, ops);
-    unpack(vec_arg(*this, in, 0));
+    const Operand& d = vec_arg(*this, in, 0);
+    if (static_cast<int>(d.elems.size()) * (f64 ? 2 : 1) != fr.c_words) fail("mma fragments have the wrong number of registers");
+    for (size_t j = 0; j < d.elems.size(); ++j) {
+      if (f64) {
+        write(d.elems[j], exchange_out(static_cast<int>(j), b.getInt64Ty()), Ty::kB64);
+        continue;
+      }
+      Value* slot = exchange_out(static_cast<int>(j / 2), b.getInt64Ty());
+      write(d.elems[j], b.CreateTrunc(j % 2 ? b.CreateLShr(slot, 32) : slot, b.getInt32Ty()), Ty::kB32);
+    }
     return true;
   }
   // wmma.{load,store,mma}: cucpu's own fragment layout (warp_matrix.h).

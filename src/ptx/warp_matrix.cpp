@@ -181,11 +181,120 @@ void resolve_wmma(const CutSite& site, uint64_t* const in[32], uint64_t* const o
   }
 }
 
+WmmaDims mma_dims(uint8_t mode) {
+  switch (mode) {
+    case kMmaM16N8K8: return {16, 8, 8};
+    case kMmaM16N8K4: return {16, 8, 4};
+    case kMmaM8N8K4: return {8, 8, 4};
+    case kMmaM16N8K32: return {16, 8, 32};
+    default: return {16, 8, 16};
+  }
+}
+
+// Where element i of lane l's fragment lies in its matrix, for the ISA's
+// layouts of tf32, f64 and 8-bit integer mma.sync (g = lane / 4, t = lane % 4).
+struct Cell {
+  int row, col;
+};
+Cell a_cell(uint8_t mode, uint8_t input, int g, int t, int i) {
+  if (input == kMmaF64) return {g, t};
+  if (input == kMmaTF32) return mode == kMmaM16N8K8 ? Cell{g + 8 * (i & 1), t + 4 * (i >> 1)} : Cell{g + 8 * i, t};
+  if (mode == kMmaM16N8K16) return {g + 8 * (i >> 2), 4 * t + (i & 3)};
+  return {g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3)};  // m16n8k32
+}
+Cell b_cell(uint8_t mode, uint8_t input, int g, int t, int i) {
+  if (input == kMmaF64) return {t, g};
+  if (input == kMmaTF32) return {t + 4 * i, g};
+  if (mode == kMmaM16N8K16) return {4 * t + i, g};
+  return {4 * t + (i & 3) + 16 * (i >> 2), g};  // m16n8k32
+}
+Cell c_cell(uint8_t input, int g, int t, int i) {
+  if (input == kMmaF64) return {g, 2 * t + i};
+  return {g + 8 * (i >> 1), 2 * t + (i & 1)};
+}
+
+// An mma.sync of tf32, f64 or 8-bit integer inputs: the product as
+// resolve_wmma computes it, the fragments in the ISA's layouts.
+void resolve_laid_out_mma(const CutSite& site, uint64_t* const in[32], uint64_t* const out[32]) {
+  const WmmaDims d = mma_dims(site.mode);
+  const uint8_t input = mma_input(site.mma_types);
+  const int bits = wmma_input_bits(input), c_bits = input == kMmaF64 ? 64 : 32;
+  const bool integer = input == kMmaS8 || input == kMmaU8;
+  const bool b_signed = (input == kMmaS8) != ((site.mma_types & kMmaBOtherSign) != 0);
+  const MmaFragments fr = mma_fragments(site.mode, input);
+  const int ea = d.m * d.k / 32, eb = d.k * d.n / 32, ec = d.m * d.n / 32;
+  auto value = [&](uint64_t v, bool is_signed) -> double {
+    switch (input) {
+      case kMmaTF32: return as_f32(v & ~uint64_t{0x1fff});
+      case kMmaF64: return as_f64(v);
+      default: return is_signed ? static_cast<int8_t>(v) : static_cast<uint8_t>(v);
+    }
+  };
+  double a[16][32] = {}, bm[32][8] = {}, c[16][8] = {};
+  for (int l = 0; l < 32; ++l) {
+    const uint64_t* x = in[l];
+    if (!x) continue;
+    const int g = l / 4, t = l % 4;
+    for (int i = 0; i < ea; ++i) {
+      const Cell e = a_cell(site.mode, input, g, t, i);
+      a[e.row][e.col] = value(field(x, 0, bits, i), input == kMmaS8);
+    }
+    for (int i = 0; i < eb; ++i) {
+      const Cell e = b_cell(site.mode, input, g, t, i);
+      bm[e.row][e.col] = value(field(x, fr.a_words, bits, i), b_signed);
+    }
+    for (int i = 0; i < ec; ++i) {
+      const Cell e = c_cell(input, g, t, i);
+      const uint64_t v = field(x, fr.a_words + fr.b_words, c_bits, i);
+      c[e.row][e.col] = c_bits == 64 ? as_f64(v) : integer ? static_cast<int32_t>(v) : as_f32(v);
+    }
+  }
+  for (int l = 0; l < 32; ++l) {
+    uint64_t* y = out[l];
+    if (!y) continue;
+    const int g = l / 4, t = l % 4;
+    for (int i = 0; i < ec; ++i) {
+      const Cell e = c_cell(input, g, t, i);
+      uint64_t bits_out;
+      if (integer) {
+        int64_t acc = static_cast<int64_t>(c[e.row][e.col]);
+        for (int k = 0; k < d.k; ++k)
+          acc += static_cast<int64_t>(a[e.row][k]) * static_cast<int64_t>(bm[k][e.col]);
+        if (site.mma_types & kMmaSatfinite) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+        bits_out = static_cast<uint32_t>(acc);
+      } else if (input == kMmaF64) {
+        double acc = c[e.row][e.col];
+        for (int k = 0; k < d.k; ++k) acc = std::fma(a[e.row][k], bm[k][e.col], acc);
+        std::memcpy(&bits_out, &acc, 8);
+      } else {
+        float acc = static_cast<float>(c[e.row][e.col]);
+        for (int k = 0; k < d.k; ++k)
+          acc = std::fma(static_cast<float>(a[e.row][k]), static_cast<float>(bm[k][e.col]), acc);
+        uint32_t w;
+        std::memcpy(&w, &acc, 4);
+        bits_out = w;
+      }
+      set_field(y, c_bits, i, bits_out);
+    }
+  }
+}
+
 }  // namespace
+
+MmaFragments mma_fragments(uint8_t mode, uint8_t input) {
+  const WmmaDims d = mma_dims(mode);
+  const int bits = wmma_input_bits(input), c_bits = input == kMmaF64 ? 64 : 32;
+  return {d.m * d.k / 32 * bits / 32, d.k * d.n / 32 * bits / 32, d.m * d.n / 32 * c_bits / 32};
+}
 
 void resolve_mma(const CutSite& site, uint64_t* const in[32], uint64_t* const out[32]) {
   if (site.mode >= kWmmaM16N16K16) {
     resolve_wmma(site, in, out);
+    return;
+  }
+  const uint8_t input = mma_input(site.mma_types);
+  if (input != kMmaF16 && input != kMmaBF16) {
+    resolve_laid_out_mma(site, in, out);
     return;
   }
   const bool bf = site.is_signed, f32acc = site.wide;

@@ -25,4 +25,11 @@ WmmaDims wmma_dims(uint8_t mode);  // mode: a kWmma* shape
 // The bits of an element of an input type (kMmaF16 ...).
 int wmma_input_bits(uint8_t input);
 
+// The b32 words of an mma.sync's A, B and C (= D) fragments per lane, for
+// the shapes and inputs the ISA lays out by lane (tf32, f64, s8, u8).
+struct MmaFragments {
+  int a_words, b_words, c_words;
+};
+MmaFragments mma_fragments(uint8_t mode, uint8_t input);
+
 }  // namespace cucpu::ptx
