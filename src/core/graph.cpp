@@ -102,6 +102,7 @@ bool Graph::reaches(const Node* from, const Node* to) const {
 
 Graph* Graph::clone(std::vector<std::pair<const Node*, Node*>>* map) const {
   Graph* g = new_graph(ctx);
+  user_objects.add_to(g->user_objects);
   for (const Node* n : nodes_) {
     NodeParams p = n->params;
     if (p.kind() == NodeKind::kChildGraph) p.child() = p.child()->clone();

@@ -16,6 +16,7 @@
 #include "cuda.h"
 #include "core/allocation.h"
 #include "core/module.h"
+#include "core/user_object.h"
 #include "base/small_vec.h"
 
 namespace cucpu {
@@ -170,6 +171,9 @@ class Graph {
   // caller owns. An owned graph dies with its node, never through
   // cuGraphDestroy.
   Node* owner = nullptr;
+  // References to user objects (cuGraphRetainUserObject); a clone holds
+  // its own, an executable graph takes its own at instantiation.
+  UserObjectRefs user_objects;
 
   // Adds a node after `deps` (all must belong to this graph; checked by the caller).
   Node* add(ParamsFill fill, const Node* const* deps, size_t n, const CUgraphEdgeData* edge = nullptr);

@@ -140,10 +140,22 @@ void ExecPlan::segment() {
   }
 }
 
+namespace {
+// References of its own to the user objects of g and its child graphs.
+void add_user_objects(const Graph& g, UserObjectRefs& out) {
+  g.user_objects.add_to(out);
+  for (const Node* n : g.nodes())
+    if (n->params.kind() == NodeKind::kChildGraph && n->params.child()) add_user_objects(*n->params.child(), out);
+}
+}  // namespace
+
 CUresult GraphExec::build(const Graph& g, const Node** err_node) {
   auto plan = std::make_shared<ExecPlan>();
   std::vector<uint32_t> entries, exits;
   if (CUresult r = add_graph(g, *plan, &entries, &exits, err_node)) return r;
+  auto refs = std::make_shared<UserObjectRefs>();
+  add_user_objects(g, *refs);
+  plan->user_objects = std::move(refs);
   plan->segment();
   std::lock_guard<std::mutex> lock(mu_);
   plan_ = std::move(plan);
@@ -489,6 +501,7 @@ CUresult GraphExec::update_from(const Graph& g, const Node** err_node, CUgraphEx
   // of the graph it was instantiated from). The segments come out as
   // before, unless a kernel node now runs in parallel or no longer does.
   for (size_t i = 0; i < old.size(); ++i) fresh->nodes[i].origin = old[i].origin;
+  fresh->user_objects = plan_->user_objects;  // the exec keeps what it took at instantiation
   fresh->segment();
   plan_ = std::move(fresh);
   *result = CU_GRAPH_EXEC_UPDATE_SUCCESS;

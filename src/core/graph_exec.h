@@ -81,6 +81,9 @@ struct ExecNode {
 };
 
 struct ExecPlan {
+  // The user objects of the graph and its child graphs, referenced until
+  // the exec and every launch in flight are gone (launches hold the plan).
+  std::shared_ptr<const UserObjectRefs> user_objects;
   std::vector<ExecNode> nodes;
   std::vector<std::vector<uint32_t>> segments;        // node indices, in run order
   std::vector<std::vector<uint32_t>> seg_dependents;  // edges between segments

@@ -25,6 +25,7 @@ class Graph;
 struct Node;
 class GraphExec;
 class MemPool;
+class UserObject;
 
 enum class LibState : int { kUninitialized, kReady, kTornDown };
 
@@ -75,6 +76,7 @@ struct Runtime {
   HandlePool<GraphExec> execs;
   HandlePool<MemPool> mempools;
   HandlePool<TexObject> textures;  // texture and surface objects
+  HandlePool<UserObject> user_objects;
 };
 
 // The process's one runtime, made on first use. The fast path is a load:
