@@ -60,7 +60,7 @@ static CUresult impl_cuGraphReleaseUserObject(CUgraph graph, CUuserObject object
   Graph* g = graph_of(graph);
   UserObject* u = object_of(object);
   if (!g || !u || !count_ok(count)) return CUDA_ERROR_INVALID_VALUE;
-  if (!g->user_objects.release(u, count)) return CUDA_ERROR_INVALID_VALUE;  // more than the graph holds
+  g->user_objects.release(u, count);  // more than the graph holds: the caller's go (driver 580)
   return CUDA_SUCCESS;
 }
 

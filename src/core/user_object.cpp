@@ -21,12 +21,13 @@ void UserObject::release(uint64_t n) {
       this);
 }
 
-bool UserObjectRefs::release(UserObject* u, uint64_t n) {
+void UserObjectRefs::release(UserObject* u, uint64_t n) {
   auto it = refs_.find(u);
-  if (it == refs_.end() || it->second < n) return false;
-  if ((it->second -= n) == 0) refs_.erase(it);
+  if (it != refs_.end()) {
+    if (it->second <= n) refs_.erase(it);
+    else it->second -= n;
+  }
   u->release(n);
-  return true;
 }
 
 }  // namespace cucpu
