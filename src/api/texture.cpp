@@ -1,5 +1,7 @@
 // Texture and surface objects: creation, destruction and the descriptors
 // read back. Kernels sample them through the handle (ptx/texture.h).
+#include <atomic>
+
 #include "api/common.h"
 #include "core/texture.h"
 
@@ -56,7 +58,8 @@ CUresult resource_desc(CUDA_RESOURCE_DESC* out, uint64_t h, bool surface) {
 static CUresult impl_cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc,
                                        const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) {
   if (pResViewDesc) {
-    log_line("cuTexObjectCreate: resource views are not implemented: returning CUDA_ERROR_NOT_SUPPORTED");
+    static std::atomic<bool> said{false};  // said once, as the stubs say it
+    if (!said.exchange(true)) log_line("cuTexObjectCreate: resource views are not implemented: returning CUDA_ERROR_NOT_SUPPORTED");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   static_assert(sizeof(CUtexObject) == sizeof(uint64_t));

@@ -2,6 +2,8 @@
 // their mappings and access, and their export as file descriptors
 // (core/vmm.h). Argument checks follow driver 580's answers
 // (tools/probes/vmm_probe.cpp, docs/conformance.md).
+#include <atomic>
+
 #include "api/common.h"
 #include "core/vmm.h"
 
@@ -64,7 +66,8 @@ static CUresult impl_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t si
   if (types & ~static_cast<unsigned long long>(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC))
     return CUDA_ERROR_INVALID_VALUE;  // the Windows types, and bits no type has
   if (types & CU_MEM_HANDLE_TYPE_FABRIC) {
-    log_line("cuMemCreate: fabric handles are not implemented: returning CUDA_ERROR_NOT_SUPPORTED");
+    static std::atomic<bool> said{false};  // said once, as the stubs say it
+    if (!said.exchange(true)) log_line("cuMemCreate: fabric handles are not implemented: returning CUDA_ERROR_NOT_SUPPORTED");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   size_t total;

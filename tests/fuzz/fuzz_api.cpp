@@ -53,6 +53,8 @@ const Family kFamilies[] = {
     {"mempool", fam_mempool},
     {"sync", fam_sync},
     {"misc", fam_misc},
+    {"vmm", fam_vmm},
+    {"user_object", fam_user_object},
 };
 const size_t kFamilyCount = sizeof kFamilies / sizeof kFamilies[0];
 

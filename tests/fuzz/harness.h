@@ -424,6 +424,8 @@ void fam_graph_exec_set(Reader& r);
 void fam_mempool(Reader& r);
 void fam_sync(Reader& r);
 void fam_misc(Reader& r);
+void fam_vmm(Reader& r);
+void fam_user_object(Reader& r);
 
 }  // namespace fz
 

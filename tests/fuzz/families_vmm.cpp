@@ -1,0 +1,140 @@
+// Call families: virtual memory management and user objects. Each call is
+// one whole sequence (reserve, create, map, grant, use, unmap, release,
+// free) with any step's arguments perturbed, cleaned up before it returns:
+// no reservation, mapping or handle outlives the family.
+#include "harness.h"
+
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace fz {
+
+namespace {
+
+constexpr size_t kGranule = size_t{2} << 20;
+
+CUmemAllocationProp some_prop(Reader& r) {
+  CUmemAllocationProp p{};
+  p.type = static_cast<CUmemAllocationType>(r.one_in(8) ? r.enum_range(0, 2) : CU_MEM_ALLOCATION_TYPE_PINNED);
+  p.location.type = static_cast<CUmemLocationType>(r.one_in(8) ? r.enum_range(0, 4) : CU_MEM_LOCATION_TYPE_DEVICE);
+  p.location.id = r.one_in(8) ? static_cast<int>(r.u32()) : 0;
+  p.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(r.one_in(4) ? r.flags(0xf) : 0);
+  return p;
+}
+
+// A size: a few granules mostly, else anything.
+size_t some_size(Reader& r, size_t granules) { return r.one_in(8) ? r.size() : granules * kGranule; }
+
+CUmemAccessDesc some_access(Reader& r) {
+  CUmemAccessDesc d{};
+  d.location.type = static_cast<CUmemLocationType>(r.one_in(8) ? r.enum_range(0, 4) : CU_MEM_LOCATION_TYPE_DEVICE);
+  d.location.id = r.one_in(8) ? static_cast<int>(r.u32()) : 0;
+  d.flags = static_cast<CUmemAccess_flags>(r.one_in(8) ? r.enum_range(0, 3) : CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  return d;
+}
+
+}  // namespace
+
+void fam_vmm(Reader& r) {
+  size_t g = 0;
+  CUmemAllocationProp gp = some_prop(r);
+  API(cuMemGetAllocationGranularity, r.one_in(16) ? nullptr : &g, &gp,
+      static_cast<CUmemAllocationGranularity_flags>(r.enum_range(0, 1)));
+  const size_t granules = 1 + r.below(3);
+  CUdeviceptr p = 0;
+  const size_t reserve_size = some_size(r, granules);
+  const CUresult reserved = API(cuMemAddressReserve, r.one_in(16) ? nullptr : &p, reserve_size,
+                                r.one_in(8) ? r.size() : 0, r.one_in(16) ? static_cast<CUdeviceptr>(r.u64()) : 0,
+                                r.one_in(16) ? r.u64() : 0);
+  CUmemGenericAllocationHandle h = 0, other = 0;
+  CUmemAllocationProp prop = some_prop(r);
+  const CUresult created = API(cuMemCreate, r.one_in(16) ? nullptr : &h, some_size(r, 1), &prop,
+                               r.one_in(16) ? r.u64() : 0);
+  size_t mapped_size = 0;
+  if (created == CUDA_SUCCESS && reserved == CUDA_SUCCESS) {
+    CUmemAllocationProp back{};
+    API(cuMemGetAllocationPropertiesFromHandle, &back, r.one_in(16) ? r.u64() : h);
+    const CUdeviceptr va = r.one_in(8) ? p + r.below(4) * kGranule + (r.one_in(2) ? r.below(64) : 0) : p;
+    const size_t size = r.one_in(8) ? r.size() : back.type ? kGranule : 0;
+    if (API(cuMemMap, va, size, r.one_in(8) ? r.size() : 0, r.one_in(16) ? r.u64() : h, r.one_in(16) ? r.u64() : 0) ==
+        CUDA_SUCCESS)
+      mapped_size = va == p && size <= reserve_size ? size : 0;
+    CUmemAccessDesc d[2] = {some_access(r), some_access(r)};
+    const bool granted = API(cuMemSetAccess, va, r.one_in(8) ? r.size() : size, r.one_in(16) ? nullptr : d,
+                             static_cast<size_t>(r.below(3))) == CUDA_SUCCESS;
+    unsigned long long flags = 0;
+    API(cuMemGetAccess, r.one_in(16) ? nullptr : &flags, &d[0].location, va + r.below(128));
+    if (granted && mapped_size) {
+      sem_release_all();  // a synchronous memset waits for the legacy stream
+      API(cuMemsetD8_v2, p + r.below(4096), static_cast<unsigned char>(r.u8()), r.below(8192));
+    }
+    CUmemGenericAllocationHandle back_h = 0;
+    if (API(cuMemRetainAllocationHandle, &back_h, reinterpret_cast<void*>(static_cast<uintptr_t>(va + r.below(64)))) ==
+        CUDA_SUCCESS)
+      API(cuMemRelease, back_h);
+    int fd = -1;
+    if (API(cuMemExportToShareableHandle, &fd, h, static_cast<CUmemAllocationHandleType>(r.enum_range(0, 8)),
+            r.one_in(16) ? r.u64() : 0) == CUDA_SUCCESS) {
+      if (API(cuMemImportFromShareableHandle, &other, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+              static_cast<CUmemAllocationHandleType>(r.enum_range(0, 2))) != CUDA_SUCCESS)
+        other = 0;
+      close(fd);
+    }
+    // A junk unmap or free first: it must leave the rest alone or refuse.
+    if (r.one_in(4)) API(cuMemUnmap, p + r.below(4) * kGranule, r.one_in(2) ? r.size() : kGranule);
+    if (r.one_in(8)) API(cuMemAddressFree, p, r.size());
+  }
+  if (reserved == CUDA_SUCCESS) {
+    API(cuMemUnmap, p, reserve_size);
+    if (API(cuMemAddressFree, p, reserve_size) != CUDA_SUCCESS)
+      violated("an unmapped reservation does not free", "cuMemAddressFree(%#llx, %zu)",
+               static_cast<unsigned long long>(p), reserve_size);
+  }
+  if (created == CUDA_SUCCESS && API(cuMemRelease, h) != CUDA_SUCCESS)
+    violated("a created handle does not release", "cuMemRelease(%#llx)", static_cast<unsigned long long>(h));
+  if (other) API(cuMemRelease, other);
+  // A mapping made at a junk address in another thread's reservation holds
+  // the memory until that thread unmaps it.
+  API(cuMemRelease, r.one_in(8) ? h : r.u64());  // released: refused
+}
+
+namespace {
+void CUDA_CB noop_destroy(void*) {}
+}  // namespace
+
+void fam_user_object(Reader& r) {
+  CUuserObject u = nullptr;
+  const unsigned refs = r.one_in(8) ? r.u32() : 1 + r.below(4);
+  void* const data = nullptr;
+  if (API(cuUserObjectCreate, r.one_in(16) ? nullptr : &u, data, r.one_in(16) ? nullptr : noop_destroy, refs,
+          r.one_in(8) ? r.u32() : CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) != CUDA_SUCCESS)
+    return;
+  // The caller's references and the graph's, counted as the driver counts
+  // them, so that the caller releases exactly its own at the end.
+  uint64_t caller = refs, held = 0;
+  CUgraph g = nullptr;
+  API(cuGraphCreate, &g, 0u);
+  const unsigned n = 1 + r.below(3);
+  if (API(cuUserObjectRetain, u, r.one_in(8) ? 0u : n) == CUDA_SUCCESS) caller += n;
+  const bool move = r.one_in(2) && caller >= n;
+  if (API(cuGraphRetainUserObject, g, u, n, move ? static_cast<unsigned>(CU_GRAPH_USER_OBJECT_MOVE) : 0u) ==
+      CUDA_SUCCESS) {
+    held = n;
+    if (move) caller -= n;
+  }
+  const unsigned k = r.one_in(8) ? 0u : 1u + r.below(2);
+  if (k <= held + caller && API(cuGraphReleaseUserObject, g, u, k) == CUDA_SUCCESS) {
+    if (k <= held) held -= k;
+    else caller -= k - held, held = 0;
+  }
+  API(cuGraphDestroy, g);  // the graph's references
+  while (caller > 0) {
+    const unsigned part = static_cast<unsigned>(caller > 0x7fffffff ? 0x7fffffff : caller);
+    if (API(cuUserObjectRelease, u, part) != CUDA_SUCCESS)
+      violated("the caller's references do not release", "cuUserObjectRelease(%p, %u)", static_cast<void*>(u), part);
+    caller -= part;
+  }
+}
+
+}  // namespace fz
