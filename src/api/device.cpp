@@ -83,6 +83,36 @@ static CUresult impl_cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
 
 static CUresult impl_cuDeviceGetAttribute(int* pi, const CUdevice_attribute& attrib, CUdevice dev) { return attribute(pi, api::raw_enum(attrib), dev); }
 
+// The pre-3.0 property block, read from the attributes it names.
+static CUresult impl_cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
+  if (!prop) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  CUdevprop p{};
+  const struct {
+    int* out;
+    CUdevice_attribute a;
+  } fields[] = {
+      {&p.maxThreadsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
+      {&p.maxThreadsDim[0], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X},
+      {&p.maxThreadsDim[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y},
+      {&p.maxThreadsDim[2], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z},
+      {&p.maxGridSize[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X},
+      {&p.maxGridSize[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y},
+      {&p.maxGridSize[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},
+      {&p.sharedMemPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
+      {&p.totalConstantMemory, CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY},
+      {&p.SIMDWidth, CU_DEVICE_ATTRIBUTE_WARP_SIZE},
+      {&p.memPitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH},
+      {&p.regsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
+      {&p.clockRate, CU_DEVICE_ATTRIBUTE_CLOCK_RATE},
+      {&p.textureAlign, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT},
+  };
+  for (const auto& f : fields)
+    if (CUresult r = attribute(f.out, f.a, dev)) return r;
+  *prop = p;
+  return CUDA_SUCCESS;
+}
+
 static CUresult impl_cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
   if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;

@@ -143,3 +143,25 @@ CONF_TEST(PeerAccessEnablesOnceAndDisableUndoesIt) {
   EXPECT_CU(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, cuCtxDisablePeerAccess(other));
   ASSERT_CU(cuDevicePrimaryCtxRelease(1));
 }
+
+// The pre-3.0 property block agrees with the attributes it names (a
+// deprecated entry point, still exported and still answered).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+CONF_TEST(DevicePropertiesAgreeWithTheAttributes) {
+  CUdevprop p{};
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuDeviceGetProperties(nullptr, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetProperties(&p, 99));
+  ASSERT_CU(cuDeviceGetProperties(&p, 0));
+  int threads = 0, warp = 0, align = 0, grid_y = 0, shared = 0;
+  ASSERT_CU(cuDeviceGetAttribute(&threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0));
+  ASSERT_CU(cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0));
+  ASSERT_CU(cuDeviceGetAttribute(&align, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, 0));
+  ASSERT_CU(cuDeviceGetAttribute(&grid_y, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 0));
+  ASSERT_CU(cuDeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 0));
+  EXPECT_TRUE(p.maxThreadsPerBlock == threads && p.SIMDWidth == warp && p.textureAlign == align &&
+              p.maxGridSize[1] == grid_y && p.sharedMemPerBlock == shared);
+  conf::info_value("devprop_clock_rate", p.clockRate);
+  conf::info_value("devprop_mem_pitch", p.memPitch);
+}
+#pragma GCC diagnostic pop
