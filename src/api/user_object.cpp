@@ -60,7 +60,9 @@ static CUresult impl_cuGraphReleaseUserObject(CUgraph graph, CUuserObject object
   Graph* g = graph_of(graph);
   UserObject* u = object_of(object);
   if (!g || !u || !count_ok(count)) return CUDA_ERROR_INVALID_VALUE;
-  g->user_objects.release(u, count);  // more than the graph holds: the caller's go (driver 580)
+  // More than the graph holds: driver 580 succeeds and corrupts the count
+  // (docs/conformance.md); refused here.
+  if (!g->user_objects.release(u, count)) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 

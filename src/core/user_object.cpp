@@ -21,13 +21,12 @@ void UserObject::release(uint64_t n) {
       this);
 }
 
-void UserObjectRefs::release(UserObject* u, uint64_t n) {
+bool UserObjectRefs::release(UserObject* u, uint64_t n) {
   auto it = refs_.find(u);
-  if (it != refs_.end()) {
-    if (it->second <= n) refs_.erase(it);
-    else it->second -= n;
-  }
+  if (it == refs_.end() || it->second < n) return false;
+  if ((it->second -= n) == 0) refs_.erase(it);
   u->release(n);
+  return true;
 }
 
 }  // namespace cucpu

@@ -46,10 +46,9 @@ class UserObjectRefs {
   }
   // Takes over n references the caller made or moved.
   void take(UserObject* u, uint64_t n) { refs_[u] += n; }
-  // Releases n references to u. As driver 580 does, the object loses n
-  // whatever this holds (it may hold fewer, or none: the rest were the
-  // caller's); this stops counting as many as it held.
-  void release(UserObject* u, uint64_t n);
+  // Releases n of the references held to u; false (nothing released) when
+  // fewer are held.
+  bool release(UserObject* u, uint64_t n);
   // `out` takes references of its own to everything held here.
   void add_to(UserObjectRefs& out) const {
     for (auto& [u, n] : refs_) {

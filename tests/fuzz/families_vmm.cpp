@@ -124,9 +124,10 @@ void fam_user_object(Reader& r) {
     if (move) caller -= n;
   }
   const unsigned k = r.one_in(8) ? 0u : 1u + r.below(2);
-  if (k <= held + caller && API(cuGraphReleaseUserObject, g, u, k) == CUDA_SUCCESS) {
-    if (k <= held) held -= k;
-    else caller -= k - held, held = 0;
+  const CUresult released = API(cuGraphReleaseUserObject, g, u, k);
+  if (released == CUDA_SUCCESS) {
+    if (k == 0 || k > held) violated("a graph released references it does not hold", "cuGraphReleaseUserObject(%u)", k);
+    held -= k;
   }
   API(cuGraphDestroy, g);  // the graph's references
   while (caller > 0) {
