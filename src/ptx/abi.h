@@ -57,12 +57,13 @@ constexpr unsigned kStreamSites = 4;
 // between consecutive units (frame_pitch: 4 bytes per thread, rounded up to
 // 64). Thread t's element of the row that starts at unit u and holds e-byte
 // elements is at frames + u * pitch + t * e (such a row takes e / 4 units).
-// Units 0..23: the exchange area's 12 operands (8-byte elements: the
-// largest matrix cut's A, B and C fragments), 24..31 its 4 results; then
-// the saved registers; then the local area, thread t's .local memory at
-// frames + frame_units * pitch + t * local_stride.
-constexpr uint32_t kExchangeInUnit = 0, kExchangeOutUnit = 24, kFrameHeaderUnits = 32;
-constexpr int kExchangeInSlots = 12, kExchangeOutSlots = 4;
+// Units 0..15: the exchange area's 8 operands (8-byte elements), 16..23 its
+// 4 results; then the saved registers; then the local area, thread t's
+// .local memory at frames + frame_units * pitch + t * local_stride. A
+// matrix cut whose fragments outgrow the operands stores its accumulator
+// (C) in the result slots, which the cut then overwrites with D.
+constexpr uint32_t kExchangeInUnit = 0, kExchangeOutUnit = 16, kFrameHeaderUnits = 24;
+constexpr int kExchangeInSlots = 8, kExchangeOutSlots = 4;
 constexpr uint64_t frame_pitch(uint32_t threads) { return (uint64_t{threads} + 15) / 16 * 64; }
 
 enum class CutKind : uint8_t {
@@ -96,7 +97,8 @@ struct CutSite {
   uint64_t konst[4] = {};
   // kLdmatrix: mode = matrices (1, 2, 4), wide = .trans.
   // kMma: mode = a MmaShape; m16n8 shapes: is_signed = bf16 inputs (else
-  // f16), wide = f32 accumulators (else f16); wmma shapes: mma_types.
+  // f16), wide = f32 accumulators (else f16); wmma shapes: mma_types, and
+  // C comes in the result slots.
   uint8_t mma_types = 0;
 };
 

@@ -324,8 +324,11 @@ struct CutBlock {
         uint64_t in_slots[32][kExchangeInSlots], out_slots[32][kExchangeOutSlots] = {};
         uint64_t* ins[32] = {};
         uint64_t* outs[32] = {};
+        const bool preset = cs.kind == CutKind::kMma && cs.mode >= kWmmaM16N16K16;  // C in the result slots
         lanes([&](uint32_t l, uint32_t t) {
           for (int k = 0; k < kExchangeInSlots; ++k) in_slots[l][k] = k < 4 ? op(cs, t, k) : in_row(k)[t];
+          if (preset)
+            for (int k = 0; k < kExchangeOutSlots; ++k) out_slots[l][k] = out_row(k)[t];
           ins[l] = in_slots[l];
           outs[l] = out_slots[l];
         });
@@ -584,7 +587,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   t_run = &rs;
   t_fault_trap = &rs.trap;
   std::atomic_signal_fence(std::memory_order_seq_cst);  // armed before any block runs (base/fault_trap.h)
-  for (; blk < last; blk = blk + 1) {
+  while (blk < last) {
     const uint64_t b = blk;
     env.ctaid[0] = static_cast<uint32_t>(b % cfg.grid.x);
     env.ctaid[1] = static_cast<uint32_t>(b / cfg.grid.x % cfg.grid.y);
@@ -596,6 +599,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
       CutBlock cb{code, env, T, pitch, frames, s.codes.data(), s.resume.data(), s.state.data(), T, checking};
       cb.run();
     }
+    blk = b + 1;
   }
   apply_reductions();  // the run's combined reductions, before the kernel (part) completes
   std::atomic_signal_fence(std::memory_order_seq_cst);

@@ -27,7 +27,7 @@ namespace cucpu::ptx {
 namespace {
 
 constexpr char kMagic[8] = {'c', 'u', 'c', 'p', 'u', 'k', 'n', 'l'};
-constexpr uint32_t kFormat = 7;
+constexpr uint32_t kFormat = 8;
 std::atomic<uint64_t> g_hits{0};
 
 uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {

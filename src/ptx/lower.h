@@ -138,7 +138,10 @@ class FnLowering {
   // Emits a cut: stores operands (in0..in3, null for none), saves the live
   // registers, returns the site id, and continues after the resume point,
   // where the results are read back with exchange_out().
-  void emit_cut(const CutSite& site, size_t index, llvm::Value* const in[kExchangeInSlots]);
+  // `results`, when given, are stored in the result slots before the cut
+  // (a matrix cut's accumulator).
+  void emit_cut(const CutSite& site, size_t index, llvm::Value* const in[kExchangeInSlots],
+                llvm::Value* const* results = nullptr);
   llvm::Value* exchange_out(int slot, llvm::Type* ty);
   // The address of this thread's element of the frame row at `unit` (abi.h).
   llvm::Value* frame_row(uint32_t unit, uint32_t elem_bytes);

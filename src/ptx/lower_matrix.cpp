@@ -253,9 +253,18 @@ bool FnLowering::lower_matrix(const Instr& in, size_t index) {
     };
     take(vec_arg(*this, in, 1), dims.m * dims.k / 32, in_bits);
     take(vec_arg(*this, in, 2), dims.k * dims.n / 32, in_bits);
-    take(vec_arg(*this, in, 3), dims.m * dims.n / 32, acc_bits(ct));
     pack(words);
-    emit_cut(site, index, ops);
+    // C goes in the result slots (abi.h), two words a slot.
+    words.clear();
+    take(vec_arg(*this, in, 3), dims.m * dims.n / 32, acc_bits(ct));
+    if (words.size() > 2 * kExchangeOutSlots) fail("wmma accumulator has too many registers");
+    Value* results[kExchangeOutSlots] = {};
+    for (size_t i = 0; i < words.size(); ++i) {
+      Value* w = b.CreateZExt(words[i], b.getInt64Ty());
+      if (i % 2) w = b.CreateShl(w, 32);
+      results[i / 2] = results[i / 2] ? b.CreateOr(results[i / 2], w) : w;
+    }
+    emit_cut(site, index, ops, results);
     const Operand& d = vec_arg(*this, in, 0);
     const int d_words = (dims.m * dims.n / 32 * acc_bits(dt) + 31) / 32;
     if (acc_bits(dt) == 64) {

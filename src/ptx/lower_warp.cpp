@@ -33,7 +33,8 @@ llvm::Instruction* FnLowering::frame_access(llvm::Instruction* access, uint32_t 
   return access;
 }
 
-void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[kExchangeInSlots]) {
+void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[kExchangeInSlots],
+                          Value* const* results) {
   report_misalignment();
   CutSite site = site_in;
   llvm::Type* i64 = b.getInt64Ty();
@@ -56,6 +57,11 @@ void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[
     const uint32_t unit = kExchangeInUnit + 2 * static_cast<uint32_t>(i);
     frame_access(b.CreateStore(v, frame_row(unit, 8)), unit, 8);
   }
+  for (int i = 0; results && i < kExchangeOutSlots; ++i)
+    if (results[i]) {
+      const uint32_t unit = kExchangeOutUnit + 2 * static_cast<uint32_t>(i);
+      frame_access(b.CreateStore(b.CreateZExtOrTrunc(results[i], i64), frame_row(unit, 8)), unit, 8);
+    }
   // The registers live across the cut: saved, or recomputed on resuming.
   std::vector<int> saved, recomputed;
   for (int r : live_across[index]) (reg_unit[static_cast<size_t>(r)] ? saved : recomputed).push_back(r);

@@ -118,7 +118,7 @@ void resolve_wmma(const CutSite& site, uint64_t* const in[32], uint64_t* const o
   const int c_bits = input == kMmaF64 ? 64 : f16_in && !(site.mma_types & kMmaCF32) ? 16 : 32;
   const int d_bits = input == kMmaF64 ? 64 : f16_in && !(site.mma_types & kMmaDF32) ? 16 : 32;
   const int ea = d.m * d.k / 32, eb = d.k * d.n / 32, ec = d.m * d.n / 32;
-  const int b_first = (ea * in_bits + 31) / 32, c_first = b_first + (eb * in_bits + 31) / 32;
+  const int b_first = (ea * in_bits + 31) / 32;  // C comes in the result slots (abi.h)
   // The inputs as doubles (exact for every input type), C likewise.
   auto input_value = [&](uint64_t v) -> double {
     switch (input) {
@@ -143,7 +143,7 @@ void resolve_wmma(const CutSite& site, uint64_t* const in[32], uint64_t* const o
     if (!x) continue;
     for (int j = 0; j < ea; ++j) a[static_cast<size_t>(l * ea + j)] = input_value(field(x, 0, in_bits, j));
     for (int j = 0; j < eb; ++j) bm[static_cast<size_t>(l * eb + j)] = input_value(field(x, b_first, in_bits, j));
-    for (int j = 0; j < ec; ++j) c[static_cast<size_t>(l * ec + j)] = acc_value(field(x, c_first, c_bits, j));
+    for (int j = 0; j < ec; ++j) c[static_cast<size_t>(l * ec + j)] = acc_value(field(out[l], 0, c_bits, j));
   }
   for (int l = 0; l < 32; ++l) {
     uint64_t* y = out[l];
