@@ -34,13 +34,13 @@ static CUresult impl_cuUserObjectRetain(CUuserObject object, unsigned int count)
   return CUDA_SUCCESS;
 }
 
-// Releasing references the caller does not hold is undefined on the driver;
-// here it drops them all the same (the count is not per holder).
+// Releasing more references than the object has left is undefined on the
+// driver; refused here (the count is not per holder, so fewer is all that
+// can be told).
 static CUresult impl_cuUserObjectRelease(CUuserObject object, unsigned int count) {
   UserObject* u = object_of(object);
   if (!u || !count_ok(count)) return CUDA_ERROR_INVALID_VALUE;
-  u->release(count);
-  return CUDA_SUCCESS;
+  return u->release(count) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult impl_cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count,

@@ -9,8 +9,12 @@ UserObject* new_user_object(void* ptr, CUhostFn destroy, unsigned refs) {
   return rt().user_objects.create(ptr, destroy, refs);
 }
 
-void UserObject::release(uint64_t n) {
-  if (refs_.fetch_sub(n, std::memory_order_acq_rel) != n) return;
+bool UserObject::release(uint64_t n) {
+  uint64_t left = refs_.load(std::memory_order_relaxed);
+  do {
+    if (left < n) return false;
+  } while (!refs_.compare_exchange_weak(left, left - n, std::memory_order_acq_rel, std::memory_order_relaxed));
+  if (left != n) return true;
   rt().user_objects.kill(this);
   defer_call(
       [](void* p) {
@@ -19,6 +23,7 @@ void UserObject::release(uint64_t n) {
         rt().user_objects.release(u);
       },
       this);
+  return true;
 }
 
 bool UserObjectRefs::release(UserObject* u, uint64_t n) {

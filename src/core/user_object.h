@@ -18,9 +18,10 @@ class UserObject {
  public:
   UserObject(void* ptr, CUhostFn destroy, unsigned refs) : ptr_(ptr), destroy_(destroy), refs_(refs) {}
   void retain(uint64_t n) { refs_.fetch_add(n, std::memory_order_relaxed); }
-  // Drops n references the caller holds. acq_rel: every holder's use of
-  // the object happens before the destructor.
-  void release(uint64_t n);
+  // Drops n references; false (nothing dropped) when fewer than n remain,
+  // so that an over-release never wraps the count. acq_rel: every holder's
+  // use of the object happens before the destructor.
+  bool release(uint64_t n);
 
  private:
   void* const ptr_;

@@ -185,8 +185,8 @@ CUresult import_fd(int fd, uint64_t* handle) {
   auto m = std::make_shared<Physical>();
   m->fd = own;
   m->size = size;
-  // What an imported handle reads back (driver 580): the exporter's type
-  // and location, no handle types of its own.
+  // What an imported handle reads back (driver 580): a pinned allocation
+  // of device 0's, with no handle types of its own.
   m->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   m->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   m->prop.location.id = 0;
