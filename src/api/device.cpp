@@ -4,6 +4,7 @@
 
 #include "api/common.h"
 #include "core/allocator.h"
+#include "core/array.h"
 #include "exec/scheduler.h"
 
 using namespace cucpu;
@@ -82,6 +83,19 @@ static CUresult impl_cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
 }
 
 static CUresult impl_cuDeviceGetAttribute(int* pi, const CUdevice_attribute& attrib, CUdevice dev) { return attribute(pi, api::raw_enum(attrib), dev); }
+
+// The elements a 1D linear texture of this element may hold: driver 580
+// answers 2^30, or 4 GiB of elements where that is fewer.
+static CUresult impl_cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const CUarray_format& format,
+                                                        unsigned numChannels, CUdevice dev) {
+  if (!maxWidthInElements) return CUDA_ERROR_INVALID_VALUE;
+  if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  const size_t elem = format_bytes(api::raw_enum(format)) * numChannels;
+  if (elem == 0 || (numChannels != 1 && numChannels != 2 && numChannels != 4)) return CUDA_ERROR_INVALID_VALUE;
+  const size_t by_bytes = (size_t{1} << 32) / elem;
+  *maxWidthInElements = by_bytes < (size_t{1} << 30) ? by_bytes : size_t{1} << 30;
+  return CUDA_SUCCESS;
+}
 
 // The pre-3.0 property block, read from the attributes it names.
 static CUresult impl_cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {

@@ -4,6 +4,7 @@
 // remembered, and reported back. A prefetch is a stream op: the location it
 // records is reported once the stream reaches it.
 #include <cstring>
+#include <vector>
 
 #include "api/common.h"
 #include "core/allocation.h"
@@ -97,6 +98,53 @@ CUresult prefetch(NullStream ns, CUdeviceptr p, size_t n, const CUmemLocation& w
   }));
   return CUDA_SUCCESS;
 }
+// The batched forms (CUDA 13). Every range and location is checked before
+// anything is enqueued (driver 580: INVALID_VALUE for any bad one);
+// location j applies from operation loc_idxs[j] on (the first at 0, each
+// later one further on). One stream op records the prefetches. A discard
+// leaves the bytes as they are (their contents become undefined; driver
+// 580 leaves them too), so it enqueues nothing.
+CUresult batch(NullStream ns, CUdeviceptr* dptrs, size_t* sizes, size_t count, const CUmemLocation* locs,
+               const size_t* loc_idxs, size_t nlocs, unsigned long long flags, CUstream h, bool prefetches) {
+  Stream* s;
+  if (CUresult r = stream_handle(h, ns, &s)) return r;
+  if (!dptrs || !sizes || count == 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<Location> where;
+  if (prefetches) {
+    if (!locs || !loc_idxs || nlocs == 0 || nlocs > count || loc_idxs[0] != 0) return CUDA_ERROR_INVALID_VALUE;
+    where.resize(nlocs);
+    for (size_t j = 0; j < nlocs; ++j) {
+      if (j > 0 && (loc_idxs[j] <= loc_idxs[j - 1] || loc_idxs[j] >= count)) return CUDA_ERROR_INVALID_VALUE;
+      if (read_location(locs[j], &where[j]) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  std::vector<std::pair<uintptr_t, Location>> records;
+  size_t j = 0;
+  for (size_t i = 0; i < count; ++i) {
+    Allocation a;
+    if (managed_range(dptrs[i], sizes[i], &a) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
+    if (!prefetches) continue;
+    if (j + 1 < nlocs && loc_idxs[j + 1] == i) ++j;
+    records.emplace_back(a.base, where[j]);
+  }
+  Route route;  // not captured into graphs here, as a single prefetch
+  if (CUresult r = refuse_during_capture(s, &route)) return r;
+  if (prefetches)
+    s->enqueue(new FunctionOp([records = std::move(records)] {
+      for (const auto& [base, loc] : records)
+        Registry::instance().update(base, [&](Allocation& m) { m.last_prefetch = loc; });
+    }));
+  return CUDA_SUCCESS;
+}
+CUresult prefetch_batch(NullStream ns, CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* locs,
+                        size_t* loc_idxs, size_t nlocs, unsigned long long flags, CUstream h) {
+  return batch(ns, dptrs, sizes, count, locs, loc_idxs, nlocs, flags, h, true);
+}
+CUresult discard_batch(NullStream ns, CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags,
+                       CUstream h) {
+  return batch(ns, dptrs, sizes, count, nullptr, nullptr, 0, flags, h, false);
+}
+
 CUresult prefetch_v1(NullStream ns, CUdeviceptr p, size_t n, CUdevice dst, CUstream h) {
   return prefetch(ns, p, n, from_device(dst), 0, h);
 }
