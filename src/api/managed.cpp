@@ -131,8 +131,8 @@ CUresult batch(NullStream ns, CUdeviceptr* dptrs, size_t* sizes, size_t count, c
   if (CUresult r = refuse_during_capture(s, &route)) return r;
   if (prefetches)
     s->enqueue(new FunctionOp([records = std::move(records)] {
-      for (const auto& [base, loc] : records)
-        Registry::instance().update(base, [&](Allocation& m) { m.last_prefetch = loc; });
+      for (const auto& record : records)
+        Registry::instance().update(record.first, [&](Allocation& m) { m.last_prefetch = record.second; });
     }));
   return CUDA_SUCCESS;
 }
