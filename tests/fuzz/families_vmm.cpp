@@ -99,6 +99,38 @@ void fam_vmm(Reader& r) {
   API(cuMemRelease, r.one_in(8) ? h : r.u64());  // released: refused
 }
 
+// CUDA 13's batched prefetch and discard over managed memory of the
+// family's own, any argument perturbed, then freed.
+void fam_prefetch_batch(Reader& r) {
+  CUdeviceptr m[3] = {};
+  const size_t n = 1 + r.below(3);
+  for (size_t i = 0; i < n; ++i)
+    if (API(cuMemAllocManaged, &m[i], size_t{65536}, static_cast<unsigned>(CU_MEM_ATTACH_GLOBAL)) != CUDA_SUCCESS) m[i] = 0;
+  CUdeviceptr ptrs[3];
+  size_t sizes[3];
+  for (size_t i = 0; i < 3; ++i) {
+    ptrs[i] = r.one_in(8) ? static_cast<CUdeviceptr>(r.u64()) : m[i % n] + r.below(64);
+    sizes[i] = r.one_in(8) ? r.size() : 1 + r.below(4096);
+  }
+  CUmemLocation locs[2];
+  for (auto& l : locs) {
+    l.type = static_cast<CUmemLocationType>(r.one_in(4) ? r.enum_range(0, 4) : CU_MEM_LOCATION_TYPE_DEVICE);
+    l.id = r.one_in(8) ? static_cast<int>(r.u32()) : 0;
+  }
+  size_t idx[2] = {r.one_in(8) ? r.below(4) : 0u, 1 + r.below(3)};
+  const size_t count = r.one_in(8) ? 0 : 1 + r.below(3);
+  const size_t nlocs = r.below(3);  // at most the two locations held here
+  const unsigned long long flags = r.one_in(8) ? r.u64() : 0;
+  switch (r.below(3)) {
+    case 0: API(cuMemPrefetchBatchAsync, ptrs, sizes, count, locs, idx, nlocs, flags, g_pool.pick_stream(r)); break;
+    case 1: API(cuMemDiscardBatchAsync, ptrs, sizes, count, flags, g_pool.pick_stream(r)); break;
+    default: API(cuMemDiscardAndPrefetchBatchAsync, ptrs, sizes, count, locs, idx, nlocs, flags, g_pool.pick_stream(r)); break;
+  }
+  sem_release_all();  // the frees below synchronize
+  for (size_t i = 0; i < n; ++i)
+    if (m[i]) API(cuMemFree_v2, m[i]);
+}
+
 namespace {
 void CUDA_CB noop_destroy(void*) {}
 }  // namespace

@@ -55,6 +55,7 @@ const Family kFamilies[] = {
     {"misc", fam_misc},
     {"vmm", fam_vmm},
     {"user_object", fam_user_object},
+    {"prefetch_batch", fam_prefetch_batch},
 };
 const size_t kFamilyCount = sizeof kFamilies / sizeof kFamilies[0];
 

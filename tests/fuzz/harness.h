@@ -426,6 +426,7 @@ void fam_sync(Reader& r);
 void fam_misc(Reader& r);
 void fam_vmm(Reader& r);
 void fam_user_object(Reader& r);
+void fam_prefetch_batch(Reader& r);
 
 }  // namespace fz
 
