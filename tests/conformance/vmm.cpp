@@ -372,3 +372,25 @@ CONF_TEST(VmmMappingsServeStreamsAndKernels) {
   EXPECT_TRUE(back[first - 1] == 0 && back[first] == 41 && back[first + n - 1] == 41 && back[first + n] == 0);
   ASSERT_CU(cuStreamDestroy(s));
 }
+
+// A kernel that writes memory a mapping grants only reads faults the launch
+// (a child process: the fault is sticky); the synchronization reports it.
+CONF_TEST(FaultChildVmmReadOnlyWrite) {
+  if (!kt::in_fault_child()) throw conf::Skip{"runs in a child process of VmmKernelWriteToReadOnlyMappingFaults"};
+  const size_t g = granularity();
+  Mapped m(1, 1, true);
+  CUmemAccessDesc ro = access_of(CU_MEM_ACCESS_FLAGS_PROT_READ);
+  ASSERT_CU(cuMemSetAccess(m.p, g, &ro, 1));
+  kt::Module mod("ptx/checked.sm90.ptx");
+  int value = 7, n = 64;
+  void* args[] = {&m.p, &value, &n};
+  ASSERT_CU(cuLaunchKernel(mod.fn("fill"), 1, 1, 1, 64, 1, 1, 0, nullptr, args, nullptr));
+  const CUresult r = cuCtxSynchronize();
+  conf::info("vmm_read_only_kernel_write", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+}
+
+CONF_TEST(VmmKernelWriteToReadOnlyMappingFaults) {
+  if (kt::in_fault_child()) throw conf::Skip{"the parent of FaultChildVmmReadOnlyWrite"};
+  kt::run_in_child("FaultChildVmmReadOnlyWrite");
+}
