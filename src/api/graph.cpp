@@ -380,6 +380,13 @@ static CUresult impl_cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode n
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   return exec_set(e, n, NodeKind::kMemset, node_params<NodeKind::kMemset>(*p));
 }
+static CUresult impl_cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) {
+  GraphExec* e = rt().execs.live(hGraphExec);
+  Node* n = node_of(hNode);
+  Graph* g = graph_of(childGraph);
+  if (!e || !n || !g) return CUDA_ERROR_INVALID_VALUE;
+  return e->set_child_params(n, *g);
+}
 static CUresult impl_cuGraphExecEventRecordNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) { return exec_set(e, n, NodeKind::kEventRecord, node_params<NodeKind::kEventRecord>(ev)); }
 static CUresult impl_cuGraphExecEventWaitNodeSetEvent(CUgraphExec e, CUgraphNode n, CUevent ev) { return exec_set(e, n, NodeKind::kEventWait, node_params<NodeKind::kEventWait>(ev)); }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <unordered_map>
 
 #include "copy/copy_plan.h"
 #include "core/check.h"
@@ -435,6 +436,56 @@ CUresult GraphExec::set_params(const Node* n, const NodeParams& p) {
     return CUDA_SUCCESS;
   }
   return CUDA_ERROR_INVALID_VALUE;
+}
+
+namespace {
+// Pairs each node of `old` that is no child graph with the node of `fresh`
+// at its position, child graphs recursively; false when the two differ in
+// node count, kinds or edges.
+bool pair_nodes(const Graph& old, const Graph& fresh, std::vector<std::pair<const Node*, const Node*>>* out) {
+  const auto& a = old.nodes();
+  const auto& b = fresh.nodes();
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i]->params.kind() != b[i]->params.kind() || a[i]->deps.size() != b[i]->deps.size()) return false;
+    for (size_t k = 0; k < a[i]->deps.size(); ++k)
+      if (a[i]->deps[k]->position != b[i]->deps[k]->position) return false;
+    if (a[i]->params.kind() != NodeKind::kChildGraph) {
+      out->emplace_back(a[i], b[i]);
+    } else if (!pair_nodes(*a[i]->params.child(), *b[i]->params.child(), out)) {
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+CUresult GraphExec::set_child_params(const Node* n, const Graph& fresh) {
+  if (n->params.kind() != NodeKind::kChildGraph || !n->params.child()) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<std::pair<const Node*, const Node*>> pairs;
+  if (!pair_nodes(*n->params.child(), fresh, &pairs)) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> g(mu_);
+  auto next = std::make_shared<ExecPlan>(*plan_);  // launches in flight keep the old plan
+  std::unordered_map<const Node*, uint32_t> made_from;
+  for (uint32_t i = 0; i < next->nodes.size(); ++i) made_from.emplace(next->nodes[i].origin, i);
+  bool resegment = false;
+  for (const auto& [old, nw] : pairs) {
+    auto it = made_from.find(old);
+    if (it == made_from.end()) return CUDA_ERROR_INVALID_VALUE;  // n is no node of the graph instantiated
+    ExecNode& e = next->nodes[it->second];
+    ExecNode replaced;
+    if (CUresult r = resolve(nw->params, &replaced)) return r;
+    if (e.kind == NodeKind::kKernel && replaced.kernel().fn->module->ctx != e.kernel().fn->module->ctx)
+      return CUDA_ERROR_INVALID_VALUE;
+    replaced.origin = e.origin;
+    replaced.dependents = std::move(e.dependents);
+    resegment = resegment || replaced.parallel != e.parallel;
+    e = std::move(replaced);
+  }
+  if (pairs.empty() && made_from.find(n) == made_from.end()) return CUDA_ERROR_INVALID_VALUE;  // an empty child
+  if (resegment) next->segment();
+  plan_ = std::move(next);
+  return CUDA_SUCCESS;
 }
 
 namespace {

@@ -103,6 +103,10 @@ class GraphExec {
   CUresult launch(Stream* s);
   // Replaces the parameters of the exec node made from `n`.
   CUresult set_params(const Node* n, const NodeParams& p);
+  // cuGraphExecChildGraphNodeSetParams: the nodes made from child-graph
+  // node `n`'s graph take the parameters of `fresh`'s nodes (the same
+  // topology, insertion order and kinds, child graphs within included).
+  CUresult set_child_params(const Node* n, const Graph& fresh);
   // cuGraphNodeSetEnabled / GetEnabled: kernel, memcpy and memset nodes.
   CUresult set_enabled(const Node* n, bool enabled);
   CUresult get_enabled(const Node* n, bool* enabled) const;

@@ -246,3 +246,69 @@ CONF_TEST(DisabledGraphNodeDoesNothingUntilEnabledAgain) {
   ASSERT_CU(cuGraphDestroy(g));
   ASSERT_CU(cuMemFree(buf));
 }
+
+namespace {
+// A graph of one memset node setting 64 bytes at d to `value`, inside
+// `depth` levels of child graphs.
+CUgraph memset_graph(CUdeviceptr d, unsigned value, int depth) {
+  CUgraph g;
+  if (cuGraphCreate(&g, 0) != CUDA_SUCCESS) throw conf::Failure{"cuGraphCreate"};
+  CUgraphNode n;
+  if (depth == 0) {
+    CUDA_MEMSET_NODE_PARAMS ms{};
+    ms.dst = d;
+    ms.value = value;
+    ms.elementSize = 1;
+    ms.width = 64;
+    ms.height = 1;
+    if (cuGraphAddMemsetNode(&n, g, nullptr, 0, &ms, conf::primary()) != CUDA_SUCCESS) throw conf::Failure{"memset node"};
+  } else {
+    CUgraph inner = memset_graph(d, value, depth - 1);
+    if (cuGraphAddChildGraphNode(&n, g, nullptr, 0, inner) != CUDA_SUCCESS) throw conf::Failure{"child node"};
+    cuGraphDestroy(inner);
+  }
+  return g;
+}
+}  // namespace
+
+// An instantiated child graph node takes new parameters from a graph of
+// the same shape, child graphs within it included; another shape is refused.
+CONF_TEST(GraphExecChildGraphNodeTakesParametersFromAGraphOfItsShape) {
+  CUdeviceptr d;
+  ASSERT_CU(cuMemAlloc(&d, 64));
+  CUgraph g, sub = memset_graph(d, 1, 1);
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUgraphNode child, other;
+  ASSERT_CU(cuGraphAddChildGraphNode(&child, g, nullptr, 0, sub));
+  CUDA_HOST_NODE_PARAMS hp{[](void*) {}, nullptr};
+  ASSERT_CU(cuGraphAddHostNode(&other, g, &child, 1, &hp));
+  CUgraphExec e;
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  unsigned char out[64];
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  ASSERT_CU(cuMemcpyDtoH(out, d, 64));
+  EXPECT_TRUE(out[0] == 1 && out[63] == 1);
+  CUgraph fresh = memset_graph(d, 2, 1);
+  ASSERT_CU(cuGraphExecChildGraphNodeSetParams(e, child, fresh));
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  ASSERT_CU(cuMemcpyDtoH(out, d, 64));
+  EXPECT_TRUE(out[0] == 2 && out[63] == 2);
+  CUgraph deeper = memset_graph(d, 3, 2);  // one level more: another shape
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphExecChildGraphNodeSetParams(e, child, deeper));
+  CUgraph flat = memset_graph(d, 3, 0);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphExecChildGraphNodeSetParams(e, child, flat));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphExecChildGraphNodeSetParams(e, other, fresh));  // no child node
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphExecChildGraphNodeSetParams(e, child, nullptr));
+  ASSERT_CU(cuGraphLaunch(e, s));  // the refused calls changed nothing
+  ASSERT_CU(cuStreamSynchronize(s));
+  ASSERT_CU(cuMemcpyDtoH(out, d, 64));
+  EXPECT_TRUE(out[0] == 2);
+  for (CUgraph x : {sub, fresh, deeper, flat, g}) ASSERT_CU(cuGraphDestroy(x));
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuMemFree(d));
+}
