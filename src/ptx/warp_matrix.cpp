@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 namespace cucpu::ptx {
 
@@ -136,8 +135,9 @@ void resolve_wmma(const CutSite& site, uint64_t* const in[32], uint64_t* const o
     if (integer) return static_cast<int32_t>(v);
     return as_f32(v);
   };
-  std::vector<double> a(static_cast<size_t>(d.m * d.k)), bm(static_cast<size_t>(d.k * d.n)),
-      c(static_cast<size_t>(d.m * d.n));
+  // The largest tiles: A or B of 512 elements (32 x 16), C of 256. On the
+  // stack: a cut runs once per warp and product, so no allocation here.
+  double a[512] = {}, bm[512] = {}, c[256] = {};
   for (int l = 0; l < 32; ++l) {
     const uint64_t* x = in[l];
     if (!x) continue;
