@@ -9,5 +9,5 @@ deps="${BENCH_DEPS:-$PWD/.bench-deps}"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 g++ -O3 -march=native -std=c++17 -c bench/hand_kernels.cpp -o /tmp/hand_kernels.o || exit 1
 exec g++ -O2 -std=c++17 -I"$cuda/include" -I"$deps/include" -Ibench bench/stream_bench.cpp bench/copy_bench.cpp \
-  bench/graph_bench.cpp bench/kernel_bench.cpp bench/kernel_throughput_bench.cpp /tmp/hand_kernels.o -o "$1" \
+  bench/graph_bench.cpp bench/kernel_bench.cpp bench/kernel_throughput_bench.cpp bench/green_bench.cpp /tmp/hand_kernels.o -o "$1" \
   -L"$cuda/lib64/stubs" -L"$deps/lib" -lbenchmark -lcuda -lpthread

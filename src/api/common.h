@@ -56,10 +56,20 @@ inline CUresult ctx_handle(CUcontext h, Context** out) {
   return CUDA_SUCCESS;
 }
 
+// A stream handle: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the
+// current context's default streams. A converted green context has no
+// per-thread stream: CU_STREAM_PER_THREAD is INVALID_HANDLE under it (the
+// stream chapter, cuStreamGetCtx_v2), and a NULL handle of a per-thread
+// entry point names its default stream.
 inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
   if (h == nullptr || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
     Context* c;
     if (CUresult r = current_ctx(&c)) return r;
+    if (c->green) [[unlikely]] {
+      if (h == CU_STREAM_PER_THREAD) return CUDA_ERROR_INVALID_HANDLE;
+      *out = c->legacy_stream();
+      return CUDA_SUCCESS;
+    }
     bool per_thread = h == CU_STREAM_PER_THREAD || (h == nullptr && null_means == NullStream::kPerThread);
     *out = per_thread ? c->per_thread_stream() : c->legacy_stream();
     return CUDA_SUCCESS;
@@ -70,6 +80,12 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
   *out = s;
   return s->ctx->sticky_error();
 }
+
+// A stream priority clamped to the range cuCtxGetStreamPriorityRange reports.
+int clamp_stream_priority(int priority);
+// Makes a stream of `c` (cuStreamCreate*, cuGreenCtxStreamCreate; flags
+// already checked). CONTEXT_IS_DESTROYED when `c` is destroyed meanwhile.
+CUresult new_stream(Context* c, unsigned flags, int priority, CUstream* out);
 
 // Whether work on `s` may have to become a node (or be refused) rather than
 // run: it captures, or is the legacy stream while a blocking stream of its

@@ -8,6 +8,7 @@
 #include "core/capture.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/green_context.h"
 #include "core/primary_context.h"
 #include "core/module.h"
 
@@ -37,7 +38,7 @@ CUresult create(CUcontext* pctx, unsigned flags, CUdevice dev) {
 CUresult destroy(CUcontext h) {
   Context* c;
   if (CUresult r = api::ctx_handle(h, &c)) return r;
-  if (c->primary) return CUDA_ERROR_INVALID_CONTEXT;
+  if (c->primary || c->green) return CUDA_ERROR_INVALID_CONTEXT;  // cuDevicePrimaryCtxRelease / cuGreenCtxDestroy end those
   if (!rt().contexts.try_kill(c)) return CUDA_ERROR_INVALID_CONTEXT;  // another thread destroyed it first
   if (current_context() == c) context_stack::pop();
   tear_down(c);
@@ -45,9 +46,19 @@ CUresult destroy(CUcontext h) {
   return CUDA_SUCCESS;
 }
 
+// A context to make current: a live one, or the converted context of a
+// destroyed green context, which driver 580 still makes current (calls
+// under it then answer CONTEXT_IS_DESTROYED; its slot is never reused).
+CUresult current_candidate(CUcontext h, Context** out) {
+  const CUresult r = api::ctx_handle(h, out);
+  if (r != CUDA_ERROR_CONTEXT_IS_DESTROYED || destroyed_converted_device(h) < 0) return r;
+  *out = reinterpret_cast<Context*>(h);
+  return CUDA_SUCCESS;
+}
+
 CUresult push(CUcontext h) {
   Context* c;
-  if (CUresult r = api::ctx_handle(h, &c)) return r;
+  if (CUresult r = current_candidate(h, &c)) return r;
   context_stack::push(c);
   return CUDA_SUCCESS;
 }
@@ -105,7 +116,7 @@ static CUresult impl_cuCtxSetCurrent(CUcontext ctx) {
     return CUDA_SUCCESS;
   }
   Context* c;
-  if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+  if (CUresult r = current_candidate(ctx, &c)) return r;
   context_stack::set_top(c);
   return CUDA_SUCCESS;
 }
@@ -119,7 +130,13 @@ static CUresult impl_cuCtxGetCurrent(CUcontext* pctx) {
 static CUresult impl_cuCtxGetDevice(CUdevice* device) {
   if (!device) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
-  if (CUresult r = api::current_ctx(&c)) return r;
+  if (CUresult r = api::current_ctx(&c)) {
+    // A destroyed green context's converted context still has its device (driver 580).
+    const int d = r == CUDA_ERROR_CONTEXT_IS_DESTROYED ? destroyed_converted_device(current_context()) : -1;
+    if (d < 0) return r;
+    *device = d;
+    return CUDA_SUCCESS;
+  }
   *device = c->device->ordinal;
   return CUDA_SUCCESS;
 }
@@ -193,7 +210,8 @@ static CUresult impl_cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
   if (!version) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (ctx) {
-    if (CUresult r = api::ctx_handle(ctx, &c)) return r;
+    if (CUresult r = api::ctx_handle(ctx, &c))
+      return r == CUDA_ERROR_CONTEXT_IS_DESTROYED && destroyed_converted_device(ctx) >= 0 ? CUDA_ERROR_INVALID_CONTEXT : r;
   } else if (CUresult r = api::current_ctx(&c)) {
     return r;
   }

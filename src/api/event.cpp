@@ -16,7 +16,7 @@ CUresult create(CUevent* out, unsigned flags) {
   if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
-  *out = reinterpret_cast<CUevent>(rt().events.create(c, flags));
+  *out = reinterpret_cast<CUevent>(rt().events.create(c->owner, flags));
   return CUDA_SUCCESS;
 }
 
@@ -35,7 +35,7 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
   if (flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(hs, ns, &s)) return r;
-  if (s->ctx != e->ctx) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->ctx->owner != e->ctx) return CUDA_ERROR_INVALID_HANDLE;
   Route route;
   if (CUresult r = capture_record(e, s, flags, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;

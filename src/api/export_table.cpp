@@ -124,8 +124,9 @@ const void* const tools_tls[3] = {size_slot(3), fn(quiet_slot<kTls, 1>), fn(quie
 
 CUresult storage_context(CUcontext h, Context** out) {
   if (!h) {
-    *out = current_context();
-    return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    Context* c = current_context();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    h = reinterpret_cast<CUcontext>(c);  // checked: a destroyed one may still be current
   }
   return api::ctx_handle(h, out);
 }

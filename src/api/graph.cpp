@@ -137,7 +137,7 @@ CUresult launch(NullStream ns, CUgraphExec he, CUstream h) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  if (s->ctx != e->ctx) return CUDA_ERROR_INVALID_VALUE;
+  if (s->ctx->owner != e->ctx) return CUDA_ERROR_INVALID_VALUE;
   // Driver 580 refuses a graph launch into a capturing stream
   // (STREAM_CAPTURE_UNSUPPORTED) and invalidates the capture.
   Route route;

@@ -65,7 +65,7 @@ CUresult launch(NullStream ns, const Launch& a) {
   Function* f;
   const ptx::Kernel* k;
   if (CUresult r = api::loaded_function(a.f, &f, &k, s->ctx)) return r;
-  if (s->ctx != f->module->ctx) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->ctx->owner != f->module->ctx) return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult r = check_launch_shape(*f, *k, a.shape)) return r;
   if (a.cooperative) {
     if (CUresult r = check_cooperative(f, k, a.shape)) return r;

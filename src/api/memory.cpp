@@ -127,7 +127,7 @@ CUresult host_register(void* p, size_t bytes, unsigned flags) {
   a.base = base;
   a.size = bytes;
   a.kind = MemKind::kRegistered;
-  a.ctx = c;
+  a.ctx = c->owner;
   a.flags = flags;
   // Any overlap with memory already registered or allocated, checked under
   // the registry's lock (two threads registering one range: one wins).

@@ -3,33 +3,48 @@
 #include "api/common.h"
 #include "core/allocation.h"
 #include "core/check.h"
+#include "core/context_work.h"
 #include "core/event.h"
 #include "core/ops.h"
 
 using namespace cucpu;
 using api::NullStream;
 
+namespace cucpu::api {
+// cuCtxGetStreamPriorityRange: 0 (least) to -5 (greatest).
+int clamp_stream_priority(int p) { return p > 0 ? 0 : p < -5 ? -5 : p; }
+
+CUresult new_stream(Context* c, unsigned flags, int priority, CUstream* out) {
+  // A green context's streams are all non-blocking (driver 580 reports
+  // CU_STREAM_NON_BLOCKING for cuStreamCreate(0) under its converted context).
+  if (c->green) flags |= CU_STREAM_NON_BLOCKING;
+  Stream* s = rt().streams.create(c, StreamKind::kRegular, flags, clamp_stream_priority(priority));
+  if (!c->link_stream(s)) {
+    rt().streams.kill(s);
+    s->drop_handle();
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  }
+  if (c->green) join_context_waits(c, s);
+  *out = reinterpret_cast<CUstream>(s);
+  return CUDA_SUCCESS;
+}
+}  // namespace cucpu::api
+
 namespace {
-
-constexpr int kLeastPriority = 0;
-constexpr int kGreatestPriority = -5;
-
-int clamp_priority(int p) { return p > kLeastPriority ? kLeastPriority : p < kGreatestPriority ? kGreatestPriority : p; }
 
 CUresult create(CUstream* out, unsigned flags, int priority) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   if (flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
-  Stream* s = rt().streams.create(c, StreamKind::kRegular, flags, clamp_priority(priority));
-  c->link_stream(s);
-  *out = reinterpret_cast<CUstream>(s);
-  return CUDA_SUCCESS;
+  return api::new_stream(c, flags, priority, out);
 }
 
 CUresult destroy(CUstream h) {
   Stream* s = rt().streams.live(h);
   if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
+  // A stream left in a destroyed green context stays (the driver's documented leak).
+  if (rt().contexts.state(s->ctx) != HandleState::kLive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   if (!rt().streams.try_kill(s)) return CUDA_ERROR_INVALID_HANDLE;  // another thread destroyed it first
   capture_stream_destroyed(s);
   // Pending work still runs; the stream lives until it is done.
@@ -98,11 +113,21 @@ CUresult get_ctx(NullStream ns, CUstream h, CUcontext* pctx) {
 }
 
 CUresult get_ctx_v2(NullStream ns, CUstream h, CUcontext* pctx, CUgreenCtx* pgreen) {
-  if (!pctx || !pgreen) return CUDA_ERROR_INVALID_VALUE;
+  if (!pctx && !pgreen) return CUDA_ERROR_INVALID_VALUE;  // either alone is fine (driver 580)
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  *pctx = reinterpret_cast<CUcontext>(s->ctx);
-  *pgreen = nullptr;  // cucpu has no green contexts
+  // A green context's stream: the green context, and its device's primary
+  // context (the stream chapter), not the converted context.
+  if (pctx) *pctx = reinterpret_cast<CUcontext>(s->ctx->owner);
+  if (pgreen) *pgreen = reinterpret_cast<CUgreenCtx>(s->ctx->green);
+  return CUDA_SUCCESS;
+}
+
+CUresult get_green_ctx(NullStream ns, CUstream h, CUgreenCtx* pgreen) {
+  if (!pgreen) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s;
+  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
+  *pgreen = reinterpret_cast<CUgreenCtx>(s->ctx->green);
   return CUDA_SUCCESS;
 }
 
@@ -149,7 +174,7 @@ CUresult set_attribute(NullStream ns, CUstream h, const CUstreamAttrID& attr, co
       s->attrs.sync_policy = api::raw_enum(v->syncPolicy);
       break;
     case CU_LAUNCH_ATTRIBUTE_PRIORITY:
-      s->priority.store(clamp_priority(v->priority));
+      s->priority.store(api::clamp_stream_priority(v->priority));
       break;
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
       if (v->memSyncDomainMap.default_ >= 4 || v->memSyncDomainMap.remote >= 4) return CUDA_ERROR_INVALID_VALUE;

@@ -32,7 +32,7 @@ CUresult allocate(Context* c, size_t bytes, MemKind kind, unsigned flags, void**
   a.base = reinterpret_cast<uintptr_t>(p);
   a.size = bytes;
   a.kind = kind;
-  a.ctx = c;
+  a.ctx = c->owner;
   a.flags = flags;
   if (kind == MemKind::kManaged) a.attach_flags = flags;
   a.pool = pool;

@@ -64,6 +64,10 @@ bool node_in(const Graph* g, const Node* n) {
   return live && live->graph == g;
 }
 
+// The legacy stream is never captured, except a converted green context's
+// default stream, which driver 580 captures as any other.
+bool never_captured(const Stream* s) { return s->kind == StreamKind::kLegacy && !s->ctx->green; }
+
 bool legacy_blocked(Stream* s) {
   return s->kind == StreamKind::kLegacy && s->ctx->blocking_captures.load(std::memory_order_acquire) > 0;
 }
@@ -109,7 +113,7 @@ CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, 
   int m;
   std::memcpy(&m, &mode, sizeof m);
   if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
-  if (s->kind == StreamKind::kLegacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (never_captured(s)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::lock_guard<std::mutex> g(capture_mu());
   if (s->cap.seq) return CUDA_ERROR_ILLEGAL_STATE;
   if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
@@ -263,6 +267,18 @@ CUresult captured_event_use(Event* e, bool sync) {
   return CUDA_ERROR_CAPTURED_EVENT;
 }
 
+CUresult capture_refuse_captured_event(Event* e) {
+  if (!e->cap_set.load(std::memory_order_acquire)) return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> g(capture_mu());
+  CaptureSequence* seq = e->cap.seq;
+  for (CaptureSequence* q : g_sequences) {
+    if (q != seq || q->id != e->cap.seq_id) continue;
+    q->invalidated = true;
+    return CUDA_ERROR_CAPTURED_EVENT;
+  }
+  return CUDA_SUCCESS;
+}
+
 // CU_EVENT_RECORD_EXTERNAL / CU_EVENT_WAIT_EXTERNAL in capture: an event node.
 CUresult capture_event_node(Stream* s, NodeKind kind, Event* e, Route* route) {
   NodeParams p;
@@ -309,7 +325,7 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
   CaptureSequence* sseq = s->cap.seq;
   if (!sseq) {
     if (!live) return CUDA_SUCCESS;  // raced with the end of the capture
-    if (s->kind == StreamKind::kLegacy) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    if (never_captured(s)) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     std::vector<Node*> nodes;
     for (Node* n : e->cap.nodes)
       if (node_in(eseq->graph, n)) nodes.push_back(n);  // skip nodes destroyed since the record

@@ -91,6 +91,9 @@ void capture_forget_event(Event* e);
 // the capture (driver 580); a sync once it is invalidated, or either call
 // once that capture has ended: INVALID_VALUE.
 CUresult captured_event_use(Event* e, bool sync);
+// A context-wide wait (cuGreenCtxWaitEvent) on an event last recorded in a
+// live capture: the capture is invalidated, CAPTURED_EVENT (driver 580).
+CUresult capture_refuse_captured_event(Event* e);
 // Operations that may not run while the stream captures (query, sync).
 CUresult capture_forbid_on_stream(Stream* s);
 // Live capture sequences in the process (a relaxed hint for fast paths: a

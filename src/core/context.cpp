@@ -6,6 +6,7 @@
 #include "core/capture.h"
 #include "core/runtime.h"
 #include "core/stream.h"
+#include "exec/scheduler.h"
 
 namespace cucpu {
 namespace {
@@ -31,9 +32,19 @@ std::vector<Context*> g_contexts;  // guarded by g_contexts_mu
 }  // namespace
 
 Context::Context(Device* dev, unsigned flags, bool primary)
+    : Context(dev, flags, primary, nullptr, this, &Scheduler::instance()) {}
+
+Context::Context(Device* dev, unsigned flags, GreenContext* green, Context* owner, Scheduler* pool)
+    : Context(dev, flags, false, green, owner, pool) {}
+
+Context::Context(Device* dev, unsigned flags, bool primary, GreenContext* green, Context* owner, Scheduler* pool)
     : device(dev), primary(primary),
-      id(rt().next_ctx_id.fetch_add(1, std::memory_order_relaxed)), flags(flags) {
-  legacy_ = rt().streams.create(this, StreamKind::kLegacy, 0u, 0);
+      id(rt().next_ctx_id.fetch_add(1, std::memory_order_relaxed)), flags(flags),
+      green(green), owner(owner), pool(pool) {
+  // A converted green context's default stream is non-blocking, as all its
+  // streams are (driver 580 reports CU_STREAM_NON_BLOCKING for it).
+  legacy_ = rt().streams.create(this, StreamKind::kLegacy, green ? unsigned{CU_STREAM_NON_BLOCKING} : 0u, 0);
+  if (owner != this) owner->link_green_default(legacy_);
   reset_limits();
   std::lock_guard<std::mutex> g(g_contexts_mu);
   g_contexts.push_back(this);
@@ -56,13 +67,76 @@ Context::~Context() {
     g_contexts.erase(std::find(g_contexts.begin(), g_contexts.end(), this));
   }
   shut_down();
+  if (owner != this) owner->unlink_green_default(legacy_);
+  capture_stream_destroyed(legacy_);  // a green context's default stream may capture
   rt().streams.kill(legacy_);
   legacy_->drop_handle();
+  if (Stream* m = markers_.load(std::memory_order_acquire)) {
+    // Its markers wait only for this context's streams, drained above.
+    m->wait_idle();
+    rt().streams.kill(m);
+    m->drop_handle();
+  }
 }
 
-void Context::link_stream(Stream* s) {
+Stream* Context::marker_stream() {
+  if (Stream* m = markers_.load(std::memory_order_acquire)) return m;
+  Stream* made = rt().streams.create(this, StreamKind::kMarkers, static_cast<unsigned>(CU_STREAM_NON_BLOCKING), 0);
+  Stream* expected = nullptr;
+  if (markers_.compare_exchange_strong(expected, made, std::memory_order_acq_rel)) return made;
+  rt().streams.kill(made);
+  made->drop_handle();
+  return expected;
+}
+
+bool Context::link_stream(Stream* s) {
   std::lock_guard<std::mutex> g(streams_mu);
+  // Under streams_mu: a destroyer that kills the handle and then looks at
+  // the streams under the lock sees this stream, or this sees it dead.
+  if (rt().contexts.state(this) != HandleState::kLive) return false;
   streams_.push_back(s);
+  return true;
+}
+
+void Context::collect_legacy_predecessors(std::vector<OpRef>& out) {
+  std::lock_guard<std::mutex> g(streams_mu);
+  for (Stream* s : streams_)
+    if (s->blocking())
+      if (OpRef dep = s->last_pending_op()) out.push_back(std::move(dep));
+  for (Stream* s : green_defaults_)
+    if (OpRef dep = s->last_pending_op()) out.push_back(std::move(dep));
+}
+
+void Context::link_green_default(Stream* s) {
+  std::lock_guard<std::mutex> g(streams_mu);
+  green_defaults_.push_back(s);
+}
+
+void Context::unlink_green_default(Stream* s) {
+  std::lock_guard<std::mutex> g(streams_mu);
+  green_defaults_.erase(std::find(green_defaults_.begin(), green_defaults_.end(), s));
+}
+
+void Context::add_context_wait(OpRef op) {
+  std::lock_guard<std::mutex> g(streams_mu);
+  context_waits_.erase(std::remove_if(context_waits_.begin(), context_waits_.end(), [](const OpRef& w) { return w->done(); }),
+                       context_waits_.end());
+  context_waits_.push_back(std::move(op));
+}
+
+std::vector<OpRef> Context::pending_context_waits() {
+  std::vector<OpRef> out;
+  std::lock_guard<std::mutex> g(streams_mu);
+  for (const OpRef& w : context_waits_)
+    if (!w->done()) out.push_back(OpRef::share(w.get()));
+  return out;
+}
+
+bool Context::has_live_streams() {
+  std::lock_guard<std::mutex> g(streams_mu);
+  for (Stream* s : streams_)
+    if (s->kind == StreamKind::kRegular && rt().streams.state(s) == HandleState::kLive) return true;
+  return false;
 }
 
 void Context::unlink_stream(Stream* s) {
@@ -121,6 +195,12 @@ void wait_and_release(std::vector<std::pair<Stream*, uint64_t>>& targets) {
 CUresult Context::synchronize() {
   std::vector<std::pair<Stream*, uint64_t>> targets;
   collect_sync_targets(targets);
+  if (primary) {
+    // Its green contexts' work is its work too (driver 580).
+    std::lock_guard<std::mutex> g(g_contexts_mu);
+    for (Context* c : g_contexts)
+      if (c != this && c->owner == this) c->collect_sync_targets(targets);
+  }
   wait_and_release(targets);
   return sticky_error();
 }

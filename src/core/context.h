@@ -19,21 +19,37 @@
 #include "cuda.h"
 #include "core/context_storage.h"
 #include "core/runtime.h"
+#include "exec/op.h"
 
 namespace cucpu {
 
 class Stream;
+class GreenContext;
+class Scheduler;
 
 // Lines of its own: every call reads its sticky error.
 class alignas(64) Context {
  public:
   Context(Device* dev, unsigned flags, bool primary);
+  // The context cuCtxFromGreenCtx gives for `green`: a context of its own
+  // (its streams, its legacy stream, its sticky error) whose memory,
+  // modules and events are its device's primary context's, `owner`, and
+  // whose streams run on the green context's partition of the engine.
+  Context(Device* dev, unsigned flags, GreenContext* green, Context* owner, Scheduler* pool);
   ~Context();
 
   Device* const device;
   const bool primary;
   const uint64_t id;
   std::atomic<unsigned> flags;
+  // The green context this context was converted from, else null.
+  GreenContext* const green;
+  // Whose allocations, modules, events and graphs the ones made in this
+  // context are (what the driver's "same context" rules compare): the
+  // primary context for a converted context, else the context itself.
+  Context* const owner;
+  // The pool its streams' work runs on (exec/partition.h).
+  Scheduler* const pool;
 
   // Sticky error: set by a fault during asynchronous work, returned by every
   // later call that uses the context. CUDA_SUCCESS when none.
@@ -56,23 +72,45 @@ class alignas(64) Context {
   }
 
   Stream* legacy_stream() const { return legacy_; }
+  // The timeline of the markers that record the whole context's work in an
+  // event (core/context_work.h): made on first use, drained and destroyed
+  // with the context.
+  Stream* marker_stream();
   // The calling thread's per-thread default stream, created on first use.
   Stream* per_thread_stream();
 
   // Every non-legacy stream of the context, live or draining after destroy.
-  void link_stream(Stream* s);
+  // link_stream is false (nothing linked) once the context's handle is
+  // dead: a stream made while it is destroyed never joins it.
+  bool link_stream(Stream* s);
   void unlink_stream(Stream* s);
+  // What an op of the legacy stream waits for, each with a reference: the
+  // last pending op of every blocking stream, and of the default stream of
+  // every green context converted from this one (driver 580: the primary
+  // context's legacy stream waits for those; they do not wait for it).
+  void collect_legacy_predecessors(std::vector<OpRef>& out);
+  // A converted context's default stream joins (leaves) its owner's legacy
+  // predecessors for the converted context's life.
+  void link_green_default(Stream* s);
+  void unlink_green_default(Stream* s);
+  // Waits the whole context takes on (cuGreenCtxWaitEvent), which streams
+  // made later take on too while they are pending (core/context_work.h).
+  void add_context_wait(OpRef op);
+  std::vector<OpRef> pending_context_waits();
   template <class F>
   void for_each_stream(F&& f) {
     std::lock_guard<std::mutex> g(streams_mu);
     for (Stream* s : streams_) f(s);
   }
 
-  // Waits until every op enqueued in this context before the call is done.
+  // Waits until every op enqueued in this context before the call is done
+  // (for a primary context, in its green contexts' converted contexts too).
   CUresult synchronize();
   // Destroys the context's streams (their handles die) after draining them,
   // ending any capture they take part in.
   void shut_down();
+  // Whether any stream the user made in this context still has its handle.
+  bool has_live_streams();
 
   std::shared_mutex order_mu;
   std::mutex streams_mu;
@@ -93,8 +131,13 @@ class alignas(64) Context {
   std::vector<uint64_t> peers;  // guarded by peers_mu
 
  private:
+  Context(Device* dev, unsigned flags, bool primary, GreenContext* green, Context* owner, Scheduler* pool);
+
   Stream* legacy_ = nullptr;
+  std::atomic<Stream*> markers_{nullptr};
   std::vector<Stream*> streams_;  // guarded by streams_mu
+  std::vector<Stream*> green_defaults_;  // guarded by streams_mu
+  std::vector<OpRef> context_waits_;     // guarded by streams_mu; pruned as they complete
   std::condition_variable unlinked_;  // signalled (under streams_mu) when a stream leaves streams_
   std::vector<std::pair<uint64_t, Stream*>> per_thread_;  // thread key -> stream; guarded by streams_mu
   // Bumped by shut_down: a thread's cached per-thread stream of an earlier

@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/context.h"
 #include "core/copy_resolve.h"
 #include "core/graph.h"
 #include "base/small_vec.h"
@@ -94,7 +95,8 @@ struct ExecPlan {
 
 class GraphExec {
  public:
-  GraphExec(Context* ctx, uint64_t flags) : ctx(ctx), flags(flags) {}
+  // `ctx`: the context instantiating it; the exec belongs to its owner.
+  GraphExec(Context* ctx, uint64_t flags) : ctx(ctx->owner), flags(flags) {}
   Context* const ctx;
   const uint64_t flags;
 

@@ -97,6 +97,14 @@ class HandlePool {
     give_back(s);
   }
 
+  // Destroys the object and leaves its slot dead for good (never reused):
+  // for objects whose stale handles may be used for as long as the process
+  // lives (a converted green context that is some thread's current one).
+  void retire(T* obj) {
+    slot_of(obj)->cookie.store(kDead, std::memory_order_release);
+    obj->~T();
+  }
+
   HandleState state(const void* handle) const {
     auto addr = reinterpret_cast<uintptr_t>(handle);
     auto base = reinterpret_cast<uintptr_t>(slots_);

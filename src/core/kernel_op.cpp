@@ -201,7 +201,9 @@ uint64_t shape_key(uint64_t kind, const Function* f, const ptx::Dim3& g, const p
 // the block, and beyond that live on the heap.
 class KernelOp final : public Op {
  public:
-  KernelOp(Function* f, const LaunchShape& s) : f_(f), grid_(s.grid), block_(s.block), shared_(s.shared) {}
+  KernelOp(Function* f, const LaunchShape& s) : f_(f), grid_(s.grid), block_(s.block), shared_(s.shared) {
+    run_on_sms();
+  }
   ~KernelOp() override {
     if (param_bytes_ > kInline) ::operator delete[](heap(), std::align_val_t{16});
   }
@@ -246,9 +248,10 @@ static_assert(sizeof(KernelOp) <= OpPool::kBlockSize);
 // The end of a parallel launch, and the state its parts share.
 class KernelJoinOp final : public Op {
  public:
-  KernelJoinOp(Function* f, const ptx::LaunchConfig& cfg) : f(f), cfg(cfg) {
+  // `workers`: the pool's, which runs the launch.
+  KernelJoinOp(Function* f, const ptx::LaunchConfig& cfg, size_t workers) : f(f), cfg(cfg) {
     total_ = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
-    const size_t parts = std::min<uint64_t>(Scheduler::instance().worker_count(), total_);
+    const size_t parts = std::min<uint64_t>(workers, total_);
     chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
   }
   // What `keep` holds (a graph's plan) is let go once every part is done.
@@ -304,7 +307,7 @@ class KernelJoinOp final : public Op {
 // is one of the join's dependencies until it finishes.
 class KernelPartOp final : public Op {
  public:
-  explicit KernelPartOp(KernelJoinOp* join) : join_(join) {}
+  explicit KernelPartOp(KernelJoinOp* join) : join_(join) { run_on_sms(); }
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return join_->f->name() + shape_text(join_->cfg.grid, join_->cfg.block) + " part"; }
   uint64_t trace_name_key() const override { return shape_key(2, join_->f, join_->cfg.grid, join_->cfg.block); }
@@ -346,7 +349,7 @@ class KernelPartOp final : public Op {
 }  // namespace
 
 KernelGroup make_kernel_group(Function* f, const ptx::LaunchConfig& cfg, std::shared_ptr<const void> keep) {
-  auto* join = new KernelJoinOp(f, cfg);
+  auto* join = new KernelJoinOp(f, cfg, Scheduler::instance().worker_count());
   join->keep(std::move(keep));
   KernelGroup g;
   g.join = join;
@@ -366,7 +369,7 @@ namespace {
 // phase bit until every block has stopped (the context is failed anyway).
 class CooperativeKernelOp final : public Op {
  public:
-  CooperativeKernelOp(Function* f, const ptx::LaunchConfig& cfg) : f_(f), cfg_(cfg) {}
+  CooperativeKernelOp(Function* f, const ptx::LaunchConfig& cfg) : f_(f), cfg_(cfg) { run_on_sms(); }
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return f_->name() + shape_text(cfg_.grid, cfg_.block) + " cooperative"; }
   uint64_t trace_name_key() const override { return shape_key(3, f_, cfg_.grid, cfg_.block); }
@@ -446,9 +449,11 @@ void enqueue_kernel(Stream* s, Function* f, const LaunchShape& shape, const Para
     s->enqueue(op);
     return;
   }
-  auto* join = new KernelJoinOp(f, config_of(*f, shape));
+  auto* join = new KernelJoinOp(f, config_of(*f, shape), s->pool->worker_count());
   pack_params(e, src, join->own_params(e.param_bytes));
-  const size_t n = std::min<uint64_t>(Scheduler::instance().worker_count(), join->total());
+  // One part per worker of the pool the launch runs on (a green context's
+  // partition, or the shared pool).
+  const size_t n = std::min<uint64_t>(s->pool->worker_count(), join->total());
   Op* parts[64];
   std::vector<Op*> many;
   Op** list = parts;

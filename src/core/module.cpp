@@ -178,7 +178,7 @@ void Function::set_settings(const FuncSettings& s) {
 
 // --- Module -----------------------------------------------------------------
 
-Module::Module(Context* ctx, Library* lib) : ctx(ctx), library(lib) {
+Module::Module(Context* ctx, Library* lib) : ctx(ctx->owner), library(lib) {
   std::lock_guard<std::mutex> g(g_modules_mu);
   g_modules.push_back(this);
 }

@@ -26,6 +26,8 @@ struct Node;
 class GraphExec;
 class MemPool;
 class UserObject;
+class GreenContext;
+struct ResourceDesc;
 
 enum class LibState : int { kUninitialized, kReady, kTornDown };
 
@@ -77,6 +79,8 @@ struct Runtime {
   HandlePool<MemPool> mempools;
   HandlePool<TexObject> textures;  // texture and surface objects
   HandlePool<UserObject> user_objects;
+  HandlePool<GreenContext> greens;
+  HandlePool<ResourceDesc> resource_descs;
 };
 
 // The process's one runtime, made on first use. The fast path is a load:

@@ -14,7 +14,8 @@ namespace cucpu {
 
 Stream::Stream(Context* ctx, StreamKind kind, unsigned flags, int priority)
     : Timeline(priority, kind != StreamKind::kLegacy, rt().next_stream_id.fetch_add(1, std::memory_order_relaxed),
-               &ctx->sticky, &ctx->device->fault.value),  // what Context::sticky_error reads
+               &ctx->sticky, &ctx->device->fault.value,  // what Context::sticky_error reads
+               ctx->pool),
       ctx(ctx), kind(kind), flags(flags) {
   if (trace::on()) [[unlikely]] trace::name_timeline(this, describe());
 }
@@ -28,7 +29,7 @@ std::string Stream::describe() const {
 }
 
 void Stream::last_reference_dropped() {
-  if (kind != StreamKind::kLegacy) ctx->unlink_stream(this);
+  if (kind == StreamKind::kRegular || kind == StreamKind::kPerThread) ctx->unlink_stream(this);
   // Every op, including attach ops, has run: the association reverts.
   if (attached_.load(std::memory_order_acquire)) Registry::instance().detach_stream(id);
   rt().streams.release(this);
@@ -76,12 +77,7 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   if (kind == StreamKind::kLegacy) {
     std::unique_lock<std::shared_mutex> order(ctx->order_mu);
     link_in_stream();
-    ctx->for_each_stream([&](Stream* s) {
-      if (s->blocking()) {
-        OpRef dep = s->last_pending_op();
-        if (dep) legacy_deps.push_back(std::move(dep));
-      }
-    });
+    ctx->collect_legacy_predecessors(legacy_deps);
   } else if (blocking()) {
     std::shared_lock<std::shared_mutex> order(ctx->order_mu);
     link_in_stream();

@@ -33,7 +33,9 @@ namespace cucpu {
 
 class Context;
 
-enum class StreamKind { kRegular, kLegacy, kPerThread };
+// kMarkers: a context's own timeline of markers (Context::marker_stream),
+// which no handle names and nothing is ordered after.
+enum class StreamKind { kRegular, kLegacy, kPerThread, kMarkers };
 
 // Stream attributes other than priority (which lives on the stream itself).
 struct StreamAttributes {

@@ -202,6 +202,13 @@ class Op {
   // it. The caller must not touch the op afterwards.
   virtual void park() {}
 
+  // Kernel work (what a GPU runs on its SMs) runs on its timeline's pool,
+  // which is a green context's partition for its streams; all other work
+  // runs on the shared pool (exec/scheduler.h "Pools"). Set by the kernel
+  // ops' constructors.
+  bool on_sms() const { return on_sms_; }
+  void run_on_sms() { on_sms_ = true; }
+
   Timeline* timeline = nullptr;  // the timeline (stream) it is enqueued on; alive until the op is done (drop_handle)
   uint64_t seq = 0;          // position in the stream, assigned at enqueue
   int priority = 0;          // copy of the stream's priority (lower runs first)
@@ -236,6 +243,7 @@ class Op {
   std::atomic<int32_t> pending_{1};
   SpinLock lock_;
   bool deferred_ = false;            // see defer()
+  bool on_sms_ = false;              // see on_sms()
   // kNotDone, kWaitedFor (not done, and a thread may sleep in wait_done)
   // or kDone (final; written under lock_, or before the op is published). A
   // futex word.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "exec/partition.h"
 #include "exec/timeline.h"
 #include "exec/schedule.h"
 #include "exec/trace.h"
@@ -14,7 +15,10 @@ namespace cucpu {
 std::atomic<bool> g_op_hooks{false};
 std::atomic<OpRanHook> g_op_ran_hook{nullptr};
 namespace {
-thread_local bool t_is_worker = false;
+// The pool whose worker this thread is (null on other threads).
+thread_local Scheduler* t_pool = nullptr;
+// The shared pool, once made (before any timeline: each names its pool).
+Scheduler* g_shared = nullptr;
 // True while this thread runs a chain. A chain started inside another (an
 // op whose work submits a ready bookkeeping op: an API call made from a host
 // function) runs as on an API thread: it takes no part in the searching
@@ -28,15 +32,19 @@ int level_of(int priority) {
   return Scheduler::kPriorityLevels - 1 - level;  // queue 0 is served first
 }
 
-size_t configured_workers() {
-  if (const char* s = std::getenv("CUCPU_WORKERS")) {
-    long n = std::strtol(s, nullptr, 10);
-    if (n >= 1 && n <= 256) return static_cast<size_t>(n);
-  }
-  unsigned hw = std::thread::hardware_concurrency();
-  return hw < 2 ? 2 : hw;
-}
 }  // namespace
+
+size_t configured_workers() {
+  static const size_t n = [] {
+    if (const char* s = std::getenv("CUCPU_WORKERS")) {
+      long v = std::strtol(s, nullptr, 10);
+      if (v >= 1 && v <= static_cast<long>(kMaxWorkers)) return static_cast<size_t>(v);
+    }
+    unsigned hw = std::thread::hardware_concurrency();
+    return size_t{hw < 2 ? 2u : hw > kMaxWorkers ? static_cast<unsigned>(kMaxWorkers) : hw};
+  }();
+  return n;
+}
 
 // Why a queued op is always taken (no lost wake-up).
 //
@@ -85,19 +93,24 @@ size_t configured_workers() {
 Scheduler& Scheduler::instance() {
   // Leaked on purpose: workers may still be finishing ops while static
   // destructors of other translation units run.
-  static Scheduler* s = new Scheduler();
+  static Scheduler* s = g_shared = new Scheduler(configured_workers());
   return *s;
 }
 
-bool Scheduler::on_worker_thread() { return t_is_worker; }
+Scheduler* Scheduler::home_of(const Op* op) { return op->on_sms() ? op->timeline->pool : g_shared; }
+
+bool Scheduler::on_worker_thread() { return t_pool != nullptr; }
+
+Scheduler* Scheduler::current_pool() { return t_pool; }
+
+bool Scheduler::on_own_worker() const { return t_pool == this && !t_in_chain; }
 
 Scheduler::IdleState Scheduler::idle_state() {
   std::lock_guard<std::mutex> g(mu_);
   return {sleepers_, searching_.load(std::memory_order_seq_cst)};
 }
 
-Scheduler::Scheduler() {
-  size_t n = configured_workers();
+Scheduler::Scheduler(size_t n) {
   workers_.reserve(n);
   for (size_t i = 0; i < n; ++i) workers_.emplace_back([this] { worker_main(); });
   for (auto& w : workers_) w.detach();
@@ -110,6 +123,10 @@ Scheduler::~Scheduler() {
 }
 
 void Scheduler::push(Op* op) {
+  if (Scheduler* own = home_of(op); own != this) [[unlikely]] {
+    own->push(op);
+    return;
+  }
   // A spinning worker with nothing queued takes the op straight from the
   // hand-off slot: one cache line between the two threads instead of the
   // queue's lock, deque and counter. Priority order is kept: the slot is
@@ -184,7 +201,7 @@ void Scheduler::complete(Op* op) {
 void Scheduler::run_chain(Op* op) {
   // Only workers take non-trivial successors inline: trivial ops finishing
   // on an API thread, or inside an op's work, must not run user code there.
-  const bool on_worker = t_is_worker && !t_in_chain;
+  const bool on_worker = on_own_worker();
   const bool outermost = !t_in_chain;
   t_in_chain = true;
   std::vector<Op*> more;  // further ops to run here; allocated only when needed
@@ -267,7 +284,7 @@ Op* Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
   op->mark_done([&](Op* succ) {
     if (!succ->release_dependency()) succ->release();  // the link's reference; others still hold theirs
     else if (succ->trivial()) run_here.push_back(succ);
-    else if (allow_inline && !held) held = succ;
+    else if (allow_inline && !held && home_of(succ) == this) held = succ;
     else push(succ);
   });
   Op* next = s ? op->next_in_stream() : nullptr;
@@ -295,7 +312,7 @@ Op* Scheduler::finish(Op* op, bool allow_inline, std::vector<Op*>& run_here) {
 void Scheduler::dispatch(Op* op, bool& inline_taken, std::vector<Op*>& run_here) {
   if (op->trivial()) {
     run_here.push_back(op);
-  } else if (!inline_taken) {
+  } else if (!inline_taken && home_of(op) == this) {
     run_inline_last(op, run_here);
     inline_taken = true;
   } else {
@@ -350,7 +367,7 @@ void Scheduler::watch_tail(Op* tail, bool linger, bool allow_inline, std::vector
 }
 
 void Scheduler::worker_main() {
-  t_is_worker = true;
+  t_pool = this;
   // Invariant: while in this loop outside run_chain, the worker counts in
   // searching_; it leaves the count (under mu_) only to sleep or to run an
   // op, and run_chain re-enters it before the chain's last op completes.

@@ -15,6 +15,16 @@
 //    sleep on a condition variable; nothing polls while idle. A push wakes
 //    a sleeper only when no worker is searching for work.
 //  - No runtime lock is held while an op executes.
+//  - Pools. The shared pool (instance()) runs all work but green contexts'
+//    kernels; each partition (exec/partition.h) is a pool of its own, with
+//    workers of its own, and runs the kernels of the streams whose
+//    Timeline::pool it is. An op's home (home_of) is that pool when it is
+//    kernel work (Op::on_sms), else the shared pool: copies, host functions
+//    and the like never use a partition's workers, as a GPU runs them off
+//    its SMs (and a host function that blocks must not stall a partition).
+//    push() hands an op to its home, and a worker runs inline only ops of
+//    its own pool (trivial ones aside, which run wherever they become
+//    ready).
 #pragma once
 
 #include <atomic>
@@ -42,16 +52,25 @@ class Scheduler {
  public:
   static constexpr int kPriorityLevels = 8;  // stream priorities 0 .. -7
 
+  // The shared pool: CUCPU_WORKERS workers (default: one per core, at least 2).
   static Scheduler& instance();
+  // A pool of `workers` workers of its own (exec/partition.cpp makes them;
+  // never destroyed).
+  explicit Scheduler(size_t workers);
 
+  // Runs `op` (ready) on its home pool, whichever pool it is called on.
   void submit(Op* op);
+  // The pool `op` runs on.
+  static Scheduler* home_of(const Op* op);
   // Finishes a deferred op (see Op::defer) on the calling thread, which
   // must not be running an op itself: releases its successors, running
   // trivial ones here. Takes over the runner's reference.
   void complete(Op* op);
   size_t worker_count() const { return workers_.size(); }
-  // True on a pool thread (used to refuse blocking calls from host functions).
+  // True on a worker of any pool (used to refuse blocking calls from host functions).
   static bool on_worker_thread();
+  // The pool whose worker the calling thread is, or null (for tests and diagnostics).
+  static Scheduler* current_pool();
 
   // For tests and diagnostics: sleeping workers and the searching count,
   // read together under the queue lock.
@@ -64,8 +83,10 @@ class Scheduler {
   ~Scheduler();
 
  private:
-  Scheduler();
   void worker_main();
+  // Whether the calling thread is one of this pool's workers, running
+  // ops (not nested in one's work).
+  bool on_own_worker() const;
   Op* pop_locked();
   // Runs `op` and any chain of successors handed back inline.
   void run_chain(Op* op);
@@ -86,6 +107,7 @@ class Scheduler {
   // else (or when none comes) gives the stream up; then drops the stream
   // reference finish took.
   void watch_tail(Op* tail, bool linger, bool allow_inline, std::vector<Op*>& run_here);
+  // Queues `op` on its timeline's pool.
   void push(Op* op);
   // Leaves searching_ outside mu_ (to run an op), waking a sleeper for any
   // op queued meanwhile.

@@ -52,6 +52,8 @@
 
 namespace cucpu {
 
+class Scheduler;
+
 // What a thread that enqueues publishes about itself, so that a thread
 // revoking its ownership of a timeline can wait until it is not inside an
 // enqueue of that timeline. Slots are never freed; a slot of an exited
@@ -70,9 +72,11 @@ class Timeline {
   // `grantable`: whether a single producer may be granted ownership; `id`:
   // the timeline's number in the process (stream ids), stable from run to
   // run; `error`, `fault`: two error words (a context's sticky error, its
-  // device's fault) that outlive the timeline.
-  Timeline(int priority, bool grantable, uint64_t id, const std::atomic<int>* error, const std::atomic<int>* fault)
-      : id(id), priority(priority), errors_{error, fault}, grantable_(grantable) {}
+  // device's fault) that outlive the timeline; `pool`: the worker pool its
+  // ops run on (exec/scheduler.h "Pools"), which outlives it.
+  Timeline(int priority, bool grantable, uint64_t id, const std::atomic<int>* error, const std::atomic<int>* fault,
+           Scheduler* pool)
+      : id(id), priority(priority), pool(pool), errors_{error, fault}, grantable_(grantable) {}
   virtual ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
@@ -93,6 +97,7 @@ class Timeline {
   // common, and the run's reads of the first line never miss.
   const uint64_t id;
   std::atomic<int> priority;  // copied into each op at enqueue (lower runs first)
+  Scheduler* const pool;
 
  private:
   const std::atomic<int>* const errors_[2];
