@@ -32,11 +32,12 @@ SmSet all_sms() {
 }
 
 // What a context holds: a converted context its green context's SMs, any
-// other every SM of its device.
+// other the device's resource itself (driver 580: the same bytes).
 CUresult context_resource(Context* c, CUdevResource* resource, const CUdevResourceType& type) {
   if (!resource) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_type(type)) return r;
-  write_resource({c->device->ordinal, ResourceOrigin::kContext, 0, c->green ? c->green->sms : all_sms()}, resource);
+  if (c->green) write_resource({c->device->ordinal, ResourceOrigin::kContext, 0, c->green->sms}, resource);
+  else write_resource({c->device->ordinal, ResourceOrigin::kDevice, 0, all_sms()}, resource);
   return CUDA_SUCCESS;
 }
 

@@ -56,6 +56,7 @@ const Family kFamilies[] = {
     {"vmm", fam_vmm},
     {"user_object", fam_user_object},
     {"prefetch_batch", fam_prefetch_batch},
+    {"green", fam_green},
 };
 const size_t kFamilyCount = sizeof kFamilies / sizeof kFamilies[0];
 

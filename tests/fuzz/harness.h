@@ -427,6 +427,7 @@ void fam_misc(Reader& r);
 void fam_vmm(Reader& r);
 void fam_user_object(Reader& r);
 void fam_prefetch_batch(Reader& r);
+void fam_green(Reader& r);
 
 }  // namespace fz
 

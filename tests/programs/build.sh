@@ -15,3 +15,5 @@ wait
 "$nvcc" -arch=sm_90 -O2 -rdc=true -o "$out/rdc" "$here/rdc_main.cu" "$here/rdc_lib.cu"
 "$nvcc" -gencode arch=compute_90,code=sm_90 -O2 -o "$out/sass_only" "$here/sass_only.cu"
 "$nvcc" -arch=sm_90 -O2 -cudart shared -o "$out/kernels_basic_shared" "$here/kernels_basic.cu"
+# Green contexts come from the driver API (cudart 13.0 has none): -lcuda.
+"$nvcc" -arch=sm_90 -O2 -o "$out/green_contexts" "$here/green_contexts.cu" -lcuda

@@ -165,18 +165,19 @@ void case_split_args() {
   m = 64;
   SAY(cuDevSmResourceSplitByCount(sub, &m, &rest, &subrest, 0, 8));
   VAL("groups of the remainder", m);
-  // The split's output written in place of its input.
-  CUdevResource in_place[4];
-  in_place[0] = dev_sm;
-  m = 4;
-  SAY(cuDevSmResourceSplitByCount(in_place, &m, &in_place[0], nullptr, 0, 16));
-  VAL("in place groups", m);
   // A user-modified resource (smCount edited).
   CUdevResource edited = dev_sm;
   edited.sm.smCount = 16;
   m = 64;
   SAY(cuDevSmResourceSplitByCount(sub, &m, &edited, nullptr, 0, 8));
   VAL("groups of an edited resource", m);
+  // The split's output written in place of its input.
+  CUdevResource in_place[4];
+  in_place[0] = dev_sm;
+  m = 4;
+  std::printf("  (a split over its own input next)\n");
+  SAY(cuDevSmResourceSplitByCount(in_place, &m, &in_place[0], nullptr, 0, 16));
+  VAL("in place groups", m);
 }
 
 void case_desc() {
@@ -263,10 +264,14 @@ void case_create() {
   SAY(cuGreenCtxCreate(&g, d, 0, 2));
   SAY(cuGreenCtxCreate(&g, d, 0, 3));
   SAY(cuGreenCtxCreate(nullptr, d, 0, CU_GREEN_CTX_DEFAULT_STREAM));
-  SAY(cuGreenCtxCreate(&g, nullptr, 0, CU_GREEN_CTX_DEFAULT_STREAM));
+  if (cuGreenCtxCreate(&g, nullptr, 0, CU_GREEN_CTX_DEFAULT_STREAM) == CUDA_SUCCESS) {
+    CUdevResource all{};
+    SAY(cuGreenCtxGetDevResource(g, &all, CU_DEV_RESOURCE_TYPE_SM));
+    show("green of no descriptor", all);
+    SAY(cuGreenCtxDestroy(g));
+  }
   SAY(cuGreenCtxCreate(&g, d, 1, CU_GREEN_CTX_DEFAULT_STREAM));
   SAY(cuGreenCtxCreate(&g, d, -1, CU_GREEN_CTX_DEFAULT_STREAM));
-  SAY(cuGreenCtxCreate(&g, reinterpret_cast<CUdevResourceDesc>(0x1234), 0, CU_GREEN_CTX_DEFAULT_STREAM));
   SAY(cuGreenCtxCreate(&g, d, 0, CU_GREEN_CTX_DEFAULT_STREAM));
   SAY(cuGreenCtxCreate(&g2, d, 0, CU_GREEN_CTX_DEFAULT_STREAM));
   VAL("two green contexts of one desc differ", g != g2);
@@ -357,6 +362,8 @@ void case_create() {
   SAY(cuGreenCtxDestroy(g));
   cuDevicePrimaryCtxGetState(0, &state_flags, &active);
   VAL("primary active after greens", active);
+  std::printf("  (a forged descriptor next)\n");
+  SAY(cuGreenCtxCreate(&g, reinterpret_cast<CUdevResourceDesc>(0x1234), 0, CU_GREEN_CTX_DEFAULT_STREAM));
 }
 
 void case_primary_retained() {
