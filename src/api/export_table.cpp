@@ -70,7 +70,7 @@ const void* fn(F* f) {
 CUresult module_from_wrapper(CUmodule* mod, const void* wrapper) {
   return api::call("cudart_interface.module_from_wrapper", api::kDefault, [&] {
     if (!mod || !wrapper) return CUDA_ERROR_INVALID_VALUE;
-    return cuModuleLoadData(mod, wrapper);
+    return cuModuleLoadFatBinary(mod, wrapper);  // cuModuleLoadData refuses wrappers
   }, mod, wrapper);
 }
 CUresult module_from_wrapper_ex(CUmodule* mod, const void* wrapper, void*, void*, unsigned) {

@@ -4,6 +4,7 @@
 
 #include "api/common.h"
 #include "api/module_load.h"
+#include "ptx/image.h"
 #include "core/module.h"
 
 using namespace cucpu;
@@ -86,10 +87,24 @@ CUresult get_global(CUdeviceptr* dptr, size_t* bytes, CUmodule h, const char* na
 
 }  // namespace
 
-static CUresult impl_cuModuleLoadData(CUmodule* module, const void* image) { return load(module, image, 0, 0, nullptr, nullptr); }
+// cuModuleLoadData(Ex) take an image, not a fatbin wrapper (a pointer to
+// one): driver 580 refuses a wrapper with INVALID_IMAGE, and following its
+// pointer could crash. cudart's private table loads wrappers through
+// cuModuleLoadFatBinary (api/export_table.cpp).
+static CUresult load_data(CUmodule* out, const void* image, unsigned n, CUjit_option* options, void** values) {
+  if (image && ptx::is_fatbin_wrapper(image)) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true, std::memory_order_relaxed))
+      log_line("cuModuleLoadData: a fatbin wrapper is not an image (pass the fatbin it points to): INVALID_IMAGE");
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  return load(out, image, 0, n, options, values);
+}
+
+static CUresult impl_cuModuleLoadData(CUmodule* module, const void* image) { return load_data(module, image, 0, nullptr, nullptr); }
 
 static CUresult impl_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
-                                        CUjit_option* options, void** optionValues) { return load(module, image, 0, numOptions, options, optionValues); }
+                                        CUjit_option* options, void** optionValues) { return load_data(module, image, numOptions, options, optionValues); }
 
 static CUresult impl_cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) { return load(module, fatCubin, 0, 0, nullptr, nullptr); }
 

@@ -220,12 +220,22 @@ CUresult read_file(const char* path, std::vector<char>* out) {
   if (::stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return CUDA_ERROR_OUT_OF_MEMORY;
   std::FILE* f = std::fopen(path, "rb");
   if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
-  char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + n);
+  // Only a regular file of at most an image's size is read (driver 580
+  // answers /dev/zero with INVALID_IMAGE at once); what it holds is read
+  // up to its size then, so a file growing meanwhile cannot run on.
+  struct stat opened;
+  if (::fstat(::fileno(f), &opened) != 0 || !S_ISREG(opened.st_mode) ||
+      static_cast<uint64_t>(opened.st_size) > ptx::kMaxImageSize) {
+    std::fclose(f);
+    log_line("cannot load %s: %s", path, S_ISREG(opened.st_mode) ? "larger than an image can be (1 GiB)" : "not a regular file");
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  out->resize(static_cast<size_t>(opened.st_size));
+  const size_t got = std::fread(out->data(), 1, out->size(), f);
   const bool bad = std::ferror(f);
   std::fclose(f);
   if (bad) return CUDA_ERROR_FILE_NOT_FOUND;
+  out->resize(got);
   out->push_back(0);  // a PTX file becomes a NUL-terminated text
   return CUDA_SUCCESS;
 }

@@ -63,7 +63,6 @@ constexpr uint64_t kFlagZstd = 0x8000;
 constexpr uint64_t kCompressionFlags = kFlagZlib | kFlagLz4Block | kFlagLz4Frame | kFlagZstd;
 
 // Limits on what a hostile image can make us read or allocate.
-constexpr size_t kMaxImageSize = size_t{1} << 30;
 constexpr size_t kMaxHeaderSize = 4096;             // container and entry headers (nvcc: 16; 64..128)
 constexpr size_t kMaxDecompressed = size_t{256} << 20;  // all entries of one image together
 constexpr size_t kMaxPrelinked = 4096;              // fatbins in a version-2 wrapper's array
@@ -395,6 +394,16 @@ ImageContents read_cubin(const uint8_t* p, size_t size) {
 }
 
 }  // namespace
+
+bool is_fatbin_wrapper(const void* image) {
+  const auto* p = static_cast<const uint8_t*>(image);
+  uint32_t magic = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (p[i] == 0) return false;  // no byte of the magic is zero
+    magic |= uint32_t{p[i]} << (8 * i);
+  }
+  return magic == kWrapperMagic;
+}
 
 ImageContents read_image(const void* image, size_t size) {
   if (image == nullptr) return refuse("no image (null pointer)");

@@ -46,5 +46,10 @@ struct ImageContents {
 // fatbin and each translation unit's prelinked one: the linked fatbin's PTX
 // is taken when it has some, else each unit's (link_units).
 ImageContents read_image(const void* image, size_t size);
+// The largest image read (bytes).
+constexpr size_t kMaxImageSize = size_t{1} << 30;
+// Whether `image` (not null) begins with a fatbin wrapper's magic, read byte
+// by byte so that a shorter NUL-terminated text is never overrun.
+bool is_fatbin_wrapper(const void* image);
 
 }  // namespace cucpu::ptx

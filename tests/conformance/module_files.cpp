@@ -40,3 +40,32 @@ CONF_TEST(ModuleLoadFromBadFiles) {
   std::remove(empty.c_str());
   std::remove(junk.c_str());
 }
+
+CONF_TEST(ModuleLoadRefusesEndlessFilesAndFatbinWrappers) {
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  CUmodule m = nullptr;
+  // A file that never ends is no image: refused at once, not read until memory runs out.
+  EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuModuleLoad(&m, "/dev/zero"));
+  if (conf::on_cucpu()) {
+    // The same reader (not run on the driver: it may read until memory runs out).
+    CUlibrary lib = nullptr;
+    EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuLibraryLoadFromFile(&lib, "/dev/zero", nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CUlinkState link = nullptr;
+    ASSERT_CU(cuLinkCreate(0, nullptr, nullptr, &link));
+    EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuLinkAddFile(link, CU_JIT_INPUT_PTX, "/dev/zero", 0, nullptr, nullptr));
+    ASSERT_CU(cuLinkDestroy(link));
+  }
+  // A fatbin wrapper (what __cudaRegisterFatBinary takes) is not an image,
+  // wherever its pointer leads.
+  struct {
+    uint32_t magic = 0x466243B1, version = 1;
+    const void* data = reinterpret_cast<const void*>(uintptr_t{0x10});
+    void* unused = nullptr;
+  } wrapper;
+  EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&m, &wrapper));
+  EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadDataEx(&m, &wrapper, 0, nullptr, nullptr));
+  // The context still works.
+  CUdeviceptr p = 0;
+  ASSERT_CU(cuMemAlloc(&p, 16));
+  ASSERT_CU(cuMemFree(p));
+}
