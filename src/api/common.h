@@ -10,6 +10,7 @@
 #include "core/context.h"
 #include "base/raw_enum.h"
 #include "core/runtime.h"
+#include "core/event.h"
 #include "core/stream.h"
 #include "core/graph_exec.h"
 
@@ -86,6 +87,18 @@ int clamp_stream_priority(int priority);
 // Makes a stream of `c` (cuStreamCreate*, cuGreenCtxStreamCreate; flags
 // already checked). CONTEXT_IS_DESTROYED when `c` is destroyed meanwhile.
 CUresult new_stream(Context* c, unsigned flags, int priority, CUstream* out);
+
+// A live event of a live context. Once its context is destroyed an event's
+// handle stays, and every call answers CONTEXT_IS_DESTROYED (driver 580:
+// query, synchronize, record, elapsed time and destroy), never touching the
+// context again.
+inline CUresult event_handle(CUevent h, Event** out) {
+  Event* e = rt().events.live(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  if (!context_alive(e->ctx, e->ctx_id)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  *out = e;
+  return CUDA_SUCCESS;
+}
 
 // Whether work on `s` may have to become a node (or be refused) rather than
 // run: it captures, or is the legacy stream while a blocking stream of its

@@ -9,6 +9,8 @@ using api::NullStream;
 
 namespace {
 
+using api::event_handle;
+
 CUresult create(CUevent* out, unsigned flags) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   const unsigned known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
@@ -16,13 +18,13 @@ CUresult create(CUevent* out, unsigned flags) {
   if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
   Context* c;
   if (CUresult r = api::current_ctx(&c)) return r;
-  *out = reinterpret_cast<CUevent>(rt().events.create(c->owner, flags));
+  *out = reinterpret_cast<CUevent>(rt().events.create(c->owner, c->owner->id, flags));
   return CUDA_SUCCESS;
 }
 
 CUresult destroy(CUevent h) {
-  Event* e = rt().events.live(h);
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  Event* e;
+  if (CUresult r = event_handle(h, &e)) return r;
   // Waits already enqueued hold their own reference to the marker op.
   if (!rt().events.try_kill(e)) return CUDA_ERROR_INVALID_HANDLE;  // another thread destroyed it first
   rt().events.release(e);
@@ -30,8 +32,8 @@ CUresult destroy(CUevent h) {
 }
 
 CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
-  Event* e = rt().events.live(h);
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  Event* e;
+  if (CUresult r = event_handle(h, &e)) return r;
   if (flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(hs, ns, &s)) return r;
@@ -58,8 +60,8 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
 }
 
 CUresult query(CUevent h) {
-  Event* e = rt().events.live(h);
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  Event* e;
+  if (CUresult r = event_handle(h, &e)) return r;
   if (CUresult r = captured_event_use(e, false)) return r;
   OpRef op = e->snapshot();
   if (op && !op->done()) return CUDA_ERROR_NOT_READY;
@@ -68,8 +70,8 @@ CUresult query(CUevent h) {
 }
 
 CUresult synchronize(CUevent h) {
-  Event* e = rt().events.live(h);
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  Event* e;
+  if (CUresult r = event_handle(h, &e)) return r;
   if (CUresult r = captured_event_use(e, true)) return r;
   OpRef op = e->snapshot();
   if (op) op->wait_done();
@@ -79,9 +81,9 @@ CUresult synchronize(CUevent h) {
 
 CUresult elapsed(float* ms, CUevent hs, CUevent he) {
   if (!ms) return CUDA_ERROR_INVALID_HANDLE;  // what driver 580 returns
-  Event* a = rt().events.live(hs);
-  Event* b = rt().events.live(he);
-  if (!a || !b) return CUDA_ERROR_INVALID_HANDLE;
+  Event *a, *b;
+  if (CUresult r = event_handle(hs, &a)) return r;
+  if (CUresult r = event_handle(he, &b)) return r;
   if (!a->timing() || !b->timing()) return CUDA_ERROR_INVALID_HANDLE;
   OpRef oa = a->snapshot();
   OpRef ob = b->snapshot();

@@ -110,6 +110,7 @@ CUresult instantiate(CUgraphExec* out, CUgraph hg, unsigned long long flags, CUg
                                    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
   if (flags & ~known) return CUDA_ERROR_INVALID_VALUE;
   if (!acyclic(*g)) return CUDA_ERROR_INVALID_VALUE;
+  if (!context_alive(g->ctx, g->ctx_id)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   GraphExec* e = rt().execs.create(g->ctx, flags);
   const Node* bad = nullptr;
   if (CUresult r = e->build(*g, &bad)) {
@@ -135,6 +136,9 @@ NodeParams node_params(const P& p) {
 CUresult launch(NullStream ns, CUgraphExec he, CUstream h) {
   GraphExec* e = rt().execs.live(he);
   if (!e) return CUDA_ERROR_INVALID_VALUE;
+  // Driver 580 crashes launching an exec of a destroyed context; the slot
+  // may hold a later context, whose memory the exec would write.
+  if (!context_alive(e->ctx, e->ctx_id)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
   if (s->ctx->owner != e->ctx) return CUDA_ERROR_INVALID_VALUE;
@@ -245,6 +249,9 @@ static CUresult impl_cuGraphAddEventWaitNode(CUgraphNode* out, CUgraph g, const 
 static CUresult impl_cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t n, CUgraph child) {
   Graph* c = graph_of(child);
   if (!c || child == g) return CUDA_ERROR_INVALID_VALUE;
+  // The parent first: the copy made next may take a destroyed parent's
+  // slot, and the node would then be added to the copy itself.
+  if (!out || !graph_of(g)) return CUDA_ERROR_INVALID_VALUE;
   NodeParams p;
   Graph* copy = c->clone();  // the node embeds a copy, as the driver's does
   p.become<NodeKind::kChildGraph>() = copy;

@@ -162,21 +162,12 @@ static CUresult impl_cuGreenCtxStreamCreate(CUstream* phStream, CUgreenCtx green
   return api::new_stream(g->ctx, flags, priority, phStream);
 }
 
-namespace {
-// The event of a green context's record or wait, live.
-CUresult event_handle(CUevent h, Event** out) {
-  Event* e = rt().events.live(h);
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  *out = e;
-  return CUDA_SUCCESS;
-}
-}  // namespace
 
 static CUresult impl_cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) {
   GreenContext* g;
   if (CUresult r = green_handle(hCtx, &g)) return r;
   Event* e;
-  if (CUresult r = event_handle(hEvent, &e)) return r;
+  if (CUresult r = api::event_handle(hEvent, &e)) return r;
   // The event and the green context must share their primary context.
   if (e->ctx != g->ctx->owner) return CUDA_ERROR_INVALID_HANDLE;
   return record_context_work(g->ctx, e);
@@ -186,7 +177,7 @@ static CUresult impl_cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) {
   GreenContext* g;
   if (CUresult r = green_handle(hCtx, &g)) return r;
   Event* e;
-  if (CUresult r = event_handle(hEvent, &e)) return r;
+  if (CUresult r = api::event_handle(hEvent, &e)) return r;
   return context_wait_event(g->ctx, e);  // the event may be any context's
 }
 

@@ -43,7 +43,18 @@ Graph* terminate(CaptureSequence* seq, bool keep_graph) {
   g_capture_sequences.fetch_sub(1);
   Graph* g = seq->graph;
   if (!keep_graph && seq->owns_graph) {
-    destroy_graph(g);
+    // Another live capture may add to this graph (cuStreamBeginCaptureToGraph
+    // with the graph cuStreamGetCaptureInfo gave) or to one within it: the
+    // graph then stays, owned by the capture adding to it itself (and, when
+    // only a graph within it is captured into, left to the process).
+    CaptureSequence* heir = nullptr;
+    bool within = false;
+    for (CaptureSequence* q : g_sequences) {
+      if (q->graph == g) heir = q;
+      else if (graph_within(q->graph, g)) within = true;
+    }
+    if (heir) heir->owns_graph = true;
+    else if (!within) destroy_graph(g);
     g = nullptr;
   }
   delete seq;

@@ -150,6 +150,14 @@ class alignas(64) Context {
   friend void synchronize_all_contexts();
 };
 
+// Whether context `c`, remembered by an object that belongs to it together
+// with its id then, is still that context: its handle live and its id
+// unchanged. (A destroyed context's slot may hold a later context; ids are
+// never reused. The slot's memory stays mapped, so reading it is safe.)
+inline bool context_alive(const Context* c, uint64_t id) {
+  return rt().contexts.state(c) == HandleState::kLive && c->id == id;
+}
+
 // Waits until every op enqueued in any context before the call is done
 // (cuMemFree and cuArrayDestroy: memory may be used by another context's
 // streams). Must not be called from a host function.

@@ -21,8 +21,12 @@ class Context;
 
 class Event {
  public:
-  Event(Context* ctx, unsigned flags) : ctx(ctx), flags(flags) {}
+  // `ctx`: the context it belongs to, with its id (`ctx_id`): once that
+  // context is destroyed, every use answers CONTEXT_IS_DESTROYED
+  // (core/context.h context_alive).
+  Event(Context* ctx, uint64_t ctx_id, unsigned flags) : ctx(ctx), ctx_id(ctx_id), flags(flags) {}
   Context* const ctx;
+  const uint64_t ctx_id;
   const unsigned flags;
 
   bool timing() const { return (flags & CU_EVENT_DISABLE_TIMING) == 0; }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/context.h"
 #include "core/runtime.h"
 
 namespace cucpu {
@@ -30,7 +31,7 @@ bool graph_within(const Graph* g, const Graph* ancestor) {
   return false;
 }
 
-Graph::Graph(Context* ctx) : ctx(ctx), id(g_next_graph_id.fetch_add(1)) {}
+Graph::Graph(Context* ctx, uint64_t ctx_id) : ctx(ctx), ctx_id(ctx_id), id(g_next_graph_id.fetch_add(1)) {}
 
 Graph::~Graph() {
   for (Node* n : nodes_) {
@@ -39,7 +40,7 @@ Graph::~Graph() {
   }
 }
 
-Graph* new_graph(Context* ctx) { return rt().graphs.create(ctx); }
+Graph* new_graph(Context* ctx) { return rt().graphs.create(ctx, ctx->id); }
 
 void destroy_graph(Graph* g) {
   rt().graphs.kill(g);
@@ -101,7 +102,7 @@ bool Graph::reaches(const Node* from, const Node* to) const {
 }
 
 Graph* Graph::clone(std::vector<std::pair<const Node*, Node*>>* map) const {
-  Graph* g = new_graph(ctx);
+  Graph* g = rt().graphs.create(ctx, ctx_id);  // its context may be gone: its id, not the slot's
   user_objects.add_to(g->user_objects);
   for (const Node* n : nodes_) {
     NodeParams p = n->params;

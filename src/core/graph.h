@@ -163,9 +163,11 @@ struct Node {
 
 class Graph {
  public:
-  explicit Graph(Context* ctx);
+  Graph(Context* ctx, uint64_t ctx_id);
   ~Graph();
+  // The context current when it was made, with its id (context_alive).
   Context* const ctx;
+  const uint64_t ctx_id;
   const uint64_t id;
   // The child-graph node that owns this graph, or null for a graph the
   // caller owns. An owned graph dies with its node, never through

@@ -95,9 +95,13 @@ struct ExecPlan {
 
 class GraphExec {
  public:
-  // `ctx`: the context instantiating it; the exec belongs to its owner.
-  GraphExec(Context* ctx, uint64_t flags) : ctx(ctx->owner), flags(flags) {}
+  // `ctx`: the context instantiating it; the exec belongs to its owner,
+  // remembered with its id: once that context is destroyed the exec is
+  // never launched (its memory nodes and kernels named that context's
+  // memory and modules; a later context may hold those addresses now).
+  GraphExec(Context* ctx, uint64_t flags) : ctx(ctx->owner), ctx_id(ctx->owner->id), flags(flags) {}
   Context* const ctx;
+  const uint64_t ctx_id;
   const uint64_t flags;
 
   // Builds the exec from `g`; on failure returns the error and the node.

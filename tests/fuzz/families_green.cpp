@@ -111,3 +111,91 @@ void fam_green(Reader& r) {
 }
 
 }  // namespace fz
+
+namespace fz {
+
+// Call family: objects that outlive their context. A context is made and
+// given an event, a graph with a memset node over its memory, an executable
+// graph of it and, sometimes, an open capture; then it is destroyed, a
+// second context is made (which may take its slot) and given memory, and
+// the stale objects are used against it. The second context's memory must
+// come through untouched. Also: a child graph added to a destroyed graph.
+void fam_outlive(Reader& r) {
+  CUcontext entry_ctx = nullptr;
+  API(cuCtxGetCurrent, &entry_ctx);
+  CUcontext old = nullptr;
+  if (API(cuCtxCreate_v4, &old, static_cast<CUctxCreateParams*>(nullptr), 0u, 0) != CUDA_SUCCESS) return;
+  constexpr size_t kBytes = 4096;
+  CUdeviceptr p = 0;
+  API(cuMemAlloc_v2, &p, kBytes);
+  CUevent e = nullptr;
+  API(cuEventCreate, &e, r.one_in(2) ? 0u : static_cast<unsigned>(CU_EVENT_DISABLE_TIMING));
+  if (r.one_in(2)) API(cuEventRecord, e, static_cast<CUstream>(nullptr));
+  CUgraph g = nullptr;
+  API(cuGraphCreate, &g, 0u);
+  CUDA_MEMSET_NODE_PARAMS m{};
+  m.dst = p;
+  m.value = 0x5a;
+  m.elementSize = 1;
+  m.width = kBytes;
+  m.height = 1;
+  CUgraphNode node = nullptr;
+  API(cuGraphAddMemsetNode, &node, g, static_cast<const CUgraphNode*>(nullptr), size_t{0}, &m, old);
+  CUgraphExec exec = nullptr;
+  API(cuGraphInstantiateWithFlags, &exec, g, 0ull);
+  CUstream capturing = nullptr;
+  if (r.one_in(4) && API(cuStreamCreate, &capturing, 0u) == CUDA_SUCCESS)
+    API(cuStreamBeginCapture_v2, capturing, CU_STREAM_CAPTURE_MODE_RELAXED);
+  API(cuCtxDestroy_v2, old);
+  CUcontext next = nullptr;
+  if (API(cuCtxCreate_v4, &next, static_cast<CUctxCreateParams*>(nullptr), 0u, 0) != CUDA_SUCCESS) {
+    API(cuCtxSetCurrent, entry_ctx);
+    return;
+  }
+  CUdeviceptr mine = 0;
+  API(cuMemAlloc_v2, &mine, kBytes);
+  API(cuMemsetD8_v2, mine, static_cast<unsigned char>(0x11), kBytes);
+  CUstream s = nullptr;
+  API(cuStreamCreate, &s, 0u);
+  const unsigned steps = 1 + r.count(6);
+  for (unsigned i = 0; i < steps; ++i) {
+    switch (r.below(9)) {
+      case 0: API(cuEventQuery, e); break;
+      case 1: API(cuEventSynchronize, e); break;
+      case 2: API(cuEventRecord, e, r.one_in(2) ? s : static_cast<CUstream>(nullptr)); break;
+      case 3: API(cuStreamWaitEvent, s, e, 0u); break;
+      case 4: {
+        float ms = 0;
+        API(cuEventElapsedTime_v2, &ms, e, e);
+        break;
+      }
+      case 5: API(cuGraphLaunch, exec, r.one_in(2) ? s : static_cast<CUstream>(nullptr)); break;
+      case 6: {
+        CUgraphExec again = nullptr;
+        if (API(cuGraphInstantiateWithFlags, &again, g, 0ull) == CUDA_SUCCESS) API(cuGraphExecDestroy, again);
+        break;
+      }
+      case 7: {
+        CUgraph parent = nullptr;
+        CUgraphNode child = nullptr;
+        API(cuGraphCreate, &parent, 0u);
+        API(cuGraphDestroy, parent);
+        API(cuGraphAddChildGraphNode, &child, parent, static_cast<const CUgraphNode*>(nullptr), size_t{0}, g);
+        break;
+      }
+      default: API(cuEventDestroy_v2, e); break;
+    }
+  }
+  API(cuCtxSynchronize);
+  unsigned char bytes[2] = {};
+  API(cuMemcpyDtoH_v2, bytes, mine, size_t{1});
+  API(cuMemcpyDtoH_v2, bytes + 1, mine + kBytes - 1, size_t{1});
+  if (bytes[0] != 0x11 || bytes[1] != 0x11)
+    violated("a destroyed context's graph wrote a later context's memory", "bytes %02x %02x", bytes[0], bytes[1]);
+  API(cuGraphExecDestroy, exec);
+  API(cuGraphDestroy, g);
+  API(cuCtxDestroy_v2, next);
+  API(cuCtxSetCurrent, entry_ctx);
+}
+
+}  // namespace fz

@@ -57,6 +57,7 @@ const Family kFamilies[] = {
     {"user_object", fam_user_object},
     {"prefetch_batch", fam_prefetch_batch},
     {"green", fam_green},
+    {"outlive", fam_outlive},
 };
 const size_t kFamilyCount = sizeof kFamilies / sizeof kFamilies[0];
 

@@ -428,6 +428,7 @@ void fam_vmm(Reader& r);
 void fam_user_object(Reader& r);
 void fam_prefetch_batch(Reader& r);
 void fam_green(Reader& r);
+void fam_outlive(Reader& r);
 
 }  // namespace fz
 

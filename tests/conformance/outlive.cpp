@@ -1,0 +1,164 @@
+// Objects that outlive their context, and handles made while another is
+// checked: events, executable graphs and graphs of a destroyed context,
+// child graphs added to a destroyed graph, and captures into a graph
+// another capture owns. Each case ends with valid calls that must work.
+#include <cstdint>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+// A context made, given an event and a graph (one memset node over its own
+// allocation), then destroyed: what is left are stale handles.
+struct DeadContext {
+  CUevent event = nullptr;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  DeadContext() {
+    CUcontext c = nullptr;
+    if (cuCtxCreate(&c, nullptr, 0, 0) != CUDA_SUCCESS) throw conf::Failure{"cuCtxCreate failed"};
+    CUdeviceptr p = 0;
+    cuMemAlloc(&p, 1 << 20);
+    cuEventCreate(&event, 0);
+    cuEventRecord(event, nullptr);
+    cuGraphCreate(&graph, 0);
+    CUDA_MEMSET_NODE_PARAMS m{};
+    m.dst = p;
+    m.value = 0xdeadbeef;
+    m.elementSize = 4;
+    m.width = (1 << 20) / 4;
+    m.height = 1;
+    CUgraphNode n = nullptr;
+    cuGraphAddMemsetNode(&n, graph, nullptr, 0, &m, c);
+    if (cuGraphInstantiate(&exec, graph, 0) != CUDA_SUCCESS) throw conf::Failure{"cuGraphInstantiate failed"};
+    cuCtxSynchronize();
+    if (cuCtxDestroy(c) != CUDA_SUCCESS) throw conf::Failure{"cuCtxDestroy failed"};
+    cuCtxSetCurrent(conf::primary());
+  }
+};
+}  // namespace
+
+CONF_TEST(OutliveEventsOfADestroyedContextSayItIsDestroyed) {
+  DeadContext dead;
+  // A context made after it may take the old one's place; the event is not its.
+  CUcontext next = nullptr;
+  ASSERT_CU(cuCtxCreate(&next, nullptr, 0, 0));
+  CUstream s = nullptr;
+  ASSERT_CU(cuStreamCreate(&s, 0));
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventQuery(dead.event));
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventSynchronize(dead.event));
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventRecord(dead.event, s));
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventRecord(dead.event, nullptr));
+  CUevent mine = nullptr;
+  ASSERT_CU(cuEventCreate(&mine, 0));
+  ASSERT_CU(cuEventRecord(mine, s));
+  ASSERT_CU(cuEventSynchronize(mine));
+  float ms = 0;
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventElapsedTime(&ms, dead.event, mine));
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventDestroy(dead.event));
+  // The new context works.
+  ASSERT_CU(cuEventDestroy(mine));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuCtxDestroy(next));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+}
+
+CONF_TEST(OutliveExecOfADestroyedContextNeverRuns) {
+  SKIP_ON_NVIDIA("driver 580 crashes launching an executable graph of a destroyed context");
+  DeadContext dead;
+  CUcontext next = nullptr;
+  ASSERT_CU(cuCtxCreate(&next, nullptr, 0, 0));
+  // An allocation of the new context, where the old one's may have been.
+  std::vector<CUdeviceptr> mine(4);
+  for (CUdeviceptr& p : mine) {
+    ASSERT_CU(cuMemAlloc(&p, 1 << 20));
+    ASSERT_CU(cuMemsetD8(p, 0x11, 1 << 20));
+  }
+  CUstream s = nullptr;
+  ASSERT_CU(cuStreamCreate(&s, 0));
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuGraphLaunch(dead.exec, s));
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuGraphLaunch(dead.exec, nullptr));
+  ASSERT_CU(cuStreamSynchronize(s));
+  for (CUdeviceptr p : mine) {
+    unsigned char b[2] = {};
+    ASSERT_CU(cuMemcpyDtoH(b, p, 1));
+    ASSERT_CU(cuMemcpyDtoH(b + 1, p + (1 << 20) - 1, 1));
+    EXPECT_TRUE(b[0] == 0x11 && b[1] == 0x11);
+  }
+  // Its graph, instantiated again: refused too; destroying both works.
+  CUgraphExec again = nullptr;
+  EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuGraphInstantiate(&again, dead.graph, 0));
+  ASSERT_CU(cuGraphExecDestroy(dead.exec));
+  ASSERT_CU(cuGraphDestroy(dead.graph));
+  ASSERT_CU(cuCtxSynchronize());
+  ASSERT_CU(cuStreamDestroy(s));
+  for (CUdeviceptr p : mine) ASSERT_CU(cuMemFree(p));
+  ASSERT_CU(cuCtxDestroy(next));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+}
+
+CONF_TEST(OutliveChildGraphAddedToADestroyedGraphIsRefused) {
+  CUgraph parent = nullptr, child = nullptr;
+  ASSERT_CU(cuGraphCreate(&parent, 0));
+  ASSERT_CU(cuGraphCreate(&child, 0));
+  CUgraphNode n = nullptr;
+  ASSERT_CU(cuGraphAddEmptyNode(&n, child, nullptr, 0));
+  ASSERT_CU(cuGraphDestroy(parent));
+  CUgraphNode added = nullptr;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphAddChildGraphNode(&added, parent, nullptr, 0, child));
+  // Nothing was made of it: the child still clones and instantiates.
+  CUgraph copy = nullptr;
+  ASSERT_CU(cuGraphClone(&copy, child));
+  CUgraphExec exec = nullptr;
+  ASSERT_CU(cuGraphInstantiate(&exec, copy, 0));
+  ASSERT_CU(cuGraphLaunch(exec, nullptr));
+  ASSERT_CU(cuStreamSynchronize(nullptr));
+  ASSERT_CU(cuGraphExecDestroy(exec));
+  ASSERT_CU(cuGraphDestroy(copy));
+  ASSERT_CU(cuGraphDestroy(child));
+}
+
+CONF_TEST(OutliveCaptureIntoAGraphAnotherCaptureOwns) {
+  CUstream a = nullptr, b = nullptr;
+  ASSERT_CU(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr p = 0;
+  ASSERT_CU(cuMemAlloc(&p, 64));
+  ASSERT_CU(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_RELAXED));
+  ASSERT_CU(cuMemsetD8Async(p, 1, 64, a));
+  CUstreamCaptureStatus st;
+  CUgraph owned = nullptr;
+  ASSERT_CU(cuStreamGetCaptureInfo(a, &st, nullptr, &owned, nullptr, nullptr, nullptr));
+  conf::info("capture_into_captured_graph",
+             cuStreamBeginCaptureToGraph(b, owned, nullptr, nullptr, 0, CU_STREAM_CAPTURE_MODE_RELAXED));
+  CUstreamCaptureStatus bst = CU_STREAM_CAPTURE_STATUS_NONE;
+  ASSERT_CU(cuStreamIsCapturing(b, &bst));
+  if (bst == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    // The first capture ends without handing its graph over (its stream
+    // destroyed); the second still adds to the graph, then ends.
+    ASSERT_CU(cuStreamDestroy(a));
+    a = nullptr;
+    conf::info("capture_into_orphaned_graph_memset", cuMemsetD8Async(p, 2, 64, b));
+    CUgraph got = nullptr;
+    conf::info("capture_into_orphaned_graph_end", cuStreamEndCapture(b, &got));
+    if (got) {
+      CUgraphExec exec = nullptr;
+      conf::info("capture_into_orphaned_graph_instantiate", cuGraphInstantiate(&exec, got, 0));
+      if (exec) ASSERT_CU(cuGraphExecDestroy(exec));
+      ASSERT_CU(cuGraphDestroy(got));
+    }
+  } else {
+    CUgraph g = nullptr;
+    ASSERT_CU(cuStreamEndCapture(a, &g));
+    ASSERT_CU(cuGraphDestroy(g));
+  }
+  // Captures still work.
+  CUgraph g = nullptr;
+  ASSERT_CU(cuStreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED));
+  ASSERT_CU(cuMemsetD8Async(p, 3, 64, b));
+  ASSERT_CU(cuStreamEndCapture(b, &g));
+  ASSERT_CU(cuGraphDestroy(g));
+  if (a) ASSERT_CU(cuStreamDestroy(a));
+  ASSERT_CU(cuStreamDestroy(b));
+  ASSERT_CU(cuMemFree(p));
+}
