@@ -11,12 +11,13 @@ using namespace cucpu;
 
 namespace {
 
+// A green context handle is its converted context's (core/context.h
+// green_handle): a live context converted from a green context.
 CUresult green_handle(CUgreenCtx h, GreenContext** out) {
-  if (!h) return CUDA_ERROR_INVALID_CONTEXT;
-  HandleState st = rt().greens.state(h);
-  if (st == HandleState::kDead) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  if (st != HandleState::kLive) return CUDA_ERROR_INVALID_CONTEXT;
-  *out = reinterpret_cast<GreenContext*>(h);
+  Context* c;
+  if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(h), &c)) return r;
+  if (!c->green) return CUDA_ERROR_INVALID_CONTEXT;
+  *out = c->green;
   return CUDA_SUCCESS;
 }
 
@@ -43,7 +44,7 @@ CUresult context_resource(Context* c, CUdevResource* resource, const CUdevResour
 
 }  // namespace
 
-static CUresult impl_cuDeviceGetDevResource(CUdevice device, CUdevResource* resource, CUdevResourceType type) {
+static CUresult impl_cuDeviceGetDevResource(CUdevice device, CUdevResource* resource, const CUdevResourceType& type) {
   if (!api::device_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
   if (!resource) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_type(type)) return r;
@@ -51,13 +52,13 @@ static CUresult impl_cuDeviceGetDevResource(CUdevice device, CUdevResource* reso
   return CUDA_SUCCESS;
 }
 
-static CUresult impl_cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, CUdevResourceType type) {
+static CUresult impl_cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, const CUdevResourceType& type) {
   Context* c;
   if (CUresult r = api::ctx_handle(hCtx, &c)) return r;
   return context_resource(c, resource, type);
 }
 
-static CUresult impl_cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource* resource, CUdevResourceType type) {
+static CUresult impl_cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource* resource, const CUdevResourceType& type) {
   GreenContext* g;
   if (CUresult r = green_handle(hCtx, &g)) return r;
   return context_resource(g->ctx, resource, type);
@@ -118,7 +119,7 @@ static CUresult impl_cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc,
   const ResourceDesc whole{dev, all_sms()};
   const ResourceDesc* d = desc ? rt().resource_descs.live(desc) : &whole;
   if (!d || d->device != dev) return CUDA_ERROR_INVALID_VALUE;
-  *phCtx = reinterpret_cast<CUgreenCtx>(create_green_context(rt().devices[static_cast<size_t>(dev)], *d));
+  *phCtx = create_green_context(rt().devices[static_cast<size_t>(dev)], *d)->ctx->green_handle();
   return CUDA_SUCCESS;
 }
 

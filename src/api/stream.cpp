@@ -119,7 +119,7 @@ CUresult get_ctx_v2(NullStream ns, CUstream h, CUcontext* pctx, CUgreenCtx* pgre
   // A green context's stream: the green context, and its device's primary
   // context (the stream chapter), not the converted context.
   if (pctx) *pctx = reinterpret_cast<CUcontext>(s->ctx->owner);
-  if (pgreen) *pgreen = reinterpret_cast<CUgreenCtx>(s->ctx->green);
+  if (pgreen) *pgreen = s->ctx->green_handle();
   return CUDA_SUCCESS;
 }
 
@@ -127,7 +127,7 @@ CUresult get_green_ctx(NullStream ns, CUstream h, CUgreenCtx* pgreen) {
   if (!pgreen) return CUDA_ERROR_INVALID_VALUE;
   Stream* s;
   if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  *pgreen = reinterpret_cast<CUgreenCtx>(s->ctx->green);
+  *pgreen = s->ctx->green_handle();
   return CUDA_SUCCESS;
 }
 

@@ -43,18 +43,8 @@ Graph* terminate(CaptureSequence* seq, bool keep_graph) {
   g_capture_sequences.fetch_sub(1);
   Graph* g = seq->graph;
   if (!keep_graph && seq->owns_graph) {
-    // Another live capture may add to this graph (cuStreamBeginCaptureToGraph
-    // with the graph cuStreamGetCaptureInfo gave) or to one within it: the
-    // graph then stays, owned by the capture adding to it itself (and, when
-    // only a graph within it is captured into, left to the process).
-    CaptureSequence* heir = nullptr;
-    bool within = false;
-    for (CaptureSequence* q : g_sequences) {
-      if (q->graph == g) heir = q;
-      else if (graph_within(q->graph, g)) within = true;
-    }
-    if (heir) heir->owns_graph = true;
-    else if (!within) destroy_graph(g);
+    // No other capture adds to it: capture_begin refuses a graph in use.
+    destroy_graph(g);
     g = nullptr;
   }
   delete seq;
@@ -127,6 +117,12 @@ CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, 
   if (never_captured(s)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::lock_guard<std::mutex> g(capture_mu());
   if (s->cap.seq) return CUDA_ERROR_ILLEGAL_STATE;
+  // A graph a live capture adds to (the one cuStreamGetCaptureInfo gives),
+  // or owns one that it adds to: ILLEGAL_STATE (driver 580). Its owner
+  // could otherwise free it under this capture.
+  if (into)
+    for (CaptureSequence* q : g_sequences)
+      if (graph_within(q->graph, into) || graph_within(into, q->graph)) return CUDA_ERROR_ILLEGAL_STATE;
   if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
   if (into && !all_in_graph(into, deps, n)) return CUDA_ERROR_INVALID_VALUE;
   auto* seq = new CaptureSequence();

@@ -98,7 +98,6 @@ struct StreamState {
   uint32_t actor = 0;
   Clock clock;
   const Context* ctx = nullptr;
-  const Context* owner = nullptr;  // ctx->owner, kept: ctx may be gone
   bool legacy = false, blocking = false;
 };
 
@@ -151,7 +150,6 @@ StreamState& state_of(Checker& c, Stream* s) {
   if (fresh) {
     it->second.actor = c.next_actor++;
     it->second.ctx = s->ctx;
-    it->second.owner = s->ctx->owner;
     it->second.legacy = s->kind == StreamKind::kLegacy;
     it->second.blocking = s->kind != StreamKind::kLegacy && s->blocking();
   }
@@ -367,11 +365,8 @@ void enqueued(Stream* s, Op* const* parts, size_t n, Op* join_op) {
   StreamState& st = state_of(c, s);
   join(st.clock, host_clock());
   if (st.legacy) {
-    // As Context::collect_legacy_predecessors: its context's blocking
-    // streams, and its green contexts' default streams.
     for (auto& [other, os] : c.streams)
-      if ((os.blocking && os.ctx == st.ctx) || (os.legacy && os.ctx != st.ctx && os.owner == st.ctx))
-        join(st.clock, os.clock);
+      if (os.blocking && os.ctx == st.ctx) join(st.clock, os.clock);
   } else if (st.blocking) {
     join(st.clock, state_of(c, s->ctx->legacy_stream()).clock);
   }

@@ -5,6 +5,7 @@
 
 #include "core/capture.h"
 #include "core/runtime.h"
+#include "core/green_context.h"
 #include "core/stream.h"
 #include "exec/scheduler.h"
 
@@ -44,7 +45,6 @@ Context::Context(Device* dev, unsigned flags, bool primary, GreenContext* green,
   // A converted green context's default stream is non-blocking, as all its
   // streams are (driver 580 reports CU_STREAM_NON_BLOCKING for it).
   legacy_ = rt().streams.create(this, StreamKind::kLegacy, green ? unsigned{CU_STREAM_NON_BLOCKING} : 0u, 0);
-  if (owner != this) owner->link_green_default(legacy_);
   reset_limits();
   std::lock_guard<std::mutex> g(g_contexts_mu);
   g_contexts.push_back(this);
@@ -67,7 +67,6 @@ Context::~Context() {
     g_contexts.erase(std::find(g_contexts.begin(), g_contexts.end(), this));
   }
   shut_down();
-  if (owner != this) owner->unlink_green_default(legacy_);
   capture_stream_destroyed(legacy_);  // a green context's default stream may capture
   rt().streams.kill(legacy_);
   legacy_->drop_handle();
@@ -77,6 +76,7 @@ Context::~Context() {
     rt().streams.kill(m);
     m->drop_handle();
   }
+  delete green;
 }
 
 Stream* Context::marker_stream() {
@@ -96,25 +96,6 @@ bool Context::link_stream(Stream* s) {
   if (rt().contexts.state(this) != HandleState::kLive) return false;
   streams_.push_back(s);
   return true;
-}
-
-void Context::collect_legacy_predecessors(std::vector<OpRef>& out) {
-  std::lock_guard<std::mutex> g(streams_mu);
-  for (Stream* s : streams_)
-    if (s->blocking())
-      if (OpRef dep = s->last_pending_op()) out.push_back(std::move(dep));
-  for (Stream* s : green_defaults_)
-    if (OpRef dep = s->last_pending_op()) out.push_back(std::move(dep));
-}
-
-void Context::link_green_default(Stream* s) {
-  std::lock_guard<std::mutex> g(streams_mu);
-  green_defaults_.push_back(s);
-}
-
-void Context::unlink_green_default(Stream* s) {
-  std::lock_guard<std::mutex> g(streams_mu);
-  green_defaults_.erase(std::find(green_defaults_.begin(), green_defaults_.end(), s));
 }
 
 void Context::add_context_wait(OpRef op) {

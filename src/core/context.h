@@ -42,8 +42,11 @@ class alignas(64) Context {
   const bool primary;
   const uint64_t id;
   std::atomic<unsigned> flags;
-  // The green context this context was converted from, else null.
+  // The green context this context was converted from, else null; owned.
   GreenContext* const green;
+  // Its handle: a green context's CUgreenCtx is its converted context's
+  // pointer (as driver 580's are one value). Null when `green` is.
+  CUgreenCtx green_handle() { return green ? reinterpret_cast<CUgreenCtx>(this) : nullptr; }
   // Whose allocations, modules, events and graphs the ones made in this
   // context are (what the driver's "same context" rules compare): the
   // primary context for a converted context, else the context itself.
@@ -84,15 +87,6 @@ class alignas(64) Context {
   // dead: a stream made while it is destroyed never joins it.
   bool link_stream(Stream* s);
   void unlink_stream(Stream* s);
-  // What an op of the legacy stream waits for, each with a reference: the
-  // last pending op of every blocking stream, and of the default stream of
-  // every green context converted from this one (driver 580: the primary
-  // context's legacy stream waits for those; they do not wait for it).
-  void collect_legacy_predecessors(std::vector<OpRef>& out);
-  // A converted context's default stream joins (leaves) its owner's legacy
-  // predecessors for the converted context's life.
-  void link_green_default(Stream* s);
-  void unlink_green_default(Stream* s);
   // Waits the whole context takes on (cuGreenCtxWaitEvent), which streams
   // made later take on too while they are pending (core/context_work.h).
   void add_context_wait(OpRef op);
@@ -136,7 +130,6 @@ class alignas(64) Context {
   Stream* legacy_ = nullptr;
   std::atomic<Stream*> markers_{nullptr};
   std::vector<Stream*> streams_;  // guarded by streams_mu
-  std::vector<Stream*> green_defaults_;  // guarded by streams_mu
   std::vector<OpRef> context_waits_;     // guarded by streams_mu; pruned as they complete
   std::condition_variable unlinked_;  // signalled (under streams_mu) when a stream leaves streams_
   std::vector<std::pair<uint64_t, Stream*>> per_thread_;  // thread key -> stream; guarded by streams_mu

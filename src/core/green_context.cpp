@@ -168,27 +168,25 @@ ResourceDesc* make_desc(int device, const SmSet& sms) {
 GreenContext* create_green_context(Device& d, const ResourceDesc& desc) {
   Context* primary = primary_retain(d);
   Scheduler& pool = partition_pool(workers_of(desc.sms, device_sm_count()));
-  GreenContext* g = rt().greens.create(&d, desc.sms);
+  auto* g = new GreenContext(&d, desc.sms);  // owned by its converted context
   g->ctx = rt().contexts.create(&d, primary->flags.load(), g, primary, &pool);
   g->id = g->ctx->id;
   return g;
 }
 
 bool destroy_green_context(GreenContext* g) {
-  if (!rt().greens.try_kill(g)) return false;
   Context* c = g->ctx;
-  // Dead first: a stream made from here on never joins the context
-  // (Context::link_stream), and calls naming its streams answer
-  // CONTEXT_IS_DESTROYED; then its work drains.
+  // Dead first (the one handle both are): a stream made from here on never
+  // joins the context (Context::link_stream), and calls naming its streams
+  // answer CONTEXT_IS_DESTROYED; then its work drains.
+  if (!rt().contexts.try_kill(c)) return false;
   Device& d = *g->device;
   {
     std::lock_guard<std::mutex> lock(g_destroyed_mu);
     g_destroyed.emplace_back(c, d.ordinal);
   }
-  rt().contexts.kill(c);
   c->synchronize();
-  if (!c->has_live_streams()) rt().contexts.retire(c);
-  rt().greens.retire(g);
+  if (!c->has_live_streams()) rt().contexts.retire(c);  // and the green context with it
   primary_release(d);
   return true;
 }

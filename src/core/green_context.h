@@ -13,9 +13,11 @@
 // Descriptors (CUdevResourceDesc): each call makes one, never destroyed
 // (the API has no destroy; driver 580 makes a new one each call too).
 //
-// A green context owns a converted context (core/context.h: green, owner,
-// pool), made at creation. It holds a reference to its device's primary
-// context for its life, as the driver's does.
+// A green context is its converted context (core/context.h: green, owner,
+// pool): the CUgreenCtx handle and the CUcontext cuCtxFromGreenCtx gives
+// are one pointer, as driver 580's are, and the context owns the
+// GreenContext. It holds a reference to its device's primary context for
+// its life, as the driver's does.
 //
 // Teardown: destroy kills the green context's handle and its converted
 // context's, then waits for the work already in its streams. Streams the

@@ -26,7 +26,6 @@ struct Node;
 class GraphExec;
 class MemPool;
 class UserObject;
-class GreenContext;
 struct ResourceDesc;
 
 enum class LibState : int { kUninitialized, kReady, kTornDown };
@@ -79,7 +78,6 @@ struct Runtime {
   HandlePool<MemPool> mempools;
   HandlePool<TexObject> textures;  // texture and surface objects
   HandlePool<UserObject> user_objects;
-  HandlePool<GreenContext> greens;
   HandlePool<ResourceDesc> resource_descs;
 };
 

@@ -77,7 +77,12 @@ void Stream::enqueue_group(Op* const* parts, size_t n, Op* join, Op* extra_dep, 
   if (kind == StreamKind::kLegacy) {
     std::unique_lock<std::shared_mutex> order(ctx->order_mu);
     link_in_stream();
-    ctx->collect_legacy_predecessors(legacy_deps);
+    ctx->for_each_stream([&](Stream* s) {
+      if (s->blocking()) {
+        OpRef dep = s->last_pending_op();
+        if (dep) legacy_deps.push_back(std::move(dep));
+      }
+    });
   } else if (blocking()) {
     std::shared_lock<std::shared_mutex> order(ctx->order_mu);
     link_in_stream();

@@ -470,24 +470,6 @@ CONF_TEST(GreenWaitEventHoldsStreamsMadeLaterAndTheDefaultStream) {
   for (CUevent x : {e, later_done, default_done}) ASSERT_CU(cuEventDestroy(x));
 }
 
-CONF_TEST(GreenPrimaryLegacyStreamWaitsForTheConvertedDefaultStream) {
-  green::Green gc;
-  CUdeviceptr p = 0;
-  ASSERT_CU(cuMemAlloc(&p, 64));
-  conf::Gate gate;
-  ASSERT_CU(cuCtxSetCurrent(gc.c));
-  hold(nullptr, gate);
-  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
-  CUevent done = event();
-  ASSERT_CU(cuMemsetD8Async(p, 1, 64, CU_STREAM_LEGACY));
-  ASSERT_CU(cuEventRecord(done, CU_STREAM_LEGACY));
-  EXPECT_CU(CUDA_ERROR_NOT_READY, cuEventQuery(done));
-  gate.release();
-  ASSERT_CU(cuEventSynchronize(done));
-  ASSERT_CU(cuEventDestroy(done));
-  ASSERT_CU(cuMemFree(p));
-}
-
 CONF_TEST(GreenConvertedDefaultStreamCaptures) {
   green::Green gc;
   CUdeviceptr p = 0;

@@ -32,6 +32,12 @@ CUstream special_or(Reader& r, CUstream s) {
 }  // namespace
 
 void fam_green(Reader& r) {
+  // A green context holds a reference to the primary context: made while
+  // the harness holds none, its destroy would tear the primary context
+  // down behind the harness's back (its allocations there freed).
+  unsigned primary_flags = 0;
+  int primary_active = 0;
+  if (API(cuDevicePrimaryCtxGetState, 0, &primary_flags, &primary_active) != CUDA_SUCCESS || !primary_active) return;
   CUcontext entry_ctx = nullptr;
   API(cuCtxGetCurrent, &entry_ctx);
   CUdevResource dev{};
@@ -84,7 +90,10 @@ void fam_green(Reader& r) {
         break;
       }
       case 4: API(cuCtxSetCurrent, r.one_in(4) ? entry_ctx : c); break;
-      case 5: API(cuStreamSynchronize, special_or(r, s)); break;
+      case 5:
+        sem_release_all();  // a wait on held work must end
+        API(cuStreamSynchronize, special_or(r, s));
+        break;
       case 6: API(cuEventRecord, e, special_or(r, s)); break;
       default: {
         CUstream more = nullptr;
@@ -94,6 +103,7 @@ void fam_green(Reader& r) {
     }
   }
   API(cuCtxSetCurrent, entry_ctx);
+  sem_release_all();  // destroying drains the green context (and may tear the primary one down)
   const bool leave_stream = r.one_in(64);
   if (s && !leave_stream) API(cuStreamDestroy, s);
   API(cuGreenCtxDestroy, g);
@@ -146,6 +156,7 @@ void fam_outlive(Reader& r) {
   CUstream capturing = nullptr;
   if (r.one_in(4) && API(cuStreamCreate, &capturing, 0u) == CUDA_SUCCESS)
     API(cuStreamBeginCapture_v2, capturing, CU_STREAM_CAPTURE_MODE_RELAXED);
+  sem_release_all();  // the destroy drains the context's work
   API(cuCtxDestroy_v2, old);
   CUcontext next = nullptr;
   if (API(cuCtxCreate_v4, &next, static_cast<CUctxCreateParams*>(nullptr), 0u, 0) != CUDA_SUCCESS) {
@@ -153,8 +164,10 @@ void fam_outlive(Reader& r) {
     return;
   }
   CUdeviceptr mine = 0;
-  API(cuMemAlloc_v2, &mine, kBytes);
-  API(cuMemsetD8_v2, mine, static_cast<unsigned char>(0x11), kBytes);
+  // Checked only when it was made and filled (a device fault from an
+  // earlier family fails every call).
+  const bool filled = API(cuMemAlloc_v2, &mine, kBytes) == CUDA_SUCCESS &&
+                      API(cuMemsetD8_v2, mine, static_cast<unsigned char>(0x11), kBytes) == CUDA_SUCCESS;
   CUstream s = nullptr;
   API(cuStreamCreate, &s, 0u);
   const unsigned steps = 1 + r.count(6);
@@ -186,11 +199,12 @@ void fam_outlive(Reader& r) {
       default: API(cuEventDestroy_v2, e); break;
     }
   }
+  sem_release_all();
   API(cuCtxSynchronize);
   unsigned char bytes[2] = {};
-  API(cuMemcpyDtoH_v2, bytes, mine, size_t{1});
-  API(cuMemcpyDtoH_v2, bytes + 1, mine + kBytes - 1, size_t{1});
-  if (bytes[0] != 0x11 || bytes[1] != 0x11)
+  const bool read = filled && API(cuMemcpyDtoH_v2, bytes, mine, size_t{1}) == CUDA_SUCCESS &&
+                    API(cuMemcpyDtoH_v2, bytes + 1, mine + kBytes - 1, size_t{1}) == CUDA_SUCCESS;
+  if (read && (bytes[0] != 0x11 || bytes[1] != 0x11))
     violated("a destroyed context's graph wrote a later context's memory", "bytes %02x %02x", bytes[0], bytes[1]);
   API(cuGraphExecDestroy, exec);
   API(cuGraphDestroy, g);
