@@ -42,5 +42,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:report_signal_unsafe=0}
 case $san in *thread*) export CUCPU_FUZZ_THREADS=${CUCPU_FUZZ_THREADS:-2} ;; esac
 # libFuzzer's own failure code is 77, which ctest would read as "skipped".
-"$build/cucpu_fuzz_api" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -error_exitcode=1 \
+# The RSS limit: the instrumented library with LLVM starts at about 3.1 GB
+# and the checked-in corpus takes it to about 3.8 GB with no green context
+# made; each green context's partition adds workers of its own (their
+# sanitizer caches and kernel scratch): 6 GB leaves room on a 24 GB machine.
+"$build/cucpu_fuzz_api" -max_total_time="$secs" -timeout=10 -rss_limit_mb=6144 -print_final_stats=1 -error_exitcode=1 \
   -artifact_prefix="$build/artifacts/" "$@" "$probe/corpus"
