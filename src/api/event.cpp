@@ -64,7 +64,7 @@ CUresult query(CUevent h) {
   if (CUresult r = event_handle(h, &e)) return r;
   if (CUresult r = captured_event_use(e, false)) return r;
   OpRef op = e->snapshot();
-  if (op && !op->done()) return CUDA_ERROR_NOT_READY;
+  if (op && !op->reached()) return CUDA_ERROR_NOT_READY;
   if (check::on()) [[unlikely]] check::host_waited_event(e);
   return e->ctx->sticky_error();
 }
@@ -88,7 +88,7 @@ CUresult elapsed(float* ms, CUevent hs, CUevent he) {
   OpRef oa = a->snapshot();
   OpRef ob = b->snapshot();
   if (!oa || !ob) return CUDA_ERROR_INVALID_HANDLE;
-  if (!oa->done() || !ob->done()) return CUDA_ERROR_NOT_READY;
+  if (!oa->reached() || !ob->reached()) return CUDA_ERROR_NOT_READY;
   auto reached = [](const OpRef& r) { return static_cast<double>(static_cast<MarkerOp*>(r.get())->reached_ns); };
   *ms = static_cast<float>((reached(ob) - reached(oa)) / 1e6);
   return CUDA_SUCCESS;

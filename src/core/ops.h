@@ -1,6 +1,7 @@
 // The concrete ops the API enqueues.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 
@@ -12,6 +13,8 @@
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "exec/schedule.h"
+#include <atomic>
+
 #include "exec/op.h"
 
 namespace cucpu {
@@ -25,16 +28,21 @@ class MarkerOp final : public Op {
   // other markers skip the clock read.
   explicit MarkerOp(bool timed = false) : timed_(timed) {}
   void execute(int) override {
-    if (!timed_) return;
-    reached_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                           std::chrono::steady_clock::now().time_since_epoch())
-                                           .count());
+    if (timed_)
+      reached_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             std::chrono::steady_clock::now().time_since_epoch())
+                                             .count());
+    // Release: a reader that sees it sees reached_ns, and everything the
+    // work before the marker did (which is done before the marker runs).
+    ran_.store(true, std::memory_order_release);
   }
+  bool reached() const override { return done() || ran_.load(std::memory_order_acquire); }
   bool trivial() const override { return true; }
   uint64_t reached_ns = 0;  // written before the op is marked done
 
  private:
   bool timed_;
+  std::atomic<bool> ran_{false};
 };
 
 // cuLaunchHostFunc / cuStreamAddCallback. The function runs on a worker with

@@ -105,6 +105,12 @@ class Op {
     return true;
   }
   bool done() const { return done_state_.load(std::memory_order_acquire) == kDone; }
+  // What an event that holds this op reports as reached (cuEventQuery): done
+  // by default. A marker answers true once it has run (core/ops.h): a
+  // stream's completed count is published before its op is marked done
+  // (Scheduler::finish), so a thread back from a stream synchronize may see
+  // the stream's last marker run but not yet done.
+  virtual bool reached() const { return done(); }
 
   // Drops one dependency (or the build guard). True when the op is ready.
   bool release_dependency() { return pending_.fetch_sub(1, std::memory_order_acq_rel) == 1; }

@@ -418,3 +418,23 @@ CONF_TEST(StreamKeepsItsContextAndAttributesDoNotCopyAcrossContexts) {
   ASSERT_CU(cuCtxDestroy(other));
   ASSERT_CU(cuCtxSetCurrent(conf::primary()));
 }
+
+CONF_TEST(EventRecordedLastIsCompleteOnceItsStreamIsSynchronized) {
+  // A synchronize that returned has seen the stream's last op finish: an
+  // event recorded there answers SUCCESS at once, every time.
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr p = 0;
+  ASSERT_CU(cuMemAlloc(&p, 4096));
+  CUevent e;
+  ASSERT_CU(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_CU(cuMemsetD8Async(p, static_cast<unsigned char>(i), 4096, s));
+    ASSERT_CU(cuEventRecord(e, s));
+    ASSERT_CU(i % 2 ? cuStreamSynchronize(s) : cuCtxSynchronize());
+    EXPECT_CU(CUDA_SUCCESS, cuEventQuery(e));
+  }
+  ASSERT_CU(cuEventDestroy(e));
+  ASSERT_CU(cuMemFree(p));
+  ASSERT_CU(cuStreamDestroy(s));
+}
