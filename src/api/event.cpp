@@ -89,8 +89,11 @@ CUresult elapsed(float* ms, CUevent hs, CUevent he) {
   OpRef ob = b->snapshot();
   if (!oa || !ob) return CUDA_ERROR_INVALID_HANDLE;
   if (!oa->reached() || !ob->reached()) return CUDA_ERROR_NOT_READY;
-  auto reached = [](const OpRef& r) { return static_cast<double>(static_cast<MarkerOp*>(r.get())->reached_ns); };
-  *ms = static_cast<float>((reached(ob) - reached(oa)) / 1e6);
+  // An event a graph's event-record node recorded holds that node's op,
+  // which takes no time stamp: refused, never read as a marker.
+  const uint64_t ta = oa->reached_at_ns(), tb = ob->reached_at_ns();
+  if (ta == 0 || tb == 0) return CUDA_ERROR_INVALID_HANDLE;
+  *ms = static_cast<float>((static_cast<double>(tb) - static_cast<double>(ta)) / 1e6);
   return CUDA_SUCCESS;
 }
 

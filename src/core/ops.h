@@ -37,6 +37,7 @@ class MarkerOp final : public Op {
     ran_.store(true, std::memory_order_release);
   }
   bool reached() const override { return done() || ran_.load(std::memory_order_acquire); }
+  uint64_t reached_at_ns() const override { return reached_ns; }
   bool trivial() const override { return true; }
   uint64_t reached_ns = 0;  // written before the op is marked done
 

@@ -111,6 +111,9 @@ class Op {
   // (Scheduler::finish), so a thread back from a stream synchronize may see
   // the stream's last marker run but not yet done.
   virtual bool reached() const { return done(); }
+  // When a timed marker was reached (steady clock, ns; cuEventElapsedTime);
+  // 0 for every other op, whose time is not taken.
+  virtual uint64_t reached_at_ns() const { return 0; }
 
   // Drops one dependency (or the build guard). True when the op is ready.
   bool release_dependency() { return pending_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
