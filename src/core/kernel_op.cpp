@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "core/stream.h"
 #include "exec/scheduler.h"
 #include "exec/trace.h"
+#include "exec/watchdog.h"
 
 namespace cucpu {
 
@@ -35,6 +37,7 @@ const char* fault_name(ptx::FaultKind k) {
     case ptx::FaultKind::kIllegalInstruction: return "illegal instruction";
     case ptx::FaultKind::kBarrierDeadlock: return "barrier deadlock";
     case ptx::FaultKind::kOutOfMemory: return "out of memory for the block";
+    case ptx::FaultKind::kTimedOut: return "launch timed out";
     default: return "fault";
   }
 }
@@ -51,12 +54,25 @@ CUresult fault_result(ptx::FaultKind k) {
     case ptx::FaultKind::kIllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
     case ptx::FaultKind::kBarrierDeadlock: return CUDA_ERROR_LAUNCH_FAILED;
     case ptx::FaultKind::kOutOfMemory: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    case ptx::FaultKind::kTimedOut: return CUDA_ERROR_LAUNCH_TIMEOUT;
   }
   return CUDA_ERROR_LAUNCH_FAILED;
 }
 
 void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fault& fault) {
   f.module->ctx->set_device_fault(fault_result(fault.kind));
+  if (fault.kind == ptx::FaultKind::kTimedOut) {
+    // Asked for by the user (CUCPU_KERNEL_TIMEOUT): said whether or not logging is on.
+    char line[48] = "";
+    if (fault.address) std::snprintf(line, sizeof line, " at PTX line %llu", static_cast<unsigned long long>(fault.address));
+    std::fprintf(stderr,
+                 "cucpu: kernel %s ran longer than CUCPU_KERNEL_TIMEOUT (%.3g s) and was stopped%s in block (%u,%u,%u) "
+                 "thread (%u,%u,%u) of grid (%u,%u,%u) x (%u,%u,%u); its context fails with CUDA_ERROR_LAUNCH_TIMEOUT\n",
+                 f.name().c_str(), static_cast<double>(kernel_timeout_ns()) / 1e9, line, fault.block.x, fault.block.y,
+                 fault.block.z, fault.thread.x, fault.thread.y, fault.thread.z, cfg.grid.x, cfg.grid.y, cfg.grid.z,
+                 cfg.block.x, cfg.block.y, cfg.block.z);
+    return;
+  }
   // A failed device assertion has printed its message (ptx/runtime.cpp).
   if (!log_enabled()) return;
   char where[256] = "";
@@ -166,7 +182,16 @@ bool launch_in_parallel(const LaunchShape& s) {
 
 bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg) {
   const uint64_t total = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
-  ptx::Fault fault = f.kernel()->run_blocks(cfg, 0, total);
+  ptx::Fault fault;
+  if (!watchdog::on()) [[likely]] {
+    fault = f.kernel()->run_blocks(cfg, 0, total);
+  } else {
+    uint32_t stop = 0;
+    ptx::LaunchConfig watched = cfg;
+    watched.stop = &stop;
+    watchdog::Scope scope(&stop, watchdog::now_ns() + kernel_timeout_ns());
+    fault = f.kernel()->run_blocks(watched, 0, total);
+  }
   if (!fault) return true;
   report_fault(f, cfg, fault);
   return false;
@@ -253,6 +278,7 @@ class KernelJoinOp final : public Op {
     total_ = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
     const size_t parts = std::min<uint64_t>(workers, total_);
     chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
+    this->cfg.stop = &timeout_stop_;
   }
   // What `keep` holds (a graph's plan) is let go once every part is done.
   void execute(int) override {
@@ -285,6 +311,15 @@ class KernelJoinOp final : public Op {
     return !stop_.load(std::memory_order_relaxed) && next_.load(std::memory_order_relaxed) < total_;
   }
   void stop() { stop_.store(true, std::memory_order_relaxed); }
+  // The watchdog's word for the launch, and its deadline: the limit from
+  // when its first part began (relaxed: any part's start is as good).
+  uint32_t* timeout_stop() { return &timeout_stop_; }
+  int64_t deadline() {
+    int64_t d = deadline_.load(std::memory_order_relaxed);
+    if (d) return d;
+    const int64_t mine = watchdog::now_ns() + kernel_timeout_ns();
+    return deadline_.compare_exchange_strong(d, mine, std::memory_order_relaxed) ? mine : d;
+  }
   void fault(const ptx::Fault& ft) {
     stop();
     if (!faulted_.exchange(true, std::memory_order_relaxed)) report_fault(*f, cfg, ft);
@@ -299,6 +334,8 @@ class KernelJoinOp final : public Op {
   uint64_t chunk_ = 1;
   std::atomic<bool> stop_{false};
   std::atomic<bool> faulted_{false};
+  uint32_t timeout_stop_ = 0;  // watchdog::Watch::stop
+  std::atomic<int64_t> deadline_{0};
   std::shared_ptr<const void> keep_;
   ParamStorage<32> store_;
 };
@@ -318,6 +355,8 @@ class KernelPartOp final : public Op {
     }
     const ptx::Kernel* k = join_->f->kernel();
     check::KernelRun checked(join_, join_->f->name(), false);
+    std::optional<watchdog::Scope> watched;
+    if (watchdog::on()) [[unlikely]] watched.emplace(join_->timeout_stop(), join_->deadline());
     const auto start = std::chrono::steady_clock::now();
     uint64_t first, last;
     while (join_->claim(&first, &last)) {
@@ -383,6 +422,8 @@ class CooperativeKernelOp final : public Op {
     if (status != CUDA_SUCCESS) return;
     std::vector<uint64_t> workspace(8, 0);
     cfg_.grid_workspace = workspace.data();
+    cfg_.stop = &timeout_stop_;
+    watchdog::Scope watched(&timeout_stop_, watchdog::now_ns() + kernel_timeout_ns());
     const ptx::Kernel* k = f_->kernel();
     const uint64_t total = uint64_t{cfg_.grid.x} * cfg_.grid.y * cfg_.grid.z;
     std::atomic<bool> faulted{false};
@@ -417,6 +458,7 @@ class CooperativeKernelOp final : public Op {
  private:
   Function* f_;
   ptx::LaunchConfig cfg_;
+  uint32_t timeout_stop_ = 0;  // watchdog::Watch::stop
   std::vector<uint64_t> params_;
 };
 static_assert(sizeof(CooperativeKernelOp) <= OpPool::kBlockSize);

@@ -49,6 +49,11 @@ struct BlockEnv {
   // useless prefetch, so they live as long as the worker and are never reset.
   uint64_t* stream_next;
   uint64_t grid_workspace;      // %envreg1 (high half) and %envreg2 (low): a cooperative launch's grid barrier
+  // Nonzero once the launch must end (the watchdog's word, exec/watchdog.h;
+  // never null). Kernels compiled with polls (base/kernel_timeout.h) read it
+  // at every back edge and end the block with a kTimedOut fault; the runner
+  // reads it between blocks and cuts.
+  const uint32_t* stop;
 };
 constexpr unsigned kStreamSites = 4;
 

@@ -442,6 +442,7 @@ struct CutBlock {
     constexpr uint32_t kUnset = 0xfffffffeu;
     uint32_t r = 0;
     for (;;) {
+      poll_stop(env);
       uint32_t c = kUnset;
       for (auto [first, last] : spans) {
         const uint32_t cc = code.range(frames, pitch, &env, first, last, r, codes);
@@ -491,6 +492,7 @@ struct CutBlock {
     for (uint32_t t = 0; t < T; ++t)
       if (in_span[t]) classify(t);
     while (live) {
+      poll_stop(env);
       for (uint32_t lo = 0; lo < T; lo += 32) run_warp(lo, std::min(lo + 32, T));
       if (!live) break;
       bool yielded = false;
@@ -505,6 +507,11 @@ struct CutBlock {
 };
 
 }  // namespace
+
+void poll_stop(const BlockEnv& env) {
+  if (__atomic_load_n(env.stop, __ATOMIC_RELAXED)) [[unlikely]]
+    raise_fault(FaultKind::kTimedOut, 0, std::string());
+}
 
 void raise_fault(FaultKind kind, uint64_t address, std::string message) {
   RunState* rs = t_run;
@@ -562,6 +569,8 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   env.total_shared_bytes = static_cast<uint32_t>(shared_bytes);
   env.grid_workspace = reinterpret_cast<uint64_t>(cfg.grid_workspace);
   env.stream_next = s.stream_next;
+  static constexpr uint32_t kNeverStops = 0;
+  env.stop = cfg.stop ? cfg.stop : &kNeverStops;
 
   RunState rs;
   rs.env = &env;
@@ -588,6 +597,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   t_fault_trap = &rs.trap;
   std::atomic_signal_fence(std::memory_order_seq_cst);  // armed before any block runs (base/fault_trap.h)
   while (blk < last) {
+    poll_stop(env);
     const uint64_t b = blk;
     env.ctaid[0] = static_cast<uint32_t>(b % cfg.grid.x);
     env.ctaid[1] = static_cast<uint32_t>(b / cfg.grid.x % cfg.grid.y);

@@ -27,6 +27,10 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
 // the thread that runs a block; unwinds to run_blocks).
 [[noreturn]] void raise_fault(FaultKind kind, uint64_t address, std::string message);
 
+// Ends the running block with a kTimedOut fault once the launch's stop
+// word is set (called on the thread that runs a block).
+void poll_stop(const BlockEnv& env);
+
 // The indices of the thread being run (for assert messages).
 void current_indices(const BlockEnv* env, Dim3* block, Dim3* thread);
 

@@ -8,6 +8,8 @@
 
 #include "ptx/check_rt.h"
 
+#include "base/kernel_timeout.h"
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,7 +49,8 @@ const std::string& build_id() {
         s = std::string(info.dli_fname) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
             std::to_string(st.st_mtim.tv_nsec);
     }
-    return s + "|" + jit_target_id() + (instrument_accesses() ? "|instrumented" : "");
+    return s + "|" + jit_target_id() + (instrument_accesses() ? "|instrumented" : "") +
+           (kernel_timeout_ns() > 0 ? "|stop-polls" : "");
   }();
   return id;
 }

@@ -180,7 +180,7 @@ FnLowering::FnLowering(const Module& m_, const Function& f_, llvm::Module& mod_,
   if (!env_ty) {
     llvm::Type* i32 = b.getInt32Ty();
     llvm::Type* a3 = llvm::ArrayType::get(i32, 3);
-    env_ty = llvm::StructType::create(ctx, {a3, a3, a3, i32, ptr, ptr, ptr, i32, i32, i32, i32, ptr, b.getInt64Ty()}, "cucpu.env");
+    env_ty = llvm::StructType::create(ctx, {a3, a3, a3, i32, ptr, ptr, ptr, i32, i32, i32, i32, ptr, b.getInt64Ty(), ptr}, "cucpu.env");
   }
 }
 

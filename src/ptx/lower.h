@@ -107,6 +107,7 @@ class FnLowering {
   void note_alignment(llvm::Value* ptr, uint32_t bytes);    // remembered, reported by report_misalignment
   void report_misalignment();                               // at thread stops: exits, cuts, returns
   void emit_fault(uint32_t kind, llvm::Value* address);  // in the current block, then goes on unreachable
+  llvm::BasicBlock* stop_poll(llvm::BasicBlock* target);  // lower_control.cpp
   Space space_of(const Instr& in) const;
   Ty type_suffix(const Instr& in, int nth = 0) const;   // nth type among the suffixes
   int type_count(const Instr& in) const;

@@ -6,6 +6,8 @@
 
 #include "ptx/lower.h"
 
+#include "base/kernel_timeout.h"
+
 namespace cucpu::ptx {
 
 using llvm::Value;
@@ -362,6 +364,24 @@ void FnLowering::lower_instr(const Instr& in, size_t i) {
   cur = saved;
 }
 
+// A back edge's poll of the launch's stop word (BlockEnv::stop): a block
+// that goes on to `target` unless the word is set, which ends the block with
+// a timeout fault. The load is volatile, so that no loop keeps it in a register.
+llvm::BasicBlock* FnLowering::stop_poll(llvm::BasicBlock* target) {
+  llvm::BasicBlock* const here = b.GetInsertBlock();
+  auto* poll = llvm::BasicBlock::Create(ctx, "stop.poll", fn);
+  auto* stop = llvm::BasicBlock::Create(ctx, "stop", fn);
+  b.SetInsertPoint(poll);
+  Value* word = env_field(13, llvm::PointerType::get(ctx, 0));
+  auto* v = b.CreateLoad(b.getInt32Ty(), word);
+  v->setVolatile(true);
+  b.CreateCondBr(b.CreateICmpNE(v, b.getInt32(0)), stop, target, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
+  b.SetInsertPoint(stop);
+  emit_fault(static_cast<uint32_t>(FaultKind::kTimedOut), b.getInt64(cur ? cur->line : 0));  // Fault::address: the line
+  b.SetInsertPoint(here);
+  return poll;
+}
+
 bool FnLowering::lower_control(const Instr& in, size_t index) {
   const std::string& op = in.op;
   if (op == "bra") {
@@ -369,6 +389,7 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     auto it = f.labels.find(in.args[0].sym);
     if (it == f.labels.end()) fail("unknown label '" + in.args[0].sym + "'");
     llvm::BasicBlock* target = label_blocks[static_cast<size_t>(it->second)];
+    if (static_cast<size_t>(it->second) <= index && kernel_timeout_ns() > 0) target = stop_poll(target);
     auto* next = llvm::BasicBlock::Create(ctx, "fall", fn);
     llvm::BasicBlock* taken = target;
     const bool yields = index < is_yield.size() && is_yield[index];

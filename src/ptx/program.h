@@ -83,6 +83,9 @@ struct LaunchConfig {
   // grid.sync() finds it in %envreg1/2 and traps without it), and every
   // block must be running at once (one thread each).
   void* grid_workspace = nullptr;
+  // The launch's stop word (BlockEnv::stop), or null for one that is never
+  // stopped. Written by another thread while blocks run: read atomically.
+  const uint32_t* stop = nullptr;
 };
 
 // A device fault: what stopped a block. The runtime turns it into the
@@ -96,6 +99,7 @@ enum class FaultKind : uint8_t {
   kIllegalInstruction, // an instruction the compiler refused at run time
   kBarrierDeadlock,    // the block's threads wait at barriers no thread can release
   kOutOfMemory,        // the block's frames or shared arena could not be allocated
+  kTimedOut,           // the launch's stop word was set (LaunchConfig::stop); address: the PTX line of the back edge, or 0
 };
 struct Fault {
   FaultKind kind = FaultKind::kNone;
