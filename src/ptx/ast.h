@@ -119,9 +119,16 @@ struct Module {
   std::vector<std::string> target_mods;  // "texmode_independent", "debug", "sm_90a"...
   int address_size = 64;
   std::vector<VarDecl> vars;       // module-scope variables, in declaration order
+  // By index in vars: the variable's place among those backed by memory
+  // (backed_by_memory: Program::globals() and BlockEnv::globals), or -1.
+  std::vector<int> global_slot;
   std::vector<Function> funcs;
   std::unordered_map<std::string, int> func_index, var_index;
 };
+
+// Module variables the runtime backs with memory of their own: .global and
+// .const. Module-scope .shared ones live in each block's shared arena.
+inline bool backed_by_memory(const VarDecl& v) { return v.space == Space::kGlobal || v.space == Space::kConst; }
 
 // The special register named `base` ("%tid"), and whether it takes .x/.y/.z.
 bool special_register(std::string_view base, SReg* out, bool* has_comp);

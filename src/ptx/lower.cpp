@@ -31,6 +31,44 @@ void collect_callees(const Module& m, int fi, std::vector<int>& order, std::set<
       }
 }
 
+void collect_symbols(const Operand& o, std::set<std::string>& out) {
+  if (!o.sym.empty()) out.insert(o.sym);
+  for (const Operand& e : o.elems) collect_symbols(e, out);
+}
+
+// The functions called through pointers: those a module variable's
+// initializer names (Program compiles them once, with lower_functions), and
+// what they call.
+std::vector<int> pointer_callees(const Module& m) {
+  std::vector<int> order;
+  std::set<int> seen;
+  for (const VarDecl& v : m.vars)
+    for (const auto& init : v.sym_inits) {
+      auto it = m.func_index.find(init.second.substr(0, init.second.rfind('+')));
+      if (it != m.func_index.end() && !m.funcs[static_cast<size_t>(it->second)].is_entry)
+        collect_callees(m, it->second, order, seen);
+    }
+  return order;
+}
+
+// Module-scope .shared variables in a block's arena, in declaration order,
+// each at its alignment from `*off`: those named by a function of `order`
+// (that are not placed yet).
+void place_module_shared(const Module& m, const std::vector<int>& order, std::map<std::string, uint32_t>& shared,
+                         uint64_t* off) {
+  std::set<std::string> named;
+  for (int fi : order)
+    for (const Instr& in : m.funcs[static_cast<size_t>(fi)].body)
+      for (const Operand& o : in.args) collect_symbols(o, named);
+  for (const VarDecl& v : m.vars) {
+    if (v.space != Space::kShared || v.unsized || v.is_extern || !named.count(v.name) || shared.count(v.name)) continue;
+    const uint64_t a = v.align ? v.align : 1;
+    *off = (*off + a - 1) / a * a;
+    shared[v.name] = static_cast<uint32_t>(*off);
+    *off += v.size;
+  }
+}
+
 bool is_runtime_extern(const std::string& name) {
   return name == "vprintf" || name == "__assertfail" || name == "malloc" || name == "free";
 }
@@ -57,10 +95,17 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   std::set<int> seen;
   collect_callees(m, entry, order, seen);
 
-  // Shared layout: the module's static .shared variables, then each
-  // function's own, in order; dynamic (unsized extern) ones are not laid out.
+  // Shared layout: the module's static .shared variables that functions
+  // called through pointers name (at the offsets lower_functions gives them,
+  // in every kernel), then those the kernel's own calls name, then each
+  // function's own, in order; dynamic (unsized extern) ones are not laid
+  // out. A kernel's arena holds what it can reach, not every .shared
+  // variable of the program (-rdc moves functions' __shared__ variables to
+  // module scope).
   std::map<std::string, uint32_t> shared;
   uint64_t off = 0;
+  place_module_shared(m, pointer_callees(m), shared, &off);
+  place_module_shared(m, order, shared, &off);
   auto place = [&](const std::string& key, const VarDecl& v) {
     if (v.unsized || v.is_extern) return;
     const uint64_t a = v.align ? v.align : 1;
@@ -68,8 +113,6 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     shared[key] = static_cast<uint32_t>(off);
     off += v.size;
   };
-  for (const VarDecl& v : m.vars)
-    if (v.space == Space::kShared) place(v.name, v);
   for (int fi : order)
     for (const VarDecl& v : m.funcs[static_cast<size_t>(fi)].vars)
       if (v.space == Space::kShared) place(m.funcs[static_cast<size_t>(fi)].name + "/" + v.name, v);
@@ -137,13 +180,7 @@ std::unique_ptr<llvm::Module> lower_functions(const Module& m, const std::vector
   for (int fi : funcs) collect_callees(m, fi, order, seen);
   std::map<std::string, uint32_t> shared;  // module-scope shared variables, laid out as in every kernel
   uint64_t off = 0;
-  for (const VarDecl& v : m.vars)
-    if (v.space == Space::kShared && !v.unsized && !v.is_extern) {
-      const uint64_t a = v.align ? v.align : 1;
-      off = (off + a - 1) / a * a;
-      shared[v.name] = static_cast<uint32_t>(off);
-      off += v.size;
-    }
+  place_module_shared(m, pointer_callees(m), shared, &off);
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   for (int fi : order) {
@@ -416,8 +453,10 @@ Value* FnLowering::symbol_address(const std::string& sym, Space* space) {
       return b.CreateZExt(env_field(7, b.getInt32Ty()), i64);  // dynamic shared memory
     }
     *space = v.space;
+    const int slot = m.global_slot[static_cast<size_t>(it->second)];
+    if (slot < 0) fail("the module variable '" + sym + "' has no storage the kernel can address");
     Value* table = env_field(6, llvm::PointerType::get(ctx, 0));
-    auto* ld = b.CreateLoad(i64, b.CreateConstGEP1_64(i64, table, static_cast<uint64_t>(it->second)));
+    auto* ld = b.CreateLoad(i64, b.CreateConstGEP1_64(i64, table, static_cast<uint64_t>(slot)));
     ld->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
     return ld;
   }

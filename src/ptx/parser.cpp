@@ -17,6 +17,10 @@ bool parse_module(std::string_view text, Module* out, std::string* error) {
   try {
     Parser p(text, out);
     p.module();
+    out->global_slot.assign(out->vars.size(), -1);
+    int slots = 0;
+    for (size_t i = 0; i < out->vars.size(); ++i)
+      if (backed_by_memory(out->vars[i])) out->global_slot[i] = slots++;
     return true;
   } catch (const ParseError& e) {
     if (error) *error = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what;

@@ -192,7 +192,7 @@ bool ProgramImpl::build(std::string* log) {
   // Module variables the runtime backs with memory.
   std::map<std::string, uint32_t> index;
   for (const VarDecl& v : ast_.vars) {
-    if (v.space != Space::kGlobal && v.space != Space::kConst) continue;
+    if (!backed_by_memory(v)) continue;
     index[v.name] = static_cast<uint32_t>(globals_.size());
     GlobalDesc g;
     g.name = v.name;
@@ -208,7 +208,7 @@ bool ProgramImpl::build(std::string* log) {
   // Address initializers name other variables.
   size_t gi = 0;
   for (const VarDecl& v : ast_.vars) {
-    if (v.space != Space::kGlobal && v.space != Space::kConst) continue;
+    if (!backed_by_memory(v)) continue;
     for (auto& [off, expr] : v.sym_inits) {
       const size_t plus = expr.rfind('+');
       const std::string name = expr.substr(0, plus);

@@ -5,6 +5,7 @@
 #   ptx/NAME.sm75.ptx      the same for sm_75, where the source compiles
 #                          for it (older-ISA coverage)
 #   fatbin/NAME.sm90.fatbin nvcc -fatbin -arch=sm_90 (sm_90 SASS + PTX)
+# rdc.cu is built with -rdc=true.
 # usage: tests/kernels/regen.sh [NVCC]   (default: $NVCC, else
 # /usr/local/cuda/bin/nvcc). Run it after editing any .cu file here and
 # commit the results with the source.
@@ -16,14 +17,16 @@ mkdir -p ptx fatbin
 "$nvcc" --version | tail -n 2
 for src in *.cu; do
   name="${src%.cu}"
-  "$nvcc" -ptx -arch=sm_90 -O3 "$src" -o "ptx/$name.sm90.ptx"
-  if "$nvcc" -ptx -arch=sm_75 -O3 "$src" -o "ptx/$name.sm75.ptx" 2>/dev/null; then
+  flags=()
+  [ "$name" = rdc ] && flags=(-rdc=true)  # separable compilation, as CMake's CUDA_SEPARABLE_COMPILATION
+  "$nvcc" -ptx -arch=sm_90 -O3 "${flags[@]}" "$src" -o "ptx/$name.sm90.ptx"
+  if "$nvcc" -ptx -arch=sm_75 -O3 "${flags[@]}" "$src" -o "ptx/$name.sm75.ptx" 2>/dev/null; then
     echo "$name: sm_90, sm_75, fatbin"
   else
     rm -f "ptx/$name.sm75.ptx"
     echo "$name: sm_90, fatbin (needs a newer target than sm_75)"
   fi
-  "$nvcc" -fatbin -arch=sm_90 -O3 "$src" -o "fatbin/$name.sm90.fatbin"
+  "$nvcc" -fatbin -arch=sm_90 -O3 "${flags[@]}" "$src" -o "fatbin/$name.sm90.fatbin"
 done
 # Images of sources that no longer exist.
 for f in ptx/*.ptx fatbin/*.fatbin; do
