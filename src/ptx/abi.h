@@ -57,6 +57,17 @@ struct BlockEnv {
 };
 constexpr unsigned kStreamSites = 4;
 
+// The reserved shared memory every block has after its own (static, then
+// dynamic, then this, 16-byte aligned): %reserved_smem_offset_begin/_end/
+// _cap describe it, %reserved_smem_offset_0 and _1 are its two halves
+// (cooperative groups keep their multi-warp scratch at _1). total_shared_bytes
+// counts it; %total_smem_size does not. The device's
+// RESERVED_SHARED_MEMORY_PER_BLOCK.
+constexpr uint32_t kReservedShared = 1024;
+constexpr uint64_t reserved_shared_begin(uint64_t dynamic_offset, uint64_t dynamic_bytes) {
+  return (dynamic_offset + dynamic_bytes + 15) / 16 * 16;
+}
+
 // The frames of a block of a kernel with cuts, structure of arrays (so
 // that loops over threads vectorize): rows of 4-byte units, `pitch` bytes
 // between consecutive units (frame_pitch: 4 bytes per thread, rounded up to

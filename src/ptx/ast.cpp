@@ -66,6 +66,11 @@ bool special_register(std::string_view base, SReg* out, bool* has_comp) {
       {"%cluster_ctaid", SReg::kClusterCtaId, true}, {"%cluster_nctaid", SReg::kClusterNCtaId, true},
       {"%cluster_ctarank", SReg::kClusterCtaRank, false}, {"%cluster_nctarank", SReg::kClusterNCtaRank, false},
       {"%is_explicit_cluster", SReg::kIsExplicitCluster, false},
+      {"%reserved_smem_offset_begin", SReg::kReservedSmemBegin, false},
+      {"%reserved_smem_offset_end", SReg::kReservedSmemEnd, false},
+      {"%reserved_smem_offset_cap", SReg::kReservedSmemCap, false},
+      {"%reserved_smem_offset_0", SReg::kReservedSmem0, false},
+      {"%reserved_smem_offset_1", SReg::kReservedSmem1, false},
   };
   if (base.rfind("%envreg", 0) == 0) {
     *out = SReg::kEnvReg;

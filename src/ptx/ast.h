@@ -39,6 +39,7 @@ enum class SReg : uint8_t {
   kClock, kClockHi, kClock64, kGlobalTimer, kGlobalTimerLo, kGlobalTimerHi,
   kDynamicSmemSize, kTotalSmemSize, kAggrSmemSize, kClusterId, kNClusterId, kClusterCtaId,
   kClusterNCtaId, kClusterCtaRank, kClusterNCtaRank, kIsExplicitCluster, kEnvReg, kPm,
+  kReservedSmemBegin, kReservedSmemEnd, kReservedSmemCap, kReservedSmem0, kReservedSmem1,
 };
 
 struct Operand {
@@ -47,6 +48,8 @@ struct Operand {
   bool neg = false;        // !%p, or a unary minus on a register (-%r: not PTX, refused)
   int reg = -1;            // kReg; kAddr with a register base
   int pair = -1;           // "d|p": the predicate half, a register index
+  int elem = -1;           // kReg: the element of a vector register named (%v.x is 0, .w 3), or -1
+  int sel = -1;            // kReg: a video instruction's selector: byte .b0-.b3 (0-3), half .h0/.h1 (4, 5), or -1
   std::string sym;         // kSym; kAddr with a symbol base
   int64_t imm = 0;         // kImm; kAddr offset
   uint64_t fbits = 0;      // kFloat: raw bits

@@ -535,7 +535,8 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   Scratch& s = scratch();
   const bool checking = instrument_accesses();
   const uint32_t T = cfg.block.x * cfg.block.y * cfg.block.z;
-  const uint64_t shared_bytes = (code.static_shared + 15) / 16 * 16 + cfg.dynamic_shared_bytes;
+  const uint64_t dynamic_offset = (code.static_shared + 15) / 16 * 16;
+  const uint64_t shared_bytes = reserved_shared_begin(dynamic_offset, cfg.dynamic_shared_bytes) + kReservedShared;
   if (s.codes.size() < T) {
     s.codes.resize(T);
     s.resume.resize(T);

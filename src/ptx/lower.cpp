@@ -311,9 +311,15 @@ Value* FnLowering::read(const Operand& o, Ty as) {
   llvm::Type* t = llty(as);
   switch (o.kind) {
     case Operand::Kind::kReg: {
+      if (o.sel >= 0) fail("operand selectors (.b0 ... .h1) belong to video instructions");
       llvm::AllocaInst* a = regs[static_cast<size_t>(o.reg)];
       Value* v;
-      if (const int k = has_cuts ? remat.konst[static_cast<size_t>(o.reg)] : -1; k >= 0) {
+      if (o.elem >= 0) {
+        // An element of a vector register: its bits of the register's.
+        const unsigned w = static_cast<unsigned>(type_bits(f.regs[static_cast<size_t>(o.reg)].ty));
+        v = b.CreateLoad(a->getAllocatedType(), a);
+        v = b.CreateTrunc(b.CreateLShr(v, static_cast<uint64_t>(o.elem) * w), b.getIntNTy(w));
+      } else if (const int k = has_cuts ? remat.konst[static_cast<size_t>(o.reg)] : -1; k >= 0) {
         // Its only write is a mov of an immediate: the value that mov stores
         // (so that the operands of a cut are seen to be known).
         const Instr& mv = f.body[static_cast<size_t>(k)];
@@ -400,7 +406,18 @@ void FnLowering::write(const Operand& o, Value* v, Ty as) {
     return;
   }
   if (o.kind != Operand::Kind::kReg) fail("the destination must be a register");
+  if (o.sel >= 0) fail("operand selectors (.b0 ... .h1) belong to video instructions");
   llvm::AllocaInst* a = regs[static_cast<size_t>(o.reg)];
+  if (o.elem >= 0) {
+    // An element of a vector register: the others keep their bits.
+    const unsigned w = static_cast<unsigned>(type_bits(f.regs[static_cast<size_t>(o.reg)].ty));
+    llvm::Type* wide = a->getAllocatedType();
+    const unsigned shift = static_cast<unsigned>(o.elem) * w;
+    Value* e = b.CreateShl(b.CreateZExt(convert_bits(b, v, b.getIntNTy(w), is_signed(as)), wide), shift);
+    const llvm::APInt keep = ~llvm::APInt::getBitsSet(wide->getIntegerBitWidth(), shift, shift + w);
+    b.CreateStore(b.CreateOr(b.CreateAnd(b.CreateLoad(wide, a), llvm::ConstantInt::get(wide, keep)), e), a);
+    return;
+  }
   b.CreateStore(convert_bits(b, v, a->getAllocatedType(), is_signed(as)), a);
 }
 

@@ -6,6 +6,8 @@
 // does not know raises LowerError naming the instruction and its line.
 #pragma once
 
+#include <deque>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -108,6 +110,8 @@ class FnLowering {
   void report_misalignment();                               // at thread stops: exits, cuts, returns
   void emit_fault(uint32_t kind, llvm::Value* address);  // in the current block, then goes on unreachable
   llvm::BasicBlock* stop_poll(llvm::BasicBlock* target);  // lower_control.cpp
+  const Operand& vector_elements(const Operand& o, int vec);  // lower_memory.cpp
+  std::deque<Operand> spelled;  // operands vector_elements made (a deque: references stay valid)
   Space space_of(const Instr& in) const;
   Ty type_suffix(const Instr& in, int nth = 0) const;   // nth type among the suffixes
   int type_count(const Instr& in) const;
@@ -130,6 +134,9 @@ class FnLowering {
   bool lower_call(const Instr& in);
   bool lower_half(const Instr& in);
   bool lower_matrix(const Instr& in, size_t index);  // ldmatrix, mma, wmma
+  bool lower_video(const Instr& in);  // lower_video.cpp
+  void lower_scalar_video(const Instr& in);
+  bool lower_simd_video(const Instr& in);
   bool lower_texture(const Instr& in);               // tex, tld4, txq, suld, sust, suq
   llvm::Value* texture_handle(const Operand& o);
   llvm::Value* word_slot(unsigned words);

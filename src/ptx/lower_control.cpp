@@ -121,8 +121,9 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
     for (size_t k = 0; k < in.args.size(); ++k) {
       const Operand& o = in.args[k];
       if (k == 0 && (o.kind == Operand::Kind::kReg || o.kind == Operand::Kind::kVec) && writes_first_operand(in.op)) {
-        // A guarded write may not happen: the old value stays live.
-        collect_regs(o, in.guard < 0 ? defs[i] : uses[i]);
+        // A guarded write may not happen, and an element's write keeps the
+        // other elements: the old value stays live.
+        collect_regs(o, in.guard < 0 && o.elem < 0 ? defs[i] : uses[i]);
         continue;
       }
       collect_regs(o, uses[i]);
@@ -359,7 +360,7 @@ void FnLowering::lower_instr(const Instr& in, size_t i) {
   cur = &in;
   const bool done = lower_matrix(in, i) || (is_cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) ||
                     lower_float(in) || lower_half(in) || lower_convert(in) || lower_memory(in) || lower_atomic(in) ||
-                    lower_call(in) || lower_misc(in) || lower_texture(in);
+                    lower_call(in) || lower_misc(in) || lower_video(in) || lower_texture(in);
   if (!done) unsupported();
   cur = saved;
 }

@@ -33,6 +33,19 @@ llvm::AtomicOrdering ordering_of(const Instr& in, bool is_load, bool is_store) {
 
 }  // namespace
 
+// A vector register (.reg .v4 .b32 %v) where a {...} operand may stand:
+// the operand of its elements, kept in `spelled` (which it refers to).
+const Operand& FnLowering::vector_elements(const Operand& o, int vec) {
+  if (vec <= 1 || o.kind != Operand::Kind::kReg || o.elem >= 0 || f.regs[static_cast<size_t>(o.reg)].vec != vec) return o;
+  Operand& v = spelled.emplace_back();
+  v.kind = Operand::Kind::kVec;
+  for (int i = 0; i < vec; ++i) {
+    Operand& e = v.elems.emplace_back(o);
+    e.elem = i;
+  }
+  return v;
+}
+
 bool FnLowering::lower_memory(const Instr& in) {
   const std::string& op = in.op;
   auto& A = in.args;
@@ -45,7 +58,7 @@ bool FnLowering::lower_memory(const Instr& in) {
     const int vec = vector_width(in);
     const uint32_t esize = static_cast<uint32_t>(type_bits(t) / 8);
     const Operand& addr = load ? A[1] : A[0];
-    const Operand& val = load ? A[0] : A[1];
+    const Operand& val = vector_elements(load ? A[0] : A[1], vec);
     Value* p = address(addr, space);
     const bool vol = in.has("volatile") || in.has("mmio");
     const bool atomic = in.has("relaxed") || in.has("acquire") || in.has("release");

@@ -7,8 +7,6 @@ namespace cucpu::ptx {
 
 using llvm::Value;
 
-Value* compare_values(FnLowering& L, const std::string& cmp, Value* a, Value* b, Ty t);
-
 Value* FnLowering::special(const Operand& o) {
   llvm::Type* i32 = b.getInt32Ty();
   auto env3 = [&](int field, int comp) {
@@ -64,8 +62,18 @@ Value* FnLowering::special(const Operand& o) {
       return t;
     }
     case SReg::kDynamicSmemSize: return env_field(8, i32);
-    case SReg::kTotalSmemSize:
+    case SReg::kTotalSmemSize: return b.CreateAdd(env_field(7, i32), env_field(8, i32));
     case SReg::kAggrSmemSize: return env_field(9, i32);
+    case SReg::kReservedSmemBegin:
+    case SReg::kReservedSmemEnd:
+    case SReg::kReservedSmem0:
+    case SReg::kReservedSmem1: {
+      Value* begin = b.CreateAnd(b.CreateAdd(b.CreateAdd(env_field(7, i32), env_field(8, i32)), b.getInt32(15)), b.getInt32(~15u));
+      if (o.sreg == SReg::kReservedSmemEnd) return b.CreateAdd(begin, b.getInt32(kReservedShared));
+      if (o.sreg == SReg::kReservedSmem1) return b.CreateAdd(begin, b.getInt32(kReservedShared / 2));
+      return begin;
+    }
+    case SReg::kReservedSmemCap: return b.getInt32(kReservedShared);
     case SReg::kClusterId: return env3(2, o.comp);
     case SReg::kNClusterId: return env3(1, o.comp);
     case SReg::kClusterCtaId: return b.getInt32(0);
@@ -332,57 +340,6 @@ bool FnLowering::lower_misc(const Instr& in) {
     } else {
       b.CreateMemCpy(dst, llvm::MaybeAlign(size), src, llvm::MaybeAlign(size), size);
     }
-    return true;
-  }
-  if ((op.size() == 6 || op.size() == 5 || op.size() == 9 || op.size() == 8) &&
-      (op.back() == '2' || op.back() == '4') && op[0] == 'v') {
-    // SIMD video instructions on packed halves (2) or bytes (4):
-    // vop.dtype.atype.btype[.sat][.add] d, a, b, c (no lane selectors).
-    const std::string base = op.substr(0, op.size() - 1);
-    const unsigned lanes = op.back() == '2' ? 2 : 4, w = 32 / lanes;
-    if (base != "vadd" && base != "vsub" && base != "vabsdiff" && base != "vmin" && base != "vmax" && base != "vavrg" &&
-        base != "vset")
-      return false;
-    if (A.size() < 4 || A[0].kind != Operand::Kind::kReg || A[1].kind == Operand::Kind::kNone) fail("malformed " + op);
-    const bool vset = base == "vset";
-    const Ty dt = type_suffix(in, 0), at = type_suffix(in, vset ? 0 : 1), bt = type_suffix(in, vset ? 1 : 2);
-    Value* a = arg(1, Ty::kB32);
-    Value* bb = arg(2, Ty::kB32);
-    Value* c = arg(3, Ty::kB32);
-    const bool add = in.has("add"), sat = in.has("sat");
-    std::string cmp;
-    if (vset)
-      for (auto& m : in.mods)
-        if (m == "eq" || m == "ne" || m == "lt" || m == "le" || m == "gt" || m == "ge") cmp = m;
-    llvm::Type* i32t = b.getInt32Ty();
-    Value* packed = b.getInt32(0);
-    Value* sum = c;
-    for (unsigned k = 0; k < lanes; ++k) {
-      auto lane = [&](Value* v, Ty t) {
-        Value* x = b.CreateTrunc(b.CreateLShr(v, k * w), b.getIntNTy(w));
-        return is_signed(t) ? b.CreateSExt(x, i32t) : b.CreateZExt(x, i32t);
-      };
-      Value* x = lane(a, at);
-      Value* y = lane(bb, bt);
-      Value* r;
-      if (base == "vadd") r = b.CreateAdd(x, y);
-      else if (base == "vsub") r = b.CreateSub(x, y);
-      else if (base == "vabsdiff") r = intrinsic(llvm::Intrinsic::abs, {i32t}, {b.CreateSub(x, y), b.getFalse()});
-      else if (base == "vmin") r = b.CreateSelect(b.CreateICmpSLT(x, y), x, y);
-      else if (base == "vmax") r = b.CreateSelect(b.CreateICmpSGT(x, y), x, y);
-      else if (base == "vavrg") r = b.CreateAShr(b.CreateAdd(b.CreateAdd(x, y), b.getInt32(1)), 1);
-      else r = b.CreateZExt(compare_values(*this, cmp.empty() ? "eq" : cmp, x, y, Ty::kS32), i32t);
-      if (sat && !vset) {
-        const int64_t lo = is_signed(dt) ? -(int64_t{1} << (w - 1)) : 0;
-        const int64_t hi = is_signed(dt) ? (int64_t{1} << (w - 1)) - 1 : (int64_t{1} << w) - 1;
-        r = b.CreateSelect(b.CreateICmpSLT(r, b.getInt32(static_cast<uint32_t>(lo))), b.getInt32(static_cast<uint32_t>(lo)), r);
-        r = b.CreateSelect(b.CreateICmpSGT(r, b.getInt32(static_cast<uint32_t>(hi))), b.getInt32(static_cast<uint32_t>(hi)), r);
-      }
-      sum = b.CreateAdd(sum, r);
-      const uint32_t mask = w == 8 ? 0xffu : 0xffffu;
-      packed = b.CreateOr(packed, b.CreateShl(b.CreateAnd(r, mask), k * w));
-    }
-    write(A[0], add ? sum : packed, Ty::kB32);
     return true;
   }
   if (op == "copysign") {

@@ -109,6 +109,7 @@ Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& e
       } else if (k == 0) {
         // A first operand is written, unless it is an address the instruction reads.
         if (o.kind != Operand::Kind::kAddr || writes_first_operand(in.op)) each_reg(o, wrote);
+        if (o.elem >= 0) wrote(o.reg);  // an element's write leaves the others: never recomputed
       } else {
         // Later operands are sources; their vectors and predicate halves count as writes, to be safe.
         if (o.pair >= 0) wrote(o.pair);

@@ -274,6 +274,12 @@ Operand Parser::operand(int depth) {
         else o.fbits ^= o.fwidth == 32 ? 0x80000000ull : 0x8000000000000000ull;
         return o;
       }
+      if (tok_.kind == Tok::kWord && !tok_.text.empty() && tok_.text[0] == '%') {
+        o = operand(depth + 1);  // vmad's negated operands; elsewhere the lowering refuses it
+        if (o.kind != Operand::Kind::kReg) fail(t, "a minus applies to registers and numbers only");
+        o.neg = true;
+        return o;
+      }
       o.kind = Operand::Kind::kImm;
       o.imm = static_cast<int64_t>(~integer() + 1);  // two's complement: -2^63 stays itself
       return o;
@@ -298,7 +304,7 @@ Operand Parser::operand(int depth) {
       if (it != reg_names_.end()) {
         o.kind = Operand::Kind::kReg;
         o.reg = it->second;
-      } else {
+      } else if (!vector_element(w, o) && !video_selector(w, t, o)) {
         special(w, t, o);
       }
       if (is_punct('|')) {
@@ -308,11 +314,53 @@ Operand Parser::operand(int depth) {
       }
       return o;
     }
+    if (w == "WARP_SZ") {  // the ISA's predefined constant (nvcc's warpSize)
+      o.kind = Operand::Kind::kImm;
+      o.imm = 32;
+      return o;
+    }
     o.kind = Operand::Kind::kSym;
     o.sym = symbol_name(w);
     return o;
   }
   fail(t, "unexpected '" + std::string(t.text) + "' in an operand");
+}
+
+// %v.x (.y, .z, .w, or .r, .g, .b, .a) of a vector register %v.
+bool Parser::vector_element(const std::string& w, Operand& o) {
+  const size_t dot = w.rfind('.');
+  if (dot == std::string::npos || dot + 2 != w.size()) return false;
+  auto it = reg_names_.find(w.substr(0, dot));
+  if (it == reg_names_.end()) return false;
+  static constexpr std::string_view kNames = "xyzwrgba";
+  const size_t at = kNames.find(w[dot + 1]);
+  if (at == std::string_view::npos) return false;
+  const int elem = static_cast<int>(at % 4);
+  if (elem >= f_->regs[static_cast<size_t>(it->second)].vec) return false;
+  o.kind = Operand::Kind::kReg;
+  o.reg = it->second;
+  o.elem = elem;
+  return true;
+}
+
+// %r.b0 ... %r.b3, %r.h0, %r.h1: a scalar video instruction's selector.
+bool Parser::video_selector(const std::string& w, const Tok& t, Operand& o) {
+  const size_t dot = w.rfind('.');
+  if (dot == std::string::npos) return false;
+  auto it = reg_names_.find(w.substr(0, dot));
+  if (it == reg_names_.end()) return false;
+  const std::string s = w.substr(dot + 1);
+  static const char* const kSel[] = {"b0", "b1", "b2", "b3", "h0", "h1"};
+  for (int i = 0; i < 6; ++i)
+    if (s == kSel[i]) {
+      o.kind = Operand::Kind::kReg;
+      o.reg = it->second;
+      o.sel = i;
+      return true;
+    }
+  if (s.size() > 2 && (s[0] == 'b' || s[0] == 'h') && s.find_first_not_of("01234567", 1) == std::string::npos)
+    fail(t, "the SIMD video lane selector '." + s + "' is not supported");
+  return false;
 }
 
 void Parser::special(const std::string& w, const Tok& t, Operand& o) {

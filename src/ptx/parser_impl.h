@@ -432,6 +432,8 @@ class Parser {
   void instruction(const Tok& t, const std::string& w, int guard, bool neg);
   Operand operand(int depth);
   void special(const std::string& w, const Tok& t, Operand& o);
+  bool vector_element(const std::string& w, Operand& o);
+  bool video_selector(const std::string& w, const Tok& t, Operand& o);
   Lexer lex_;
   Module* m_;
   Tok tok_;

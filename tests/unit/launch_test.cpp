@@ -53,6 +53,23 @@ const char kDefinesExtern[] = R"(
 .visible .global .align 4 .u32 shared_v = 77;
 )";
 
+// Vector registers, whole and by element: out = {in.x, in.y, in.z, in.x + in.z}.
+const char kVectorRegisters[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry vec_regs(.param .u64 pin, .param .u64 pout) {
+  .reg .b64 %rd<3>; .reg .b32 %r<3>; .reg .v4 .b32 %v1;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.global.v4.u32 %v1, [%rd1];
+  add.u32 %r1, %v1.x, %v1.z;
+  mov.b32 %v1.w, %r1;
+  st.global.v4.u32 [%rd2], %v1;
+  ret;
+}
+)";
+
 std::string read_file(const std::string& path) {
   std::ifstream f(path);
   std::stringstream ss;
@@ -89,6 +106,26 @@ TEST_F(RealPtx, LoadedKernelRunsAndReportsItsAttributes) {
   EXPECT_EQ(max_threads, 1024);
   EXPECT_EQ(ptx, 90);  // the driver reports the PTX's .target
   EXPECT_EQ(cuMemFree(d), CUDA_SUCCESS);
+  EXPECT_EQ(cuModuleUnload(m), CUDA_SUCCESS);
+}
+
+TEST_F(RealPtx, VectorRegistersLoadStoreAndNameTheirElements) {
+  CUmodule m = load(kVectorRegisters);
+  CUfunction f;
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "vec_regs"), CUDA_SUCCESS);
+  CUdeviceptr in, out;
+  ASSERT_EQ(cuMemAlloc(&in, 16), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&out, 16), CUDA_SUCCESS);
+  const unsigned v[4] = {7, 11, 100, 0xdead};
+  ASSERT_EQ(cuMemcpyHtoD(in, v, 16), CUDA_SUCCESS);
+  void* args[] = {&in, &out};
+  ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  unsigned got[4] = {};
+  ASSERT_EQ(cuMemcpyDtoH(got, out, 16), CUDA_SUCCESS);
+  EXPECT_EQ(got[0], 7u);
+  EXPECT_EQ(got[1], 11u);
+  EXPECT_EQ(got[2], 100u);
+  EXPECT_EQ(got[3], 107u);
   EXPECT_EQ(cuModuleUnload(m), CUDA_SUCCESS);
 }
 
