@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "base/raw_enum.h"
 #include "core/runtime.h"
@@ -97,8 +99,27 @@ CUresult parse_ptx(const std::string& text, std::shared_ptr<ptx::Program>* out, 
   return CUDA_SUCCESS;
 }
 
-CUresult programs_of_image(const void* image, size_t size, std::vector<std::shared_ptr<ptx::Program>>* out,
-                           std::string* info, std::string* error, std::vector<std::string>* texts) {
+namespace {
+
+// Says on stderr, once per distinct reason, why an image was refused: the
+// program usually reports only the code, and the JIT log it could ask for
+// is seldom read.
+void say_refused(CUresult r, const std::string& error) {
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_NO_BINARY_FOR_GPU || error.empty()) return;  // that one says it itself
+  static std::mutex mu;
+  static std::set<std::string> said;
+  std::string first = error.substr(0, error.find('\n'));
+  {
+    std::lock_guard<std::mutex> g(mu);
+    if (said.size() >= 64 || !said.insert(first).second) return;
+  }
+  const char* name = "?";
+  cuGetErrorName(r, &name);
+  log_line("module refused (%s): %s", name, first.c_str());
+}
+
+CUresult read_programs(const void* image, size_t size, std::vector<std::shared_ptr<ptx::Program>>* out,
+                       std::string* info, std::string* error, std::vector<std::string>* texts) {
   const auto* bytes = static_cast<const char*>(image);
   // strncmp stops at the magic's own NUL: safe on a short text too.
   if ((size == 0 || size >= sizeof kLinkMagic + 8) && std::strncmp(bytes, kLinkMagic, sizeof kLinkMagic) == 0) {
@@ -191,6 +212,16 @@ CUresult programs_of_image(const void* image, size_t size, std::vector<std::shar
     if (i == 0) first = r;
   }
   return first;
+}
+
+}  // namespace
+
+CUresult programs_of_image(const void* image, size_t size, std::vector<std::shared_ptr<ptx::Program>>* out,
+                           std::string* info, std::string* error, std::vector<std::string>* texts) {
+  const size_t had = error->size();
+  const CUresult r = read_programs(image, size, out, info, error, texts);
+  if (r != CUDA_SUCCESS) say_refused(r, error->substr(had));
+  return r;
 }
 
 std::vector<char> make_link_image(const std::vector<std::string>& texts) {

@@ -25,7 +25,10 @@ class Parser {
   }
 
  private:
-  [[noreturn]] void fail(const Tok& t, const std::string& why) { throw ParseError{t.line, t.col, why}; }
+  // Inside a function body the error names the function, as the compiler's do.
+  [[noreturn]] void fail(const Tok& t, const std::string& why) {
+    throw ParseError{t.line, t.col, f_ && !f_->name.empty() ? why + " (in '" + f_->name + "')" : why};
+  }
   void advance() { tok_ = lex_.next(); }
   bool is_punct(char c) const { return tok_.kind == Tok::kPunct && tok_.punct == c; }
   bool is_dir(std::string_view d) const { return tok_.kind == Tok::kDirective && tok_.text == d; }

@@ -109,6 +109,19 @@ TEST_F(RealPtx, LoadedKernelRunsAndReportsItsAttributes) {
   EXPECT_EQ(cuModuleUnload(m), CUDA_SUCCESS);
 }
 
+TEST_F(RealPtx, RefusedModuleSaysWhyOnStderrOnce) {
+  const char* bad = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n  frobnicate.u32 %r1;\n  ret;\n}\n";
+  CUmodule m;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cuModuleLoadData(&m, bad), CUDA_ERROR_INVALID_PTX);
+  EXPECT_EQ(cuModuleLoadData(&m, bad), CUDA_ERROR_INVALID_PTX);
+  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string want = "module refused (CUDA_ERROR_INVALID_PTX): line 5, column 3: unknown instruction 'frobnicate' (in 'k')";
+  const size_t at = err.find(want);
+  EXPECT_NE(at, std::string::npos) << err;
+  EXPECT_EQ(err.find(want, at + 1), std::string::npos) << "said twice: " << err;
+}
+
 TEST_F(RealPtx, VectorRegistersLoadStoreAndNameTheirElements) {
   CUmodule m = load(kVectorRegisters);
   CUfunction f;

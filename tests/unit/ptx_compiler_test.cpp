@@ -249,12 +249,12 @@ TEST(PtxCompiler, MalformedPtxGivesLineAndColumn) {
   EXPECT_FALSE(Program::parse("", &log));
   EXPECT_NE(std::string::npos, log.find("line 1"));
   EXPECT_FALSE(Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n  add.s32 %r1, %r2, 1;\n}\n", &log));
-  EXPECT_EQ("line 5, column 11: undeclared register '%r1'", log);
+  EXPECT_EQ("line 5, column 11: undeclared register '%r1' (in 'k')", log);
   EXPECT_FALSE(Program::parse(".version 8.0\n.target sm_90\n.entry k() { .reg .b32 %r<2>;\n bra L1;\n", &log));
   EXPECT_NE(std::string::npos, log.find("unterminated function body"));
   // A name the PTX ISA does not have is malformed PTX, refused by the parser.
   EXPECT_FALSE(Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { .reg .b32 %r<3>;\n  frobnicate.b32 %r1, %r2;\n  ret;\n}\n", &log));
-  EXPECT_EQ("line 5, column 3: unknown instruction 'frobnicate'", log);
+  EXPECT_EQ("line 5, column 3: unknown instruction 'frobnicate' (in 'k')", log);
   // An instruction of the ISA the compiler does not implement names itself at compile time.
   auto p = Program::parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { .reg .b32 %r<3>; .reg .b64 %rd<2>;\n  mbarrier.expect_tx.shared.b64 [%rd1], %r1;\n  ret;\n}\n", &log);
   ASSERT_TRUE(p) << log;
