@@ -1,0 +1,213 @@
+// The PTX corpus tool: finds every fatbin in the files it is given (shared
+// libraries, executables, fatbins, PTX files), takes the PTX a driver would
+// pick from each (the newest), and parses and compiles every entry with
+// cucpu's kernel compiler. Prints, per file: fatbins, PTX texts, entries
+// that compiled, failures grouped by reason (the instruction that blocks
+// them), and compile time. Not part of CI; see docs/conformance.md.
+//
+//   build/dev/tools/ptx_corpus/cucpu_ptx_corpus [--max-entries N] [--jobs N] FILE...
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ptx/image.h"
+#include "ptx/program.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The reason of a compile or parse log, without its position: "line L,
+// column C: unsupported instruction 'x.y' (in 'k')" -> "unsupported instruction 'x.y'".
+std::string reason_of(const std::string& log) {
+  std::string r = log.substr(0, log.find('\n'));
+  if (r.rfind("line ", 0) == 0) {
+    const size_t colon = r.find(": ");
+    if (colon != std::string::npos) r = r.substr(colon + 2);
+  }
+  const size_t in = r.rfind(" (in '");
+  if (in != std::string::npos) r = r.substr(0, in);
+  // Name the instruction without its types and sizes: "mma.sync.aligned..." keeps its first two parts.
+  const size_t q = r.find('\'');
+  if (q != std::string::npos) {
+    const size_t end = r.find('\'', q + 1);
+    if (end != std::string::npos) {
+      std::string name = r.substr(q + 1, end - q - 1);
+      size_t dots = 0, cut = name.size();
+      for (size_t i = 0; i < name.size(); ++i)
+        if (name[i] == '.' && ++dots == 2) cut = i;
+      r = r.substr(0, q + 1) + name.substr(0, cut) + r.substr(end);
+    }
+  }
+  return r;
+}
+
+struct Stats {
+  size_t fatbins = 0, texts = 0, parse_failures = 0, entries = 0, compiled = 0, failed = 0;
+  double parse_s = 0, compile_s = 0, slowest_s = 0;
+  std::string slowest;
+  std::map<std::string, size_t> reasons;  // reason -> entries (or texts, for parse failures)
+  std::map<int, size_t> versions;         // PTX ISA version -> texts
+  std::map<int, size_t> targets;          // .target sm -> texts
+};
+
+// Every PTX text of the file: the file itself when it is PTX, else the
+// newest PTX of each fatbin container found in it.
+std::vector<std::string> texts_of(const uint8_t* data, size_t size, Stats& st) {
+  std::vector<std::string> out;
+  if (size > 8 && std::memcmp(data, "//", 2) == 0) {
+    out.emplace_back(reinterpret_cast<const char*>(data), size);
+    return out;
+  }
+  static const uint8_t kMagic[4] = {0x50, 0xed, 0x55, 0xba};
+  for (size_t at = 0; at + 16 <= size;) {
+    const void* hit = memmem(data + at, size - at, kMagic, 4);
+    if (!hit) break;
+    const size_t off = static_cast<const uint8_t*>(hit) - data;
+    uint64_t body = 0;
+    uint16_t header = 0;
+    std::memcpy(&header, data + off + 6, 2);
+    std::memcpy(&body, data + off + 8, 8);
+    const size_t len = header + body;
+    if (header < 16 || body > size || off + len > size) {
+      at = off + 4;
+      continue;
+    }
+    ++st.fatbins;
+    cucpu::ptx::ImageContents c = cucpu::ptx::read_image(data + off, len);
+    if (!c.ptx.empty()) out.push_back(std::move(c.ptx[0]));
+    at = off + len;
+  }
+  return out;
+}
+
+void compile_text(const std::string& text, Stats& st, std::mutex& mu, size_t max_entries) {
+  std::string log;
+  const auto t0 = Clock::now();
+  std::shared_ptr<cucpu::ptx::Program> p = cucpu::ptx::Program::parse(text, &log);
+  const double parse_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::unique_lock<std::mutex> lock(mu);
+  st.parse_s += parse_s;
+  if (!p) {
+    ++st.parse_failures;
+    ++st.reasons["parse: " + reason_of(log)];
+    return;
+  }
+  ++st.versions[p->ptx_version()];
+  ++st.targets[p->target_sm()];
+  const size_t n = std::min(p->entries().size(), max_entries);
+  lock.unlock();
+  for (size_t i = 0; i < n; ++i) {
+    std::string why;
+    const auto k0 = Clock::now();
+    std::shared_ptr<const cucpu::ptx::Kernel> k = p->kernel(static_cast<int>(i), &why);
+    const double s = std::chrono::duration<double>(Clock::now() - k0).count();
+    std::lock_guard<std::mutex> g(mu);
+    ++st.entries;
+    st.compile_s += s;
+    if (s > st.slowest_s) {
+      st.slowest_s = s;
+      st.slowest = p->entries()[i].name;
+    }
+    if (k) {
+      ++st.compiled;
+    } else {
+      ++st.failed;
+      ++st.reasons[reason_of(why)];
+    }
+  }
+}
+
+void report(const std::string& name, const Stats& st) {
+  std::printf("## %s\n", name.c_str());
+  std::printf("fatbins %zu, PTX texts %zu (%zu refused by the parser), entries %zu: %zu compile, %zu fail\n", st.fatbins,
+              st.texts, st.parse_failures, st.entries, st.compiled, st.failed);
+  std::printf("PTX ISA:");
+  for (auto& [v, n] : st.versions) std::printf(" %d.%d x%zu", v / 10, v % 10, n);
+  std::printf("; targets:");
+  for (auto& [t, n] : st.targets) std::printf(" sm_%d x%zu", t, n);
+  std::printf("\nparse %.1f s, compile %.1f s (%.1f ms an entry; slowest %.0f ms, %s)\n", st.parse_s, st.compile_s,
+              st.entries ? 1e3 * st.compile_s / static_cast<double>(st.entries) : 0.0, 1e3 * st.slowest_s,
+              st.slowest.c_str());
+  std::vector<std::pair<size_t, std::string>> rs;
+  for (auto& [r, n] : st.reasons) rs.emplace_back(n, r);
+  std::sort(rs.rbegin(), rs.rend());
+  for (size_t i = 0; i < rs.size() && i < 25; ++i) std::printf("  %6zu  %s\n", rs[i].first, rs[i].second.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t max_entries = SIZE_MAX, max_texts = SIZE_MAX;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--max-entries" && i + 1 < argc) max_entries = std::stoul(argv[++i]);
+    else if (a == "--max-texts" && i + 1 < argc) max_texts = std::stoul(argv[++i]);
+    else if (a == "--jobs" && i + 1 < argc) jobs = static_cast<unsigned>(std::stoul(argv[++i]));
+    else files.push_back(a);
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "usage: %s [--max-texts N] [--max-entries N] [--jobs N] FILE...\n", argv[0]);
+    return 2;
+  }
+  Stats all;
+  for (const std::string& path : files) {
+    const int fd = open(path.c_str(), O_RDONLY);
+    struct stat sb {};
+    if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_size == 0) {
+      std::printf("## %s\ncannot read\n", path.c_str());
+      if (fd >= 0) close(fd);
+      continue;
+    }
+    void* map = mmap(nullptr, static_cast<size_t>(sb.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) continue;
+    Stats st;
+    std::vector<std::string> texts = texts_of(static_cast<const uint8_t*>(map), static_cast<size_t>(sb.st_size), st);
+    munmap(map, static_cast<size_t>(sb.st_size));
+    if (texts.size() > max_texts) texts.resize(max_texts);
+    st.texts = texts.size();
+    std::mutex mu;
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned j = 0; j < jobs; ++j)
+      pool.emplace_back([&] {
+        for (size_t i; (i = next.fetch_add(1)) < texts.size();) compile_text(texts[i], st, mu, max_entries);
+      });
+    for (std::thread& t : pool) t.join();
+    report(path, st);
+    all.fatbins += st.fatbins;
+    all.texts += st.texts;
+    all.parse_failures += st.parse_failures;
+    all.entries += st.entries;
+    all.compiled += st.compiled;
+    all.failed += st.failed;
+    all.parse_s += st.parse_s;
+    all.compile_s += st.compile_s;
+    if (st.slowest_s > all.slowest_s) {
+      all.slowest_s = st.slowest_s;
+      all.slowest = st.slowest;
+    }
+    for (auto& [r, n] : st.reasons) all.reasons[r] += n;
+    for (auto& [v, n] : st.versions) all.versions[v] += n;
+    for (auto& [t, n] : st.targets) all.targets[t] += n;
+  }
+  if (files.size() > 1) report("all files", all);
+  return 0;
+}
