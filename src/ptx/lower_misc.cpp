@@ -331,7 +331,18 @@ bool FnLowering::lower_misc(const Instr& in) {
     if (size != 4 && size != 8 && size != 16) fail("cp.async copies 4, 8 or 16 bytes");
     check_alignment(dst, size);
     check_alignment(src, size);
-    if (A.size() >= 4 && A[3].kind != Operand::Kind::kList) {
+    // Operands after the size: src-size (a 32-bit value) or ignore-src (a
+    // predicate), then with .L2::cache_hint a cache policy, which changes nothing here.
+    size_t extra = A.size() - 3;
+    if (in.has("L2::cache_hint") && extra > 0) --extra;
+    const bool ignore_src = extra > 0 && A[3].kind == Operand::Kind::kReg &&
+                            f.regs[static_cast<size_t>(A[3].reg)].ty == Ty::kPred;
+    if (ignore_src) {
+      // True: zeros, and the source is not read; false: the whole copy.
+      Value* n = b.CreateSelect(read(A[3], Ty::kPred), b.getInt64(0), b.getInt64(size));
+      b.CreateMemSet(dst, b.getInt8(0), size, llvm::MaybeAlign(1));
+      b.CreateMemCpy(dst, llvm::MaybeAlign(1), src, llvm::MaybeAlign(1), n);
+    } else if (extra > 0 && A[3].kind != Operand::Kind::kList) {
       // src-size bytes come from src, the rest are zeros.
       Value* n = b.CreateZExt(read(A[3], Ty::kU32), b.getInt64Ty());
       n = b.CreateSelect(b.CreateICmpUGT(n, b.getInt64(size)), b.getInt64(size), n);

@@ -27,6 +27,26 @@ CONF_TEST(KernelCpAsyncDataIsInPlaceAfterEachWait) {
   });
 }
 
+CONF_TEST(KernelCpAsyncIgnoreSrcAndCachePolicyOperands) {
+  kt::Rng rng(902);
+  std::vector<int32_t> in(256), want(768, 0);
+  for (auto& v : in) v = (int32_t)rng.u32();
+  for (int t = 0; t < 64; ++t)
+    for (int k = 0; k < 4; ++k) {
+      want[4 * t + k] = t % 3 == 0 ? 0 : in[4 * t + k];
+      want[256 + 4 * t + k] = in[4 * t + k];
+      want[512 + 4 * t + k] = k == 0 ? in[4 * t] : 0;
+    }
+  kt::for_each_variant("sm80", [&](kt::Module& m) {
+    kt::Buf<int32_t> din(in), out(768);
+    ASSERT_CU(cuMemsetD8(out.p, 0xee, 768 * 4));
+    kt::run(m.fn("cp_async_operands"), {1}, {64}, 0, din.p, out.p);
+    kt::Checker ck("cp_async_operands", [](size_t i) { return "word " + std::to_string(i); });
+    ck.all(out.get(), want, "ignore-src, policy, src-size and policy");
+    ck.done();
+  });
+}
+
 namespace {
 uint16_t half_of_int(int v) {  // exact for |v| < 2048
   if (v == 0) return 0;

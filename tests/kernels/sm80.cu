@@ -38,6 +38,35 @@ extern "C" __global__ void cp_async_copy(const int* in, int* out) {
   out[896 + t] = early;
 }
 
+// cp.async's optional operands (one block of 64 threads): an ignore-src
+// predicate (true: zeros, the source unread) and a cache policy after the
+// size or after a src-size. out[4t..4t+3] = s1 (ignore-src when t % 3 == 0),
+// out[256 + 4t ..] = s2 (whole copy, with a policy), out[512 + 4t ..] = s3
+// (src-size 4 with a policy: one int, then zeros).
+extern "C" __global__ void cp_async_operands(const int* in, int* out) {
+  __shared__ __align__(16) int s1[256], s2[256], s3[256];
+  const int t = threadIdx.x;
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %2, 0; cp.async.cg.shared.global [%0], [%1], 16, p; }" ::"r"(
+                   smem_addr(&s1[t * 4])),
+               "l"(gmem_addr(&in[t * 4])), "r"(t % 3 == 0 ? 1 : 0)
+               : "memory");
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(smem_addr(&s2[t * 4])),
+               "l"(gmem_addr(&in[t * 4])), "l"(policy)
+               : "memory");
+  asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], 16, 4, %2;" ::"r"(smem_addr(&s3[t * 4])),
+               "l"(gmem_addr(&in[t * 4])), "l"(policy)
+               : "memory");
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+  for (int k = 0; k < 4; ++k) {
+    out[4 * t + k] = s1[4 * t + k];
+    out[256 + 4 * t + k] = s2[4 * t + k];
+    out[512 + 4 * t + k] = s3[4 * t + k];
+  }
+}
+
 // One m16n8k16 mma per warp: D = A (16x16 f16, row-major) * B (16x8 f16,
 // column-major, i.e. B^T stored row-major) + C (16x8 f32, row-major).
 // Fragments follow the PTX ISA's layout for this shape.
