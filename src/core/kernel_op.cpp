@@ -16,6 +16,7 @@
 #include "core/context.h"
 #include "core/runtime.h"
 #include "core/stream.h"
+#include "ptx/block_runner.h"
 #include "exec/scheduler.h"
 #include "exec/trace.h"
 #include "exec/watchdog.h"
@@ -279,6 +280,7 @@ class KernelJoinOp final : public Op {
     const size_t parts = std::min<uint64_t>(workers, total_);
     chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
     this->cfg.stop = &timeout_stop_;
+    this->cfg.leave_parked = true;  // a part resumes its parked blocks once no block is left to claim
   }
   // What `keep` holds (a graph's plan) is let go once every part is done.
   void execute(int) override {
@@ -311,6 +313,7 @@ class KernelJoinOp final : public Op {
     return !stop_.load(std::memory_order_relaxed) && next_.load(std::memory_order_relaxed) < total_;
   }
   void stop() { stop_.store(true, std::memory_order_relaxed); }
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
   // The watchdog's word for the launch, and its deadline: the limit from
   // when its first part began (relaxed: any part's start is as good).
   uint32_t* timeout_stop() { return &timeout_stop_; }
@@ -358,14 +361,20 @@ class KernelPartOp final : public Op {
     std::optional<watchdog::Scope> watched;
     if (watchdog::on()) [[unlikely]] watched.emplace(join_->timeout_stop(), join_->deadline());
     const auto start = std::chrono::steady_clock::now();
-    uint64_t first, last;
-    while (join_->claim(&first, &last)) {
+    // Blocks first; then rounds of the blocks that parked here waiting for
+    // others (which stay with this thread, so the part ends only without them).
+    for (;;) {
+      uint64_t first = 0, last = 0;
+      if (!join_->claim(&first, &last)) {
+        if (!ptx::parked_blocks()) return;
+        if (join_->stopped()) return ptx::drop_parked_blocks();
+      }
       ptx::Fault ft = k->run_blocks(join_->cfg, first, last);
       if (ft) {
         join_->fault(ft);
         return;
       }
-      if (std::chrono::steady_clock::now() - start > kSlice && join_->more()) {
+      if (std::chrono::steady_clock::now() - start > kSlice && join_->more() && !ptx::parked_blocks()) {
         continue_later();
         return;
       }

@@ -43,8 +43,20 @@ thread_local RunState* t_run = nullptr;
 // Per-thread scratch reused across blocks and launches.
 // Everything a block needs lives here, not on the runner's stack: a fault
 // unwinds with siglongjmp, which runs no destructors.
+// A block that parked (CutBlock::parked): everything its resumption needs.
+struct ParkedBlock {
+  uint64_t block = 0;
+  std::vector<uint8_t> frames, shared, state;
+  std::vector<uint32_t> codes, resume;
+  uint32_t arrivals[16] = {};
+  uint32_t live = 0;
+};
+
 struct Scratch {
   std::vector<uint8_t> frames, shared;
+  std::vector<ParkedBlock> parked;  // [0, parked_count) hold blocks of the launch below
+  size_t parked_count = 0;
+  const void* parked_launch = nullptr;  // its LaunchConfig::params, which identify it
   std::vector<uint32_t> codes, resume;
   std::vector<uint8_t> state, in_span;
   std::vector<std::pair<uint32_t, uint32_t>> spans;
@@ -84,6 +96,8 @@ void install_handlers() {
 // kYielded: at a spin loop's back edge, runnable again once the block's
 // other threads have run as far as they can.
 enum : uint8_t { kRunnable, kAtWarpCut, kAtBarrier, kExited, kYielded };
+// Rounds of nothing but spinning (each kSpinsPerYield tests of the loop, lower_control.cpp) before a block parks.
+constexpr uint32_t kParkRounds = 16;
 
 struct CutBlock {
   const CompiledCode& code;
@@ -97,6 +111,14 @@ struct CutBlock {
   uint32_t live;
   bool checking;  // instrument_accesses(): barriers end racecheck's intervals, synccheck looks at them
   uint32_t arrivals[16] = {};
+  // Parking: a block whose every live thread has spun, round after round,
+  // without reaching anything but its spin cuts stops (parked) with its
+  // state in the frames and arrays, so that the worker runs other blocks,
+  // one of which may be what it waits for; run_blocks resumes it later.
+  bool may_park = false;
+  bool parked = false;
+  uint32_t still_rounds = 0;
+  uint64_t last_signature = 0;
 
   // Operand slot k of thread t at site cs (known ones are in the site), and
   // result slot k (abi.h: 8-byte rows of pitch * 2 bytes).
@@ -468,9 +490,11 @@ struct CutBlock {
       }
       if (cs.kind == CutKind::kBarrierArrive || cs.kind == CutKind::kBarrierRed) return diverge();
       if (cs.kind == CutKind::kYield) {  // every live thread spins: each goes round once more
+        if (may_park && ++still_rounds >= kParkRounds) return park_converged(c);
         r = c;
         continue;
       }
+      still_rounds = 0;
       for (uint32_t w = 0; w < warp_live.size(); ++w)
         if (warp_live[w]) resolve(w * 32, c, warp_live[w]);
       r = c;
@@ -491,22 +515,84 @@ struct CutBlock {
     }
     for (uint32_t t = 0; t < T; ++t)
       if (in_span[t]) classify(t);
+    run_diverged();
+  }
+
+  // Steps the threads from their states until all exit (or the block parks).
+  void run_diverged() {
     while (live) {
       poll_stop(env);
       for (uint32_t lo = 0; lo < T; lo += 32) run_warp(lo, std::min(lo + 32, T));
       if (!live) break;
       bool yielded = false;
-      for (uint32_t t = 0; t < T; ++t)
-        if (state[t] == kYielded) {
-          state[t] = kRunnable;
-          yielded = true;
+      uint64_t signature = live;
+      for (uint32_t t = 0; t < T; ++t) {
+        signature = signature * 31 + resume[t] * 4 + state[t];
+        if (state[t] == kYielded) yielded = true;
+      }
+      // Nothing but spins since the last round: the same resume points, the same states.
+      if (may_park && yielded) {
+        still_rounds = signature == last_signature ? still_rounds + 1 : 0;
+        last_signature = signature;
+        if (still_rounds >= kParkRounds) {
+          parked = true;
+          return;
         }
+      }
+      for (uint32_t t = 0; t < T; ++t)
+        if (state[t] == kYielded) state[t] = kRunnable;
       if (!release_barriers() && !yielded) raise_fault(FaultKind::kBarrierDeadlock, 0, "the block's threads wait at barriers that can never complete");
     }
+  }
+
+  // Parks a converged block whose live threads all spin at cut c: each is
+  // left to resume there, in the per-thread form run_diverged() steps.
+  void park_converged(uint32_t c) {
+    std::fill(state, state + T, uint8_t{kExited});
+    live = 0;
+    for (auto [first, last] : spans)
+      for (uint32_t t = first; t < last; ++t) {
+        state[t] = kYielded;
+        resume[t] = c;
+        ++live;
+      }
+    parked = true;
   }
 };
 
 }  // namespace
+
+namespace {
+
+void set_block(BlockEnv& env, const LaunchConfig& cfg, uint64_t b) {
+  env.ctaid[0] = static_cast<uint32_t>(b % cfg.grid.x);
+  env.ctaid[1] = static_cast<uint32_t>(b / cfg.grid.x % cfg.grid.y);
+  env.ctaid[2] = static_cast<uint32_t>(b / (uint64_t{cfg.grid.x} * cfg.grid.y));
+}
+
+// Copies a parked block's state (its frames, shared memory, thread states)
+// out of the worker's scratch.
+void save_parked(ParkedBlock& pb, const CutBlock& cb, uint64_t frame_bytes, uint64_t shared_bytes) {
+  pb.frames.assign(cb.frames, cb.frames + frame_bytes);
+  pb.shared.assign(cb.env.shared, cb.env.shared + shared_bytes);
+  pb.codes.assign(cb.codes, cb.codes + cb.T);
+  pb.resume.assign(cb.resume, cb.resume + cb.T);
+  pb.state.assign(cb.state, cb.state + cb.T);
+  std::memcpy(pb.arrivals, cb.arrivals, sizeof pb.arrivals);
+  pb.live = cb.live;
+}
+
+void park(Scratch& s, const CutBlock& cb, uint64_t block, uint64_t frame_bytes, uint64_t shared_bytes) {
+  if (s.parked.size() <= s.parked_count) s.parked.emplace_back();
+  ParkedBlock& pb = s.parked[s.parked_count++];
+  pb.block = block;
+  save_parked(pb, cb, frame_bytes, shared_bytes);
+}
+
+}  // namespace
+
+size_t parked_blocks() { return scratch().parked_count; }
+void drop_parked_blocks() { scratch().parked_count = 0; }
 
 void poll_stop(const BlockEnv& env) {
   if (__atomic_load_n(env.stop, __ATOMIC_RELAXED)) [[unlikely]]
@@ -582,6 +668,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   FaultTrap* const outer_trap = t_fault_trap;
   if (sigsetjmp(rs.trap.jump, 0)) {
     fault_trap_fired();
+    s.parked_count = 0;  // the launch has failed: its parked blocks never resume
     t_run = nullptr;
     t_fault_trap = outer_trap;
     // What the blocks before the fault did, trapped: its memory too may be gone.
@@ -597,20 +684,47 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   t_run = &rs;
   t_fault_trap = &rs.trap;
   std::atomic_signal_fence(std::memory_order_seq_cst);  // armed before any block runs (base/fault_trap.h)
+  if (!cfg.leave_parked || s.parked_launch != cfg.params) s.parked_count = 0;  // only this launch's are resumed
+  s.parked_launch = cfg.params;
   while (blk < last) {
     poll_stop(env);
     const uint64_t b = blk;
-    env.ctaid[0] = static_cast<uint32_t>(b % cfg.grid.x);
-    env.ctaid[1] = static_cast<uint32_t>(b / cfg.grid.x % cfg.grid.y);
-    env.ctaid[2] = static_cast<uint32_t>(b / (uint64_t{cfg.grid.x} * cfg.grid.y));
+    set_block(env, cfg, b);
     if (checking) [[unlikely]] check_block_begins();
     if (!code.frame_bytes) {
       code.range(nullptr, 0, &env, 0, T, 0, s.codes.data());
     } else {
       CutBlock cb{code, env, T, pitch, frames, s.codes.data(), s.resume.data(), s.state.data(), T, checking};
+      cb.may_park = !checking;  // racecheck's intervals are per block, one block at a time
       cb.run();
+      if (cb.parked) park(s, cb, b, frame_size - 64, shared_bytes);
     }
     blk = b + 1;
+  }
+  // Parked blocks, round robin: until every one has finished, or (an empty
+  // range while others are left parked) one round.
+  const bool one_round = cfg.leave_parked;
+  size_t rounds_left = one_round && first == last ? s.parked_count : 0;
+  for (size_t i = 0; s.parked_count && (!one_round || rounds_left);) {
+    if (i >= s.parked_count) i = 0;
+    if (one_round) --rounds_left;
+    ParkedBlock& pb = s.parked[i];
+    set_block(env, cfg, pb.block);
+    std::memcpy(frames, pb.frames.data(), pb.frames.size());
+    std::memcpy(env.shared, pb.shared.data(), pb.shared.size());
+    std::memcpy(s.codes.data(), pb.codes.data(), T * sizeof(uint32_t));
+    std::memcpy(s.resume.data(), pb.resume.data(), T * sizeof(uint32_t));
+    std::memcpy(s.state.data(), pb.state.data(), T);
+    CutBlock cb{code, env, T, pitch, frames, s.codes.data(), s.resume.data(), s.state.data(), pb.live, checking};
+    std::memcpy(cb.arrivals, pb.arrivals, sizeof cb.arrivals);
+    cb.may_park = true;
+    cb.run_diverged();
+    if (cb.parked) {
+      save_parked(pb, cb, frame_size - 64, shared_bytes);
+      ++i;
+    } else {
+      std::swap(pb, s.parked[--s.parked_count]);  // done: its slot goes to the last parked block
+    }
   }
   apply_reductions();  // the run's combined reductions, before the kernel (part) completes
   std::atomic_signal_fence(std::memory_order_seq_cst);

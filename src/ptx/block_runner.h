@@ -27,6 +27,11 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
 // the thread that runs a block; unwinds to run_blocks).
 [[noreturn]] void raise_fault(FaultKind kind, uint64_t address, std::string message);
 
+// The blocks parked on the calling thread (LaunchConfig::leave_parked), and
+// forgetting them (a launch that stopped).
+size_t parked_blocks();
+void drop_parked_blocks();
+
 // Ends the running block with a kTimedOut fault once the launch's stop
 // word is set (called on the thread that runs a block).
 void poll_stop(const BlockEnv& env);

@@ -86,6 +86,13 @@ struct LaunchConfig {
   // The launch's stop word (BlockEnv::stop), or null for one that is never
   // stopped. Written by another thread while blocks run: read atomically.
   const uint32_t* stop = nullptr;
+  // A block whose threads only spin parks, so that the worker runs other
+  // blocks, one of which may be what it waits for (ptx/block_runner.h).
+  // run_blocks resumes its parked blocks before it returns, unless
+  // `leave_parked`: then they stay with the calling thread, and a later
+  // run_blocks of the same launch on that thread with an empty range
+  // resumes each of them once.
+  bool leave_parked = false;
 };
 
 // A device fault: what stopped a block. The runtime turns it into the

@@ -40,3 +40,30 @@ CONF_TEST(KernelSpinLockHolderLetsTheOthersRun) {
     }
   });
 }
+
+CONF_TEST(KernelSpinChainBetweenBlocksRunsInReverse) {
+  kt::for_each_variant("spin", [&](kt::Module& m) {
+   for (int blocks : {8, 96}) {  // one op's blocks, then a launch the workers share
+    kt::Buf<int32_t> flags(blocks), order(blocks + 1);
+    kt::run(m.fn("spin_chain_between_blocks"), {blocks}, {blocks > 8 ? 256 : 64}, 0, flags.p, order.p);
+    std::vector<int32_t> want(blocks + 1);
+    for (int b = 0; b < blocks; ++b) want[b] = blocks - 1 - b;
+    want[blocks] = blocks;
+    kt::Checker ck("spin_chain_between_blocks");
+    ck.all(order.get(), want, "finishing places");
+    ck.done();
+   }
+  });
+}
+
+CONF_TEST(KernelSoftwareGridBarrierInAnOrdinaryLaunch) {
+  kt::for_each_variant("spin", [&](kt::Module& m) {
+    for (int blocks : {16, 64}) {  // one op's blocks, then a launch the workers share
+      kt::Buf<int32_t> sum(1), arrived(1), out(blocks);
+      kt::run(m.fn("software_grid_barrier"), {blocks}, {blocks > 16 ? 256 : 32}, 0, sum.p, arrived.p, out.p);
+      kt::Checker ck("software_grid_barrier");
+      ck.all(out.get(), std::vector<int32_t>(blocks, blocks * (blocks - 1) / 2), "totals seen after the barrier");
+      ck.done();
+    }
+  });
+}

@@ -47,3 +47,35 @@ extern "C" __global__ void spin_lock_counter(int* lock, int* counter, volatile i
   __threadfence();
   atomicExch(lock, 0);
 }
+
+// Blocks that wait for later blocks of the same launch, which a GPU runs
+// at once when they fit: each block's thread 0 waits until the next block
+// has raised its flag, the last block starts the chain, so blocks finish in
+// reverse order. order[b] is the place block b finished in; order[blocks]
+// counts them.
+extern "C" __global__ void spin_chain_between_blocks(volatile int* flags, int* order) {
+  const int b = blockIdx.x, blocks = gridDim.x;
+  if (threadIdx.x == 0 && b + 1 < blocks)
+    while (flags[b + 1] == 0) {
+    }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    flags[b] = 1;
+    order[b] = atomicAdd(&order[blocks], 1);
+  }
+}
+
+// A software grid barrier in an ordinary launch (all blocks co-resident):
+// every block adds its id to a sum, arrives at a counter and waits for all
+// the others, then reads the total. out[b] = the total block b saw.
+extern "C" __global__ void software_grid_barrier(int* sum, volatile int* arrived, int* out) {
+  if (threadIdx.x == 0) {
+    atomicAdd(sum, static_cast<int>(blockIdx.x));
+    __threadfence();
+    atomicAdd(const_cast<int*>(arrived), 1);
+    while (*arrived < static_cast<int>(gridDim.x)) {
+    }
+    out[blockIdx.x] = atomicAdd(sum, 0);
+  }
+}
