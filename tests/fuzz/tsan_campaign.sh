@@ -17,7 +17,7 @@ total=0
 round=0
 while [ "$total" -lt "$want" ]; do
   round=$((round + 1))
-  out=$(CUCPU_FUZZ_THREADS=2 TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 timeout 600 "$bin" -runs=0 -timeout=10 "$corpus" 2>&1)
+  out=$(CUCPU_FUZZ_THREADS=2 TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:suppressions=$root/tests/fuzz/tsan.supp timeout 600 "$bin" -runs=0 -timeout=10 "$corpus" 2>&1)
   rc=$?
   n=$(echo "$out" | sed -n 's/^cucpu-fuzz: \([0-9]*\) API calls.*/\1/p')
   if [ $rc -ne 0 ] || echo "$out" | grep -q "WARNING: ThreadSanitizer\|INVARIANT\|ERROR:"; then
