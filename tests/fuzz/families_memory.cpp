@@ -42,7 +42,10 @@ uintptr_t free_target(Reader& r, std::initializer_list<Mem> kinds, int* idx) {
   *idx = r.one_in(8) ? -1 : pick_alloc(r, kinds);
   if (*idx >= 0) return alloc_ptr(*idx);
   MemRef m = pick_mem(r, Use::kValidated);
-  if (m.src == MemRef::kAlloc && g_pool.two_threads) return 0;  // another thread's, maybe
+  // With two threads, a stale or forged pointer may be the other thread's
+  // allocation by now (freed addresses are reused): freeing it would be
+  // the program's race, so only a host buffer (never an allocation) stands in.
+  if (g_pool.two_threads) return m.src == MemRef::kHostBuf ? m.p : 0;
   return m.p;
 }
 
