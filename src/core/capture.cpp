@@ -161,18 +161,19 @@ CUresult capture_end(Stream* s, CUgraph* out) {
     *out = nullptr;
     return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   }
-  // Every other joined stream's work must be an ancestor of the origin's.
-  for (Stream* other : seq->streams) {
-    if (other == s) continue;
-    for (Node* pending : other->cap.deps) {
-      bool joined = std::any_of(s->cap.deps.begin(), s->cap.deps.end(),
-                                [&](Node* mine) { return seq->graph->reaches(pending, mine); });
-      if (!joined) {
-        terminate(seq, false);
-        *out = nullptr;
-        return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
-      }
-    }
+  // Every other joined stream's work, and that of the streams destroyed
+  // during the capture, must be an ancestor of the origin's.
+  auto joined = [&](Node* pending) {
+    return std::any_of(s->cap.deps.begin(), s->cap.deps.end(),
+                       [&](Node* mine) { return seq->graph->reaches(pending, mine); });
+  };
+  bool all_joined = std::all_of(seq->departed.begin(), seq->departed.end(), joined);
+  for (Stream* other : seq->streams)
+    if (other != s) all_joined = all_joined && std::all_of(other->cap.deps.begin(), other->cap.deps.end(), joined);
+  if (!all_joined) {
+    terminate(seq, false);
+    *out = nullptr;
+    return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
   }
   *out = reinterpret_cast<CUgraph>(terminate(seq, true));
   return CUDA_SUCCESS;
@@ -415,6 +416,7 @@ bool capture_holds_node(const Node* n) {
     if (n->params.kind() == NodeKind::kChildGraph && graph_within(q->graph, n->params.child())) return true;
     for (Stream* s : q->streams)
       if (std::find(s->cap.deps.begin(), s->cap.deps.end(), n) != s->cap.deps.end()) return true;
+    if (std::find(q->departed.begin(), q->departed.end(), n) != q->departed.end()) return true;
   }
   return false;
 }
@@ -424,11 +426,14 @@ void capture_stream_destroyed(Stream* s) {
   std::lock_guard<std::mutex> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
   if (!seq) return;
-  seq->invalidated = true;
   if (seq->origin == s) {
+    seq->invalidated = true;
     terminate(seq, false);
     return;
   }
+  // A joined stream leaves; the capture goes on (driver 580), and its work
+  // must still be joined by the end.
+  seq->departed.insert(seq->departed.end(), s->cap.deps.begin(), s->cap.deps.end());
   seq->streams.erase(std::find(seq->streams.begin(), seq->streams.end(), s));
   leave(s);
 }

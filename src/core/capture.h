@@ -39,6 +39,10 @@ struct CaptureSequence {
   Context* ctx = nullptr;
   bool invalidated = false;
   std::vector<Stream*> streams;  // every joined stream, origin first
+  // The last nodes of joined streams destroyed during the capture: the
+  // stream leaves, and ending the capture requires them joined as a live
+  // stream's would be (driver 580: STREAM_CAPTURE_UNJOINED otherwise).
+  std::vector<Node*> departed;
 };
 
 // Per-stream capture state (guarded by capture_mu()).

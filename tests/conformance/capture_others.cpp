@@ -189,3 +189,54 @@ CONF_TEST(UnsafeCallsWithBadArgumentsDuringCapture) {
   }
   ASSERT_CU(cuStreamDestroy(s));
 }
+
+// Destroying a stream the capture forked into: the stream leaves and the
+// capture goes on (driver 580). Its work, once joined, stays in the graph,
+// which runs; destroyed before its work is joined, the end says UNJOINED.
+CONF_TEST(CaptureForkedStreamDestroyedLeavesTheCapture) {
+  CUdeviceptr buf;
+  ASSERT_CU(cuMemAlloc(&buf, 4));
+  for (bool join_first : {true, false}) {
+    CUstream origin, side;
+    CUevent fork, join;
+    ASSERT_CU(cuStreamCreate(&origin, CU_STREAM_NON_BLOCKING));
+    ASSERT_CU(cuStreamCreate(&side, CU_STREAM_NON_BLOCKING));
+    ASSERT_CU(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+    ASSERT_CU(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
+    ASSERT_CU(cuMemsetD8(buf, 0, 4));
+    ASSERT_CU(cuStreamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    ASSERT_CU(cuMemsetD8Async(buf, 1, 1, origin));
+    ASSERT_CU(cuEventRecord(fork, origin));
+    ASSERT_CU(cuStreamWaitEvent(side, fork, 0));
+    ASSERT_CU(cuMemsetD8Async(buf + 1, 2, 1, side));
+    if (join_first) {
+      ASSERT_CU(cuEventRecord(join, side));
+      ASSERT_CU(cuStreamWaitEvent(origin, join, 0));
+    }
+    ASSERT_CU(cuStreamDestroy(side));
+    ASSERT_CU(cuEventDestroy(fork));
+    ASSERT_CU(cuEventDestroy(join));
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    ASSERT_CU(cuStreamIsCapturing(origin, &st));
+    EXPECT_TRUE(st == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CUgraph g = nullptr;
+    if (!join_first) {
+      EXPECT_CU(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, cuStreamEndCapture(origin, &g));
+      ASSERT_CU(cuStreamDestroy(origin));
+      continue;
+    }
+    ASSERT_CU(cuMemsetD8Async(buf + 2, 3, 1, origin));
+    ASSERT_CU(cuStreamEndCapture(origin, &g));
+    CUgraphExec e;
+    ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+    ASSERT_CU(cuGraphLaunch(e, origin));
+    ASSERT_CU(cuStreamSynchronize(origin));
+    unsigned char v[4] = {9, 9, 9, 9};
+    ASSERT_CU(cuMemcpyDtoH(v, buf, 4));
+    EXPECT_TRUE(v[0] == 1 && v[1] == 2 && v[2] == 3 && v[3] == 0);
+    ASSERT_CU(cuGraphExecDestroy(e));
+    ASSERT_CU(cuGraphDestroy(g));
+    ASSERT_CU(cuStreamDestroy(origin));
+  }
+  ASSERT_CU(cuMemFree(buf));
+}
