@@ -134,6 +134,8 @@ class FnLowering {
   bool lower_call(const Instr& in);
   bool lower_half(const Instr& in);
   bool lower_matrix(const Instr& in, size_t index);  // ldmatrix, mma, wmma
+  void lower_cvt_pack(const Instr& in);  // lower_convert.cpp
+  llvm::AllocaInst* carry_slot();        // lower_int.cpp
   bool lower_video(const Instr& in);  // lower_video.cpp
   void lower_scalar_video(const Instr& in);
   bool lower_simd_video(const Instr& in);

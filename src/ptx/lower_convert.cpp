@@ -82,8 +82,38 @@ static Value* widen(FnLowering& L, Value* v, Ty t) {
   return v;
 }
 
+// cvt.pack.sat.{u16,s16}.s32 d, a, b: d = sat(a) << 16 | sat(b);
+// cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c: d = c << 2w |
+// sat(a) << w | sat(b), each source saturated to the w-bit type.
+void FnLowering::lower_cvt_pack(const Instr& in) {
+  auto& A = in.args;
+  unsigned w = 0;
+  bool sgn = false;
+  for (const std::string& m : in.mods) {
+    if (m.size() < 2 || (m[0] != 'u' && m[0] != 's')) continue;
+    const std::string_view bits(m.c_str() + 1);
+    w = bits == "16" ? 16 : bits == "8" ? 8 : bits == "4" ? 4 : bits == "2" ? 2 : 0;
+    if (w) {
+      sgn = m[0] == 's';
+      break;
+    }
+  }
+  if (!w || A.size() != (w == 16 ? 3u : 4u)) fail("malformed cvt.pack");
+  const int64_t lo = sgn ? -(int64_t{1} << (w - 1)) : 0, hi = sgn ? (int64_t{1} << (w - 1)) - 1 : (int64_t{1} << w) - 1;
+  auto narrow = [&](const Operand& o) {
+    Value* v = read(o, Ty::kS32);
+    v = b.CreateSelect(b.CreateICmpSLT(v, b.getInt32(static_cast<uint32_t>(lo))), b.getInt32(static_cast<uint32_t>(lo)), v);
+    v = b.CreateSelect(b.CreateICmpSGT(v, b.getInt32(static_cast<uint32_t>(hi))), b.getInt32(static_cast<uint32_t>(hi)), v);
+    return b.CreateAnd(v, b.getInt32((1u << w) - 1));
+  };
+  Value* d = b.CreateOr(b.CreateShl(narrow(A[1]), w), narrow(A[2]));
+  if (w < 16) d = b.CreateOr(d, b.CreateShl(read(A[3], Ty::kB32), 2 * w));
+  write(A[0], d, Ty::kB32);
+}
+
 bool FnLowering::lower_convert(const Instr& in) {
   if (in.op != "cvt") return false;
+  if (in.has("pack")) return lower_cvt_pack(in), true;
   auto& A = in.args;
   if (A.size() < 2 || type_count(in) < 2) fail("cvt needs a destination and a source type");
   const Ty dt = type_suffix(in, 0), st = type_suffix(in, 1);

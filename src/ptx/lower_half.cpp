@@ -124,8 +124,14 @@ bool FnLowering::lower_half(const Instr& in) {
       write_pair(A[0], packed ? p[1] : b.CreateNot(p[0]));
       return true;
     }
-    // set.cmp.dtype.f16x2: each lane 0x3c00 (1.0) / 0xffff.
+    // set.cmp.dtype.f16x2: each lane 0x3c00 (1.0) / 0xffff. A scalar f16
+    // compare fills a 32-bit integer (all ones) or f32 (1.0) destination whole.
     const Ty dt = type_suffix(in, 0);
+    if (!packed && type_bits(dt) == 32 && dt != Ty::kF16x2 && dt != Ty::kBF16x2) {
+      const uint32_t one = dt == Ty::kF32 ? 0x3f800000u : 0xffffffffu;
+      write(A[0], b.CreateSelect(p[0], b.getInt32(one), b.getInt32(0)), Ty::kB32);
+      return true;
+    }
     Value* out = b.getInt32(0);
     for (int k = 0; k < lanes; ++k) {
       Value* one = (dt == Ty::kF16 || dt == Ty::kF16x2) ? b.getInt32(0x3c00) : b.getInt32(0xffff);

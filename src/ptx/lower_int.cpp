@@ -44,6 +44,19 @@ static Value* compare(FnLowering& L, const std::string& cmp, Value* a, Value* b,
 
 Value* compare_values(FnLowering& L, const std::string& cmp, Value* a, Value* b, Ty t) { return compare(L, cmp, a, b, t); }
 
+// The condition-code carry (add.cc, addc, sub.cc, subc, mad.cc, madc): a
+// hidden i1 slot of the function, false at its entry.
+llvm::AllocaInst* FnLowering::carry_slot() {
+  static const char* kCarry = "cucpu.carry";
+  for (auto& I : *entry_block)
+    if (auto* al = llvm::dyn_cast<llvm::AllocaInst>(&I))
+      if (al->getName() == kCarry) return al;
+  llvm::IRBuilder<> eb(entry_block, entry_block->begin());
+  llvm::AllocaInst* cc = eb.CreateAlloca(b.getInt1Ty(), nullptr, kCarry);
+  eb.CreateStore(b.getFalse(), cc);
+  return cc;
+}
+
 bool FnLowering::lower_int(const Instr& in) {
   const std::string& op = in.op;
   const Ty t = type_suffix(in);
@@ -127,17 +140,7 @@ bool FnLowering::lower_int(const Instr& in) {
       write(A[0], is_add ? b.CreateAdd(a, c) : b.CreateSub(a, c), t);
       return true;
     }
-    // The condition-code carry lives in a hidden i1 slot.
-    static const char* kCarry = "cucpu.carry";
-    llvm::AllocaInst* cc = nullptr;
-    for (auto& I : *entry_block)
-      if (auto* al = llvm::dyn_cast<llvm::AllocaInst>(&I))
-        if (al->getName() == kCarry) cc = al;
-    if (!cc) {
-      llvm::IRBuilder<> eb(entry_block, entry_block->begin());
-      cc = eb.CreateAlloca(b.getInt1Ty(), nullptr, kCarry);
-      eb.CreateStore(b.getFalse(), cc);
-    }
+    llvm::AllocaInst* cc = carry_slot();
     llvm::Type* wt = b.getIntNTy(static_cast<unsigned>(bits * 2));
     Value* wa = b.CreateZExt(a, wt);
     Value* wc = b.CreateZExt(c, wt);
@@ -172,6 +175,22 @@ bool FnLowering::lower_int(const Instr& in) {
       Value* p = b.CreateMul(s ? b.CreateSExt(a, wt) : b.CreateZExt(a, wt), s ? b.CreateSExt(c, wt) : b.CreateZExt(c, wt));
       if (is_mad) p = b.CreateAdd(p, read(A[3], bits == 32 ? (s ? Ty::kS64 : Ty::kU64) : (s ? Ty::kS32 : Ty::kU32)));
       write(A[0], p, bits == 32 ? Ty::kB64 : Ty::kB32);
+      return true;
+    }
+    if (is_mad && (op == "madc" || in.has("cc"))) {
+      // mad.cc / madc (the extended-precision forms): the product's low or
+      // high half plus c plus, for madc, the carry in; .cc keeps the carry out.
+      llvm::Type* wt = b.getIntNTy(static_cast<unsigned>(bits * 2));
+      Value* half = b.CreateMul(a, c);
+      if (hi) {
+        Value* p = b.CreateMul(s ? b.CreateSExt(a, wt) : b.CreateZExt(a, wt), s ? b.CreateSExt(c, wt) : b.CreateZExt(c, wt));
+        half = b.CreateTrunc(b.CreateLShr(p, static_cast<uint64_t>(bits)), a->getType());
+      }
+      llvm::AllocaInst* cc = carry_slot();
+      Value* w = b.CreateAdd(b.CreateZExt(half, wt), b.CreateZExt(arg(3, t), wt));
+      if (op == "madc") w = b.CreateAdd(w, b.CreateZExt(b.CreateLoad(b.getInt1Ty(), cc), wt));
+      write(A[0], b.CreateTrunc(w, a->getType()), t);
+      if (in.has("cc")) b.CreateStore(b.CreateTrunc(b.CreateLShr(w, static_cast<uint64_t>(bits)), b.getInt1Ty()), cc);
       return true;
     }
     if (hi) {

@@ -80,7 +80,9 @@ void FnLowering::lower_scalar_video(const Instr& in) {
     signed_result = is_signed(at) || is_signed(bt) || neg_ab || neg_c;
     Operand c = A[3];
     c.neg = false;
-    Value* c64 = signed_result ? b.CreateSExt(read(c, Ty::kB32), b.getInt64Ty()) : b.CreateZExt(read(c, Ty::kB32), b.getInt64Ty());
+    // c is sign-extended whatever the types (driver 580: vmad.u32.u32.u32.shr15
+    // of 0x7f, 0 and 0xe6984080 is 0xffffcd30).
+    Value* c64 = b.CreateSExt(read(c, Ty::kB32), b.getInt64Ty());
     Value* prod = b.CreateMul(ta, tb);
     uint64_t lsb = 0;
     if (po) {
@@ -109,6 +111,8 @@ void FnLowering::lower_scalar_video(const Instr& in) {
     else tb = b.CreateSelect(b.CreateICmpUGT(tb, b.getInt64(32)), b.getInt64(32), tb);  // .clamp, the default
     tmp = op == "vshl" ? b.CreateShl(ta, tb) : b.CreateAShr(ta, tb);  // ta is extended by its type
   }
+  // The intermediate has 34 bits (driver 580: vshl.s32 of 127 by 32, saturated, is INT_MIN).
+  tmp = b.CreateAShr(b.CreateShl(tmp, 30), 30);
   if (sat && !vset) {
     const bool s = is_signed(dt);
     if (dsel >= 0 && dsel < 4) tmp = s ? clamp(b, tmp, INT8_MIN, INT8_MAX) : clamp(b, tmp, 0, UINT8_MAX);

@@ -20,7 +20,6 @@ extern "C" __global__ void video(const unsigned* pa, const unsigned* pb, const u
   OP("vmin.s32.s32.s32.sat.add %0, %1, %2, %3;", "r"(a), "r"(b), "r"(c));
   OP("vmax.u32.u32.u32.max %0, %1.b1, %2.b3, %3;", "r"(a), "r"(b), "r"(c));
   OP("vmax.s32.s32.s32.min %0, %1.h0, %2.h1, %3;", "r"(a), "r"(b), "r"(c));
-  OP("vadd.s32.s32.s32.sat %0.b1, %1.b2, %2.b3, %3;", "r"(a), "r"(b), "r"(c));
   OP("vshr.u32.u32.u32.clamp.add %0, %1, %2, %3;", "r"(a), "r"(s), "r"(c));
   OP("vshl.u32.u32.u32.clamp.add %0, %1, %2, %3;", "r"(a), "r"(s), "r"(c));
   OP("vshr.s32.s32.u32.wrap %0, %1, %2;", "r"(a), "r"(s));

@@ -70,6 +70,29 @@ const char kVectorRegisters[] = R"(
 }
 )";
 
+// Results driver 580 gave (tools/probes/isa_edges_probe.cpp): cvt.pack puts
+// a above b (c above both), and mad.cc/madc carry through a chain.
+// out = {pack_u8(1, 0, 0), pack_s16(0x80000000, 0), pack_s16(1, 0), madc chain lo, madc chain hi}.
+const char kPackAndCarry[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry pack_carry(.param .u64 pout) {
+  .reg .b64 %rd<2>; .reg .b32 %r<12>;
+  ld.param.u64 %rd1, [pout];
+  mov.u32 %r1, 1; mov.u32 %r2, 0; mov.u32 %r3, 0x80000000; mov.u32 %r4, 0xffffffff;
+  cvt.pack.sat.u8.s32.b32 %r5, %r1, %r2, %r2;
+  cvt.pack.sat.s16.s32 %r6, %r3, %r2;
+  cvt.pack.sat.s16.s32 %r7, %r1, %r2;
+  mad.lo.cc.u32 %r8, %r4, %r1, %r1;
+  madc.hi.cc.u32 %r9, %r4, %r1, %r8;
+  madc.lo.u32 %r10, %r1, %r1, %r9;
+  st.global.u32 [%rd1], %r5; st.global.u32 [%rd1+4], %r6; st.global.u32 [%rd1+8], %r7;
+  st.global.u32 [%rd1+12], %r8; st.global.u32 [%rd1+16], %r10;
+  ret;
+}
+)";
+
 std::string read_file(const std::string& path) {
   std::ifstream f(path);
   std::stringstream ss;
@@ -120,6 +143,24 @@ TEST_F(RealPtx, RefusedModuleSaysWhyOnStderrOnce) {
   const size_t at = err.find(want);
   EXPECT_NE(at, std::string::npos) << err;
   EXPECT_EQ(err.find(want, at + 1), std::string::npos) << "said twice: " << err;
+}
+
+TEST_F(RealPtx, CvtPackAndMadCarryChainsGiveTheDriversBits) {
+  CUmodule m = load(kPackAndCarry);
+  CUfunction f;
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "pack_carry"), CUDA_SUCCESS);
+  CUdeviceptr out;
+  ASSERT_EQ(cuMemAlloc(&out, 20), CUDA_SUCCESS);
+  void* args[] = {&out};
+  ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  unsigned got[5] = {};
+  ASSERT_EQ(cuMemcpyDtoH(got, out, 20), CUDA_SUCCESS);
+  EXPECT_EQ(got[0], 0x100u);
+  EXPECT_EQ(got[1], 0x80000000u);
+  EXPECT_EQ(got[2], 0x10000u);
+  EXPECT_EQ(got[3], 0u);  // 0xffffffff * 1 + 1: 0, carry out
+  EXPECT_EQ(got[4], 2u);  // 1 * 1 + (0 + 0 + carry) + carry of that
+  EXPECT_EQ(cuModuleUnload(m), CUDA_SUCCESS);
 }
 
 TEST_F(RealPtx, VectorRegistersLoadStoreAndNameTheirElements) {
