@@ -582,6 +582,16 @@ void save_parked(ParkedBlock& pb, const CutBlock& cb, uint64_t frame_bytes, uint
   pb.live = cb.live;
 }
 
+// The inverse of save_parked: the block's state back into the worker's scratch.
+void restore_parked(const ParkedBlock& pb, CutBlock& cb) {
+  std::memcpy(cb.frames, pb.frames.data(), pb.frames.size());
+  std::memcpy(cb.env.shared, pb.shared.data(), pb.shared.size());
+  std::memcpy(cb.codes, pb.codes.data(), cb.T * sizeof(uint32_t));
+  std::memcpy(cb.resume, pb.resume.data(), cb.T * sizeof(uint32_t));
+  std::memcpy(cb.state, pb.state.data(), cb.T);
+  std::memcpy(cb.arrivals, pb.arrivals, sizeof cb.arrivals);
+}
+
 void park(Scratch& s, const CutBlock& cb, uint64_t block, uint64_t frame_bytes, uint64_t shared_bytes) {
   if (s.parked.size() <= s.parked_count) s.parked.emplace_back();
   ParkedBlock& pb = s.parked[s.parked_count++];
@@ -630,7 +640,8 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   }
   // The frames (abi.h), 64-byte aligned.
   const uint64_t pitch = frame_pitch(T);
-  const uint64_t frame_size = code.frame_units * pitch + uint64_t{T} * code.local_stride + 64;
+  const uint64_t frame_bytes = code.frame_units * pitch + uint64_t{T} * code.local_stride;
+  const uint64_t frame_size = frame_bytes + 64;  // room to align to 64
   if (code.frame_bytes && s.frames.size() < frame_size) s.frames.resize(frame_size);
   uint8_t* frames = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(s.frames.data()) + 63) & ~uintptr_t{63});
   if (s.shared.size() < shared_bytes + 16) s.shared.resize(shared_bytes + 16);
@@ -697,7 +708,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
       CutBlock cb{code, env, T, pitch, frames, s.codes.data(), s.resume.data(), s.state.data(), T, checking};
       cb.may_park = !checking;  // racecheck's intervals are per block, one block at a time
       cb.run();
-      if (cb.parked) park(s, cb, b, frame_size - 64, shared_bytes);
+      if (cb.parked) park(s, cb, b, frame_bytes, shared_bytes);
     }
     blk = b + 1;
   }
@@ -710,17 +721,12 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
     if (one_round) --rounds_left;
     ParkedBlock& pb = s.parked[i];
     set_block(env, cfg, pb.block);
-    std::memcpy(frames, pb.frames.data(), pb.frames.size());
-    std::memcpy(env.shared, pb.shared.data(), pb.shared.size());
-    std::memcpy(s.codes.data(), pb.codes.data(), T * sizeof(uint32_t));
-    std::memcpy(s.resume.data(), pb.resume.data(), T * sizeof(uint32_t));
-    std::memcpy(s.state.data(), pb.state.data(), T);
     CutBlock cb{code, env, T, pitch, frames, s.codes.data(), s.resume.data(), s.state.data(), pb.live, checking};
-    std::memcpy(cb.arrivals, pb.arrivals, sizeof cb.arrivals);
+    restore_parked(pb, cb);
     cb.may_park = true;
     cb.run_diverged();
     if (cb.parked) {
-      save_parked(pb, cb, frame_size - 64, shared_bytes);
+      save_parked(pb, cb, frame_bytes, shared_bytes);
       ++i;
     } else {
       std::swap(pb, s.parked[--s.parked_count]);  // done: its slot goes to the last parked block
