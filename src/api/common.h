@@ -43,6 +43,7 @@ inline CUresult current_ctx(Context** out) {
   HandleState st = rt().contexts.state(c);
   if (st == HandleState::kDead) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   if (st != HandleState::kLive) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!current_context_is(c)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;  // a later context took its slot
   *out = c;
   return c->sticky_error();
 }
@@ -55,6 +56,14 @@ inline CUresult ctx_handle(CUcontext h, Context** out) {
   if (st != HandleState::kLive) return CUDA_ERROR_INVALID_CONTEXT;
   *out = reinterpret_cast<Context*>(h);
   return CUDA_SUCCESS;
+}
+
+// The current context, checked live, sticky error or not.
+inline CUresult current_ctx_handle(Context** out) {
+  Context* c = current_context();
+  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+  if (CUresult r = ctx_handle(reinterpret_cast<CUcontext>(c), out)) return r;
+  return current_context_is(c) ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
 }
 
 // A stream handle: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the

@@ -179,9 +179,8 @@ static CUresult impl_cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
 }
 
 static CUresult impl_cuCtxSynchronize(void) {
-  Context* c = current_context();
-  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-  if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
+  Context* c;
+  if (CUresult r = api::current_ctx_handle(&c)) return r;
   if (CUresult r = capture_check_context_sync(c)) return r;
   const CUresult r = c->synchronize();
   if (check::on()) [[unlikely]] check::host_waited_context(c);
@@ -189,9 +188,8 @@ static CUresult impl_cuCtxSynchronize(void) {
 }
 
 static CUresult impl_cuCtxSynchronize_v2(CUcontext ctx) {
-  Context* c = ctx ? reinterpret_cast<Context*>(ctx) : current_context();
-  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-  if (CUresult r = api::ctx_handle(reinterpret_cast<CUcontext>(c), &c)) return r;
+  Context* c;
+  if (CUresult r = ctx ? api::ctx_handle(ctx, &c) : api::current_ctx_handle(&c)) return r;
   if (CUresult r = capture_check_context_sync(c)) return r;
   const CUresult r = c->synchronize();
   if (check::on()) [[unlikely]] check::host_waited_context(c);

@@ -123,12 +123,7 @@ const void* const tools_tls[3] = {size_slot(3), fn(quiet_slot<kTls, 1>), fn(quie
 // never put -> INVALID_HANDLE.
 
 CUresult storage_context(CUcontext h, Context** out) {
-  if (!h) {
-    Context* c = current_context();
-    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-    h = reinterpret_cast<CUcontext>(c);  // checked: a destroyed one may still be current
-  }
-  return api::ctx_handle(h, out);
+  return h ? api::ctx_handle(h, out) : api::current_ctx_handle(out);
 }
 CUresult storage_put(CUcontext ctx, void* key, void* value, LocalStorageDestructor dtor) {
   return api::call("context_local_storage.put", api::kInHostFn, [&] {

@@ -222,19 +222,32 @@ void Context::shut_down() {
 }
 
 __attribute__((tls_model("initial-exec"))) constinit thread_local Context* t_current_context = nullptr;
+__attribute__((tls_model("initial-exec"))) constinit thread_local uint64_t t_current_context_id = 0;
 
 namespace context_stack {
 namespace {
-// Below the top: the top itself lives in t_current_context.
-std::vector<Context*>& below() {
-  thread_local std::vector<Context*> stack;
+struct Entry {
+  Context* ctx;
+  uint64_t id;
+};
+// Below the top: the top itself lives in t_current_context(_id).
+std::vector<Entry>& below() {
+  thread_local std::vector<Entry> stack;
   return stack;
+}
+// The id a context made current is known by. A dead one (the converted
+// context of a destroyed green context, whose slot is never reused) gets 0,
+// which no context has: its object is gone.
+uint64_t id_of(Context* c) { return rt().contexts.state(c) == HandleState::kLive ? c->id : 0; }
+void set(Context* c, uint64_t id) {
+  t_current_context = c;
+  t_current_context_id = id;
 }
 }  // namespace
 
 void push(Context* c) {
-  if (t_current_context) below().push_back(t_current_context);
-  t_current_context = c;
+  if (t_current_context) below().push_back({t_current_context, t_current_context_id});
+  set(c, c ? id_of(c) : 0);
 }
 
 Context* pop() {
@@ -242,15 +255,15 @@ Context* pop() {
   if (!top) return nullptr;
   auto& st = below();
   if (st.empty()) {
-    t_current_context = nullptr;
+    set(nullptr, 0);
   } else {
-    t_current_context = st.back();
+    set(st.back().ctx, st.back().id);
     st.pop_back();
   }
   return top;
 }
 
-void set_top(Context* c) { t_current_context = c; }
+void set_top(Context* c) { set(c, c ? id_of(c) : 0); }
 }  // namespace context_stack
 
 }  // namespace cucpu

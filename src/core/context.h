@@ -157,16 +157,24 @@ inline bool context_alive(const Context* c, uint64_t id) {
 void synchronize_all_contexts();
 
 // The calling thread's context stack (cuCtxPush/Pop/Set/GetCurrent). Its
-// top is mirrored in a word of static TLS, so that current_context(), which
-// every call makes, reads no heap memory (a heap line beside one that a
+// top is mirrored in two words of static TLS, so that current_context(),
+// which every call makes, reads no heap memory (a heap line beside one that a
 // worker writes costs a line transfer per call on a many-core machine).
 // constinit: an access is one load, with no call of a TLS init function.
+// Each entry keeps the id its context had when it was made current: a
+// context destroyed meanwhile (by any thread) may have left its slot to a
+// later context, which must not become this thread's current context.
 namespace context_stack {
 void push(Context* c);
 Context* pop();            // the old top, or null when the stack is empty
 void set_top(Context* c);  // replaces the top (pushes onto an empty stack)
 }  // namespace context_stack
 extern __attribute__((tls_model("initial-exec"))) constinit thread_local Context* t_current_context;
+extern __attribute__((tls_model("initial-exec"))) constinit thread_local uint64_t t_current_context_id;
 inline Context* current_context() { return t_current_context; }
+// Whether live context `c` (the current one) is the context that was made
+// current, not a later one in its slot. Read `c->id` only after the slot's
+// cookie was seen live (an acquire: the constructor's writes are visible).
+inline bool current_context_is(const Context* c) { return c->id == t_current_context_id; }
 
 }  // namespace cucpu

@@ -75,6 +75,7 @@ uint32_t Reader::flags(uint32_t known) {
 
 std::atomic<uint64_t> g_calls{0};
 thread_local int t_index = 0;
+thread_local bool t_input_thread = false;  // one of the two-thread mode's input threads
 int thread_index() { return t_index; }
 
 bool tracing() {
@@ -235,6 +236,38 @@ Thread& me() { return *t_thread; }
 void set_thread(int i) {
   t_thread = &g_threads[i];
   t_index = i;
+  t_input_thread = true;
+}
+
+namespace {
+std::shared_mutex g_teardown;
+
+bool may_destroy_context(const char* name) {
+  static const char* const kNames[] = {"cuCtxDestroy", "cuCtxDestroy_v2", "cuDevicePrimaryCtxRelease",
+                                       "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxReset",
+                                       "cuDevicePrimaryCtxReset_v2", "cuGreenCtxDestroy"};
+  for (const char* n : kNames)
+    if (std::strcmp(n, name) == 0) return true;
+  return false;
+}
+}  // namespace
+
+TeardownGuard::TeardownGuard(const char* name) {
+  if (!g_pool.two_threads || !t_input_thread) return;
+  if (!may_destroy_context(name)) {
+    g_teardown.lock_shared();
+    held_ = Held::kShared;
+    return;
+  }
+  sem_release_all();  // the other thread's call may wait on this thread's gate
+  g_teardown.lock();
+  sem_release_all();  // gates the other thread set while this one waited
+  held_ = Held::kExclusive;
+}
+
+TeardownGuard::~TeardownGuard() {
+  if (held_ == Held::kShared) g_teardown.unlock_shared();
+  else if (held_ == Held::kExclusive) g_teardown.unlock();
 }
 
 const char* type_name(T t) {

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,23 @@ void trace_call(const char* name, std::string& args);
 void trace_result(CUresult r);
 void count_call();
 
+// cuCtxDestroy's contract: the caller ensures that no call uses the context
+// while it is destroyed. In the two-thread mode the two input threads hold
+// this guard across every call: shared, or exclusive for the calls that may
+// destroy a context (after releasing every semaphore word, before and after
+// the wait, so that the destroy's drain cannot wait on a gate). Other threads
+// (the library's workers running host functions) take nothing.
+class TeardownGuard {
+ public:
+  explicit TeardownGuard(const char* name);
+  ~TeardownGuard();
+  TeardownGuard(const TeardownGuard&) = delete;
+  TeardownGuard& operator=(const TeardownGuard&) = delete;
+
+ private:
+  enum class Held { kNone, kShared, kExclusive } held_ = Held::kNone;
+};
+
 // Calls an entry point, counts it and traces it. Enum arguments may hold
 // any bit pattern (as from a C caller): no enum check in here.
 template <class F, class... A>
@@ -112,7 +130,11 @@ __attribute__((no_sanitize("enum"))) CUresult api(const char* name, F* fn, A... 
     (trace_one(s, args), ...);
     trace_call(name, s);
   }
-  CUresult r = fn(args...);
+  CUresult r;
+  {
+    TeardownGuard guard(name);
+    r = fn(args...);
+  }
   count_call();
   if (tracing()) [[unlikely]] trace_result(r);
   return r;

@@ -77,6 +77,41 @@ TEST_F(BadInput, DestroyedHandlesAreInvalidHandle) {
   EXPECT_NE(cuGraphDestroy(g), CUDA_SUCCESS);
 }
 
+// A context destroyed while it sits in this thread's stack, whose slot a
+// later context then takes: the stale entry stays destroyed when it comes
+// back to the top, and never stands for the later context.
+TEST_F(BadInput, AStaleCurrentContextNeverBecomesTheContextInItsSlot) {
+  CUcontext stale;
+  ASSERT_EQ(cuCtxCreate(&stale, nullptr, 0, 0), CUDA_SUCCESS);  // the stack: ctx_, stale
+  ASSERT_EQ(cuCtxPushCurrent(ctx_), CUDA_SUCCESS);               // ctx_, stale, ctx_
+  ASSERT_EQ(cuCtxDestroy(stale), CUDA_SUCCESS);                  // not the top: it stays below
+  // Freed slots are reused oldest first: make contexts until one takes its place.
+  CUcontext later = nullptr;
+  std::vector<CUcontext> others;
+  for (int i = 0; i < 4096 && later != stale; ++i) {
+    CUcontext c;
+    ASSERT_EQ(cuCtxCreate(&c, nullptr, 0, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxPopCurrent(nullptr), CUDA_SUCCESS);
+    if (c == stale) later = c;
+    else others.push_back(c);
+  }
+  for (CUcontext c : others) EXPECT_EQ(cuCtxDestroy(c), CUDA_SUCCESS);
+  ASSERT_EQ(later, stale) << "no later context took the destroyed one's slot";
+  ASSERT_EQ(cuCtxPopCurrent(nullptr), CUDA_SUCCESS);  // the stale entry is the top again
+  CUdeviceptr p;
+  EXPECT_EQ(cuMemAlloc(&p, 64), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  CUstream s;
+  EXPECT_EQ(cuStreamCreate(&s, 0), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  // The later context, made current by its handle, is itself.
+  ASSERT_EQ(cuCtxSetCurrent(later), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&p, 64), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxDestroy(later), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+}
+
 TEST_F(BadInput, NullOutputsAndOutOfRangeCopiesAreInvalidValue) {
   EXPECT_EQ(cuStreamCreate(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuEventCreate(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
