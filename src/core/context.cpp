@@ -61,11 +61,14 @@ void Context::reset_limits() {
   limits[CU_LIMIT_PERSISTING_L2_CACHE_SIZE].store(11796480, std::memory_order_relaxed);
 }
 
+void Context::leave_registry() {
+  std::lock_guard<std::mutex> g(g_contexts_mu);
+  auto it = std::find(g_contexts.begin(), g_contexts.end(), this);
+  if (it != g_contexts.end()) g_contexts.erase(it);
+}
+
 Context::~Context() {
-  {
-    std::lock_guard<std::mutex> g(g_contexts_mu);
-    g_contexts.erase(std::find(g_contexts.begin(), g_contexts.end(), this));
-  }
+  leave_registry();
   shut_down();
   capture_stream_destroyed(legacy_);  // a green context's default stream may capture
   rt().streams.kill(legacy_);
@@ -156,7 +159,6 @@ Stream* Context::per_thread_stream() {
 void Context::collect_sync_targets(std::vector<std::pair<Stream*, uint64_t>>& out) {
   {
     std::lock_guard<std::mutex> g(streams_mu);
-    out.reserve(out.size() + streams_.size() + 1);
     for (Stream* s : streams_)
       if (s->try_retain()) out.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
   }

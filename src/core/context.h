@@ -105,6 +105,11 @@ class alignas(64) Context {
   void shut_down();
   // Whether any stream the user made in this context still has its handle.
   bool has_live_streams();
+  // Takes a dead, drained context out of the registry that context-wide
+  // waits walk (synchronize_all_contexts, a primary context's synchronize):
+  // no call can give it work any more. For a destroyed green context whose
+  // streams outlive it (their handles answer CONTEXT_IS_DESTROYED for good).
+  void leave_registry();
 
   std::shared_mutex order_mu;
   std::mutex streams_mu;

@@ -187,6 +187,7 @@ bool destroy_green_context(GreenContext* g) {
   }
   c->synchronize();
   if (!c->has_live_streams()) rt().contexts.retire(c);  // and the green context with it
+  else c->leave_registry();
   primary_release(d);
   return true;
 }
