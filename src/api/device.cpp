@@ -5,21 +5,12 @@
 #include "api/common.h"
 #include "core/allocator.h"
 #include "core/array.h"
+#include "core/device_attributes.h"
 #include "exec/scheduler.h"
 
 using namespace cucpu;
 
-namespace {
-constexpr int kAttributes[] = {
-    0,  // 0: not an attribute
-#include "api/device_attributes.inc"
-};
-
-}  // namespace
-
-int cucpu::api::static_attribute(int a) {
-  return a > 0 && a < static_cast<int>(sizeof(kAttributes) / sizeof(kAttributes[0])) ? kAttributes[a] : 0;
-}
+int cucpu::api::static_attribute(int a) { return cucpu::static_attribute(a); }
 
 namespace {
 using api::device_ok;
@@ -28,12 +19,7 @@ using api::PciLocation;
 CUresult attribute(int* pi, int a, CUdevice dev) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   if (!device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  if (a <= 0 || a >= static_cast<int>(sizeof(kAttributes) / sizeof(kAttributes[0]))) return CUDA_ERROR_INVALID_VALUE;
-  int v = kAttributes[a];
-  if (a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) v = static_cast<int>(Scheduler::instance().worker_count());
-  if (a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) v = dev;
-  *pi = v;
-  return CUDA_SUCCESS;
+  return device_attribute(a, dev, pi) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 }  // namespace
 

@@ -1,6 +1,6 @@
 // Occupancy: how many blocks of a kernel one multiprocessor holds, and the
 // block size that maximizes it. The figures follow the limits cucpu
-// reports as device attributes (an sm_90 part, api/device_attributes.inc)
+// reports as device attributes (an sm_90 part, core/device_attributes.inc)
 // with as many multiprocessors as the engine has workers, so grid-sizing
 // code picks grids that fill this machine.
 #include <algorithm>

@@ -14,6 +14,7 @@
 #include "core/allocation.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/device_launch.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 #include "ptx/block_runner.h"
@@ -182,6 +183,15 @@ bool launch_in_parallel(const LaunchShape& s) {
 }
 
 bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg) {
+  if (f.kernel()->info().device_runtime && !cfg.device_runtime) [[unlikely]] {
+    // A grid that may launch grids: they run once its last block has.
+    DeviceLaunches children(&f, 1);
+    ptx::LaunchConfig with = cfg;
+    with.device_runtime = &children;
+    if (!run_kernel_inline(f, with)) return false;
+    children.run_pending();
+    return true;
+  }
   const uint64_t total = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
   ptx::Fault fault;
   if (!watchdog::on()) [[likely]] {
@@ -281,14 +291,21 @@ class KernelJoinOp final : public Op {
     chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
     this->cfg.stop = &timeout_stop_;
     this->cfg.leave_parked = true;  // a part resumes its parked blocks once no block is left to claim
+    if (f->kernel()->info().device_runtime) [[unlikely]] {
+      device_ = std::make_unique<DeviceLaunches>(f, 1);
+      this->cfg.device_runtime = device_.get();
+    }
   }
-  // What `keep` holds (a graph's plan) is let go once every part is done.
-  void execute(int) override {
+  // What `keep` holds (a graph's plan) is let go once every part is done;
+  // then the grids the launch's threads launched run (device_launch.h).
+  void execute(int status) override {
     keep_.reset();
+    if (device_ && status == CUDA_SUCCESS && !faulted_.load(std::memory_order_relaxed)) [[unlikely]]
+      device_->run_pending();
     if (check::on()) [[unlikely]] check::ran(this, {}, true);
   }
   bool accesses_when_run() const override { return true; }
-  bool trivial() const override { return true; }
+  bool trivial() const override { return !device_; }
 
   void* own_params(size_t n) {
     void* p = store_.reserve(n);
@@ -341,6 +358,7 @@ class KernelJoinOp final : public Op {
   std::atomic<int64_t> deadline_{0};
   std::shared_ptr<const void> keep_;
   ParamStorage<32> store_;
+  std::unique_ptr<DeviceLaunches> device_;  // when the kernel's program calls the device runtime
 };
 
 // One worker's share of a parallel launch. The join outlives it: each part
@@ -431,6 +449,8 @@ class CooperativeKernelOp final : public Op {
     if (status != CUDA_SUCCESS) return;
     std::vector<uint64_t> workspace(8, 0);
     cfg_.grid_workspace = workspace.data();
+    std::optional<DeviceLaunches> children;
+    if (f_->kernel()->info().device_runtime) [[unlikely]] cfg_.device_runtime = &children.emplace(f_, 1);
     cfg_.stop = &timeout_stop_;
     watchdog::Scope watched(&timeout_stop_, watchdog::now_ns() + kernel_timeout_ns());
     const ptx::Kernel* k = f_->kernel();
@@ -462,6 +482,7 @@ class CooperativeKernelOp final : public Op {
     for (std::thread& t : threads) t.join();
     if (check::on()) [[unlikely]] check::ran(this, {}, true);
     if (faulted.load()) report_fault(*f_, cfg_, first);
+    else if (children) children->run_pending();
   }
 
  private:

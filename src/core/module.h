@@ -60,7 +60,7 @@ struct FuncSettings {
 };
 
 // Launch limits of the device cucpu presents (an sm_90 part; the same
-// figures as api/device_attributes.inc).
+// figures as core/device_attributes.inc).
 namespace limits {
 constexpr uint32_t kMaxBlockX = 1024, kMaxBlockY = 1024, kMaxBlockZ = 64;
 constexpr uint32_t kMaxThreadsPerBlock = 1024;

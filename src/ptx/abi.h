@@ -24,6 +24,8 @@
 
 namespace cucpu::ptx {
 
+class DeviceRuntime;  // program.h
+
 // The largest grid in x compiled code is built for: its index arithmetic
 // may then be proven free of overflow (ctaid.x * ntid.x + tid.x < 2^31).
 // Larger grids run through code compiled without that promise.
@@ -54,6 +56,7 @@ struct BlockEnv {
   // at every back edge and end the block with a kTimedOut fault; the runner
   // reads it between blocks and cuts.
   const uint32_t* stop;
+  DeviceRuntime* device_runtime;  // LaunchConfig::device_runtime (read by runtime.cpp alone)
 };
 constexpr unsigned kStreamSites = 4;
 
@@ -165,6 +168,9 @@ void cucpu_rt_nanosleep(uint32_t ns);
 // kArriveDrop take a count and return the state; the tests take a state or
 // a parity and return 1 when that phase has completed.
 uint64_t cucpu_rt_mbarrier(uint64_t* object, uint32_t op, uint64_t value);
+// A device runtime call (DeviceCall) by thread env->current_tid: args and
+// result as DeviceRuntime::call takes them.
+void cucpu_rt_device_call(BlockEnv* env, uint32_t call, const void* const* args, void* result);
 void* cucpu_rt_malloc(uint64_t size);
 void cucpu_rt_free(void* p);
 }

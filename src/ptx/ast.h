@@ -127,6 +127,12 @@ struct Module {
   std::vector<int> global_slot;
   std::vector<Function> funcs;
   std::unordered_map<std::string, int> func_index, var_index;
+  // The place of entry funcs[fi] among the entries (Program::entries() order).
+  uint64_t entry_ordinal(int fi) const {
+    uint64_t n = 0;
+    for (int i = 0; i < fi; ++i) n += funcs[static_cast<size_t>(i)].is_entry ? 1 : 0;
+    return n;
+  }
 };
 
 // Module variables the runtime backs with memory of their own: .global and

@@ -669,6 +669,7 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   env.stream_next = s.stream_next;
   static constexpr uint32_t kNeverStops = 0;
   env.stop = cfg.stop ? cfg.stop : &kNeverStops;
+  env.device_runtime = cfg.device_runtime;
 
   RunState rs;
   rs.env = &env;

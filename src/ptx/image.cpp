@@ -279,6 +279,15 @@ std::string embed_ptx_hint(uint32_t arch) {
          " (or -arch=sm_" + xx + ", which embeds PTX as well as SASS)\n";
 }
 
+// Whether a separately compiled unit is libcudadevrt's (the device runtime
+// nvcc links into every -rdc program: helper kernels for device-side 3D
+// copies, as PTX for the newest target only). cucpu provides the device
+// runtime itself (ptx/device_calls.inc), so the unit is left out. Its
+// internal names carry its source file's name.
+bool is_device_runtime_unit(const std::string& text) {
+  return text.find("_cuda_device_runtime_cu_") != std::string::npos;
+}
+
 // The PTX texts, newest first; or, with none, the hint on embedding PTX.
 ImageContents finish(Intake& in) {
   ImageContents out;
@@ -299,7 +308,8 @@ ImageContents finish(Intake& in) {
     out.status = ImageStatus::kOk;
     out.log = std::move(in.log);
     for (size_t i = 0; i < in.ptx.size(); ++i)
-      if (i == 0 || in.ptx[i].unit != in.ptx[i - 1].unit) out.link_units.push_back(std::move(in.ptx[i].text));
+      if ((i == 0 || in.ptx[i].unit != in.ptx[i - 1].unit) && !is_device_runtime_unit(in.ptx[i].text))
+        out.link_units.push_back(std::move(in.ptx[i].text));
     return out;
   }
   if (in.ptx.empty()) {

@@ -114,6 +114,7 @@ Jit* make_jit() {
   bind("cucpu_rt_nanosleep", &cucpu_rt_nanosleep);
   bind("cucpu_rt_mbarrier", &cucpu_rt_mbarrier);
   bind("cucpu_rt_malloc", &cucpu_rt_malloc);
+  bind("cucpu_rt_device_call", &cucpu_rt_device_call);
   bind("cucpu_rt_free", &cucpu_rt_free);
   bind("cucpu_rt_add_f32", &cucpu_rt_add_f32);
   bind("cucpu_rt_sub_f32", &cucpu_rt_sub_f32);

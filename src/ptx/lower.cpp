@@ -26,7 +26,8 @@ void collect_callees(const Module& m, int fi, std::vector<int>& order, std::set<
     for (const Operand& o : in.args)
       if (o.kind == Operand::Kind::kSym) {
         auto it = m.func_index.find(o.sym);
-        if (it != m.func_index.end() && !m.funcs[static_cast<size_t>(it->second)].is_entry)
+        // The device runtime's calls are cucpu's, even where the PTX brings its own bodies.
+        if (it != m.func_index.end() && !m.funcs[static_cast<size_t>(it->second)].is_entry && !find_device_call(o.sym))
           collect_callees(m, it->second, order, seen);
       }
 }
@@ -70,7 +71,7 @@ void place_module_shared(const Module& m, const std::vector<int>& order, std::ma
 }
 
 bool is_runtime_extern(const std::string& name) {
-  return name == "vprintf" || name == "__assertfail" || name == "malloc" || name == "free";
+  return name == "vprintf" || name == "__assertfail" || name == "malloc" || name == "free" || find_device_call(name);
 }
 
 }  // namespace
@@ -217,7 +218,7 @@ FnLowering::FnLowering(const Module& m_, const Function& f_, llvm::Module& mod_,
   if (!env_ty) {
     llvm::Type* i32 = b.getInt32Ty();
     llvm::Type* a3 = llvm::ArrayType::get(i32, 3);
-    env_ty = llvm::StructType::create(ctx, {a3, a3, a3, i32, ptr, ptr, ptr, i32, i32, i32, i32, ptr, b.getInt64Ty(), ptr}, "cucpu.env");
+    env_ty = llvm::StructType::create(ctx, {a3, a3, a3, i32, ptr, ptr, ptr, i32, i32, i32, i32, ptr, b.getInt64Ty(), ptr, ptr}, "cucpu.env");
   }
 }
 
@@ -485,6 +486,11 @@ Value* FnLowering::symbol_address(const std::string& sym, Space* space) {
   if (llvm::Function* callee = mod.getFunction(prefix + "_f_" + sym)) {
     *space = Space::kGeneric;
     return b.CreatePtrToInt(callee, i64);
+  }
+  if (auto it = m.func_index.find(sym); it != m.func_index.end() && m.funcs[static_cast<size_t>(it->second)].is_entry) {
+    // A kernel's address, for the device runtime (dynamic parallelism).
+    *space = Space::kGeneric;
+    return b.getInt64(kEntryAddressTag | m.entry_ordinal(it->second));
   }
   fail("unknown symbol '" + sym + "'");
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ptx/abi.h"
+#include "ptx/program.h"
 #include "ptx/ast.h"
 
 namespace cucpu::ptx {

@@ -511,6 +511,20 @@ bool FnLowering::lower_call(const Instr& in) {
   for (size_t i = 0; i < nrets; ++i) ret_ptrs.push_back(arg_pointer(rets->elems[i], callee.rets[i].ty));
   for (size_t i = 0; i < nargs; ++i) arg_ptrs.push_back(arg_pointer(args->elems[i], callee.params[i].ty));
 
+  // The device runtime's calls are cucpu's, even where the PTX brings bodies.
+  if (const DeviceCallInfo* dc = find_device_call(callee.name)) {
+    if (nargs != dc->params || nrets != (dc->result_bytes ? 1u : 0u))
+      fail("call of '" + callee.name + "' with the wrong number of arguments");
+    llvm::IRBuilder<> eb(entry_block, entry_block->begin());
+    Value* list = eb.CreateAlloca(ptr, b.getInt32(static_cast<uint32_t>(std::max<size_t>(nargs, 1))));
+    for (size_t i = 0; i < nargs; ++i) b.CreateStore(arg_ptrs[i], b.CreateConstGEP1_64(ptr, list, i));
+    auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr, b.getInt32Ty(), ptr, ptr}, false);
+    b.CreateStore(tid, b.CreateStructGEP(env_ty, env, 10));
+    b.CreateCall(runtime("cucpu_rt_device_call", ty),
+                 {env, b.getInt32(static_cast<uint32_t>(dc->call)), list,
+                  nrets ? ret_ptrs[0] : llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx, 0))});
+    return true;
+  }
   if (!callee.has_body) {
     auto load64 = [&](size_t i) { return b.CreateLoad(b.getInt64Ty(), arg_ptrs[i]); };
     if (callee.name == "vprintf" && nargs == 2 && nrets == 1) {

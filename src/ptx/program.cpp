@@ -219,6 +219,14 @@ bool ProgramImpl::build(std::string* log) {
         pointer_funcs_.push_back(fit->second);
         continue;
       }
+      if (it == index.end() && fit != ast_.func_index.end()) {
+        // A kernel's address (dynamic parallelism's tables of kernels): a constant.
+        const uint64_t value = (kEntryAddressTag | ast_.entry_ordinal(fit->second)) + static_cast<uint64_t>(std::stoll(expr.substr(plus + 1)));
+        std::vector<uint8_t>& init = globals_[gi].init;
+        if (init.size() < off + 8) init.resize(off + 8, 0);
+        std::memcpy(init.data() + off, &value, 8);
+        continue;
+      }
       if (it == index.end()) {
         if (log) *log = "line 1, column 1: the initializer of '" + v.name + "' names '" + name + "', which is not a .global or .const variable";
         return false;
@@ -304,6 +312,8 @@ std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) 
   // As the driver reports them: the PTX's target, and the device's own architecture.
   info.ptx_version = ast_.target_sm;
   info.binary_version = 90;
+  for (const Function& g : ast_.funcs)
+    if (find_device_call(g.name)) info.device_runtime = true;
   uint32_t limit = 1024;
   if (f.maxntid[0]) limit = std::min(limit, f.maxntid[0] * f.maxntid[1] * f.maxntid[2]);
   if (f.reqntid[0]) limit = std::min(limit, f.reqntid[0] * f.reqntid[1] * f.reqntid[2]);

@@ -67,10 +67,47 @@ struct KernelInfo {
   int max_threads_per_block = 1024; // lowered by .maxntid/.reqntid
   int ptx_version = 0;              // the PTX's .target (75 for sm_75), as the driver reports it
   int binary_version = 0;           // the architecture the code runs as (90)
+  bool device_runtime = false;      // its program calls the device runtime (LaunchConfig::device_runtime)
 };
 
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
+};
+
+// The device runtime's calls (dynamic parallelism), one per row of device_calls.inc.
+enum class DeviceCall : uint32_t {
+#define X(name, call, params, result) call,
+#include "ptx/device_calls.inc"
+#undef X
+};
+// The row of a PTX function name, or null when it is none of the device runtime's.
+struct DeviceCallInfo {
+  const char* name;
+  DeviceCall call;
+  uint32_t params;
+  uint32_t result_bytes;
+};
+const DeviceCallInfo* find_device_call(std::string_view name);
+
+// What `mov.u64 %r, entry` gives device code: a kernel's address, which
+// only the device runtime reads (a child launch names its kernel so). The
+// entry's index in the Program's entries(), tagged so that it is never a
+// mapped address.
+constexpr uint64_t kEntryAddressTag = 0xcdb0000000000000ull;
+constexpr uint64_t kEntryAddressMask = 0xffff000000000000ull;
+
+// What device code's runtime calls ask of the runtime above (dynamic
+// parallelism: child launches, device-side streams and events, errors).
+// One per running grid whose program calls it (KernelInfo::device_runtime),
+// shared by its blocks: call() may run on many threads at once.
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+  // Runs `call` for thread `thread` of block `block`: args[i] points at the
+  // i-th argument's bytes, `result` at the result's (result_bytes wide; null
+  // when the call has none).
+  virtual void call(DeviceCall call, const Dim3& block, const Dim3& thread, const void* const* args,
+                    void* result) = 0;
 };
 
 // What a launch hands the kernel.
@@ -93,6 +130,9 @@ struct LaunchConfig {
   // run_blocks of the same launch on that thread with an empty range
   // resumes each of them once.
   bool leave_parked = false;
+  // The grid's device runtime: set when its kernel's program calls one
+  // (KernelInfo::device_runtime), which then must outlive the blocks.
+  DeviceRuntime* device_runtime = nullptr;
 };
 
 // A device fault: what stopped a block. The runtime turns it into the

@@ -148,6 +148,7 @@ void fam_ctx(Reader& r) {
       if (g_pool.two_threads && c == g_pool.h(T::kCtx, 1)) break;  // the input's context: both threads use it
       if (avoid("ctx_destroy_capture") && ctx_captures(i, c)) break;
       sem_release_all();
+      TeardownGuard teardown(TeardownGuard::kExclusive);  // the destroy and its bookkeeping, as one
       bool marked = g_pool.dying(T::kCtx, i);
       CUresult res = r.one_in(2) ? API(cuCtxDestroy, c) : API(cuCtxDestroy_v2, c);
       if (res == CUDA_SUCCESS && i >= 0) {

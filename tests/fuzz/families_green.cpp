@@ -204,7 +204,11 @@ void fam_outlive(Reader& r) {
   unsigned char bytes[2] = {};
   const bool read = filled && API(cuMemcpyDtoH_v2, bytes, mine, size_t{1}) == CUDA_SUCCESS &&
                     API(cuMemcpyDtoH_v2, bytes + 1, mine + kBytes - 1, size_t{1}) == CUDA_SUCCESS;
-  if (read && (bytes[0] != 0x11 || bytes[1] != 0x11))
+  // Checked with one input thread only: in the two-thread mode the other
+  // thread may write through a pointer it picked before this thread
+  // destroyed that pointer's context, into memory `mine` now has (a use
+  // after free of the input program's own, as in a CUDA program).
+  if (read && !g_pool.two_threads && (bytes[0] != 0x11 || bytes[1] != 0x11))
     violated("a destroyed context's graph wrote a later context's memory", "bytes %02x %02x", bytes[0], bytes[1]);
   API(cuGraphExecDestroy, exec);
   API(cuGraphDestroy, g);

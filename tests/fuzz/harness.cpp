@@ -250,24 +250,38 @@ bool may_destroy_context(const char* name) {
     if (std::strcmp(n, name) == 0) return true;
   return false;
 }
+
+thread_local bool t_holds_teardown = false;  // this input thread holds g_teardown exclusively
 }  // namespace
 
 TeardownGuard::TeardownGuard(const char* name) {
-  if (!g_pool.two_threads || !t_input_thread) return;
+  if (!g_pool.two_threads || !t_input_thread || t_holds_teardown) return;
   if (!may_destroy_context(name)) {
     g_teardown.lock_shared();
     held_ = Held::kShared;
     return;
   }
+  lock_exclusive();
+}
+
+TeardownGuard::TeardownGuard(Exclusive) {
+  if (g_pool.two_threads && t_input_thread && !t_holds_teardown) lock_exclusive();
+}
+
+void TeardownGuard::lock_exclusive() {
   sem_release_all();  // the other thread's call may wait on this thread's gate
   g_teardown.lock();
   sem_release_all();  // gates the other thread set while this one waited
   held_ = Held::kExclusive;
+  t_holds_teardown = true;
 }
 
 TeardownGuard::~TeardownGuard() {
   if (held_ == Held::kShared) g_teardown.unlock_shared();
-  else if (held_ == Held::kExclusive) g_teardown.unlock();
+  else if (held_ == Held::kExclusive) {
+    t_holds_teardown = false;
+    g_teardown.unlock();
+  }
 }
 
 const char* type_name(T t) {

@@ -109,14 +109,20 @@ void count_call();
 // destroy a context (after releasing every semaphore word, before and after
 // the wait, so that the destroy's drain cannot wait on a gate). Other threads
 // (the library's workers running host functions) take nothing.
+// A family holds it exclusively across a destroy and its bookkeeping
+// (TeardownGuard::kExclusive), so that the other thread never sees freed
+// memory still recorded live; the calls inside take nothing more.
 class TeardownGuard {
  public:
+  enum Exclusive { kExclusive };
   explicit TeardownGuard(const char* name);
+  explicit TeardownGuard(Exclusive);
   ~TeardownGuard();
   TeardownGuard(const TeardownGuard&) = delete;
   TeardownGuard& operator=(const TeardownGuard&) = delete;
 
  private:
+  void lock_exclusive();
   enum class Held { kNone, kShared, kExclusive } held_ = Held::kNone;
 };
 

@@ -5,7 +5,7 @@
 #   ptx/NAME.sm75.ptx      the same for sm_75, where the source compiles
 #                          for it (older-ISA coverage)
 #   fatbin/NAME.sm90.fatbin nvcc -fatbin -arch=sm_90 (sm_90 SASS + PTX)
-# rdc.cu is built with -rdc=true.
+# rdc.cu and cdp.cu are built with -rdc=true.
 # usage: tests/kernels/regen.sh [NVCC]   (default: $NVCC, else
 # /usr/local/cuda/bin/nvcc). Run it after editing any .cu file here and
 # commit the results with the source.
@@ -18,7 +18,7 @@ mkdir -p ptx fatbin
 for src in *.cu; do
   name="${src%.cu}"
   flags=()
-  [ "$name" = rdc ] && flags=(-rdc=true)  # separable compilation, as CMake's CUDA_SEPARABLE_COMPILATION
+  case "$name" in rdc | cdp) flags=(-rdc=true) ;; esac  # separable compilation, as CMake's CUDA_SEPARABLE_COMPILATION
   "$nvcc" -ptx -arch=sm_90 -O3 "${flags[@]}" "$src" -o "ptx/$name.sm90.ptx"
   if "$nvcc" -ptx -arch=sm_75 -O3 "${flags[@]}" "$src" -o "ptx/$name.sm75.ptx" 2>/dev/null; then
     echo "$name: sm_90, sm_75, fatbin"

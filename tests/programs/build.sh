@@ -13,6 +13,7 @@ done
 wait
 "$nvcc" -arch=sm_90 -O2 --default-stream per-thread -o "$out/ptds" "$here/ptds.cu"
 "$nvcc" -arch=sm_90 -O2 -rdc=true -o "$out/rdc" "$here/rdc_main.cu" "$here/rdc_lib.cu"
+"$nvcc" -arch=sm_90 -O2 -rdc=true -o "$out/dynamic_parallelism" "$here/dynamic_parallelism.cu"
 "$nvcc" -gencode arch=compute_90,code=sm_90 -O2 -o "$out/sass_only" "$here/sass_only.cu"
 "$nvcc" -arch=sm_90 -O2 -cudart shared -o "$out/kernels_basic_shared" "$here/kernels_basic.cu"
 # Green contexts come from the driver API (cudart 13.0 has none): -lcuda.

@@ -1,0 +1,123 @@
+// Kernels of tests/kernels/cdp.cu (dynamic parallelism, built with
+// -rdc=true): child launches into every kind of device stream, nesting,
+// tail launches, device-side copies and sets, and the device runtime's
+// errors. NVIDIA's driver needs the PTX linked with libcudadevrt.a (the
+// device runtime's code); cucpu provides the device runtime itself and
+// loads the PTX as it is.
+#include <string>
+#include <vector>
+
+#include "kernels_util.h"
+
+namespace {
+
+// libcudadevrt.a of the toolkit, where one is installed.
+std::string devrt_path() {
+  std::vector<std::string> dirs;
+  if (const char* h = std::getenv("CUDA_HOME")) dirs.push_back(std::string(h) + "/lib64");
+  dirs.push_back("/usr/local/cuda/lib64");
+  dirs.push_back("/usr/local/cuda/targets/x86_64-linux/lib");
+  for (const std::string& d : dirs)
+    if (std::ifstream(d + "/libcudadevrt.a").good()) return d + "/libcudadevrt.a";
+  return {};
+}
+
+// The module of one PTX variant: loaded as it is, else linked with the device runtime.
+struct CdpModule {
+  CUmodule mod = nullptr;
+  explicit CdpModule(const std::string& rel) {
+    std::vector<char> ptx = kt::read_image(rel);
+    if (cuModuleLoadData(&mod, ptx.data()) == CUDA_SUCCESS) return;
+    const std::string devrt = devrt_path();
+    if (devrt.empty()) throw conf::Skip{"the PTX needs libcudadevrt.a, and no toolkit is installed"};
+    CUlinkState link;
+    ASSERT_CU(cuLinkCreate(0, nullptr, nullptr, &link));
+    CUresult r = cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx.data(), ptx.size(), rel.c_str(), 0, nullptr, nullptr);
+    if (r == CUDA_SUCCESS) r = cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, devrt.c_str(), 0, nullptr, nullptr);
+    void* cubin = nullptr;
+    size_t size = 0;
+    if (r == CUDA_SUCCESS) r = cuLinkComplete(link, &cubin, &size);
+    if (r == CUDA_SUCCESS) r = cuModuleLoadData(&mod, cubin);
+    cuLinkDestroy(link);
+    if (r != CUDA_SUCCESS) throw conf::Failure{kt::cu_fail("linking " + rel + " with libcudadevrt.a", r)};
+  }
+  CdpModule(const CdpModule&) = delete;
+  CdpModule& operator=(const CdpModule&) = delete;
+  ~CdpModule() {
+    if (mod) cuModuleUnload(mod);
+  }
+  CUfunction fn(const char* name) const {
+    CUfunction f = nullptr;
+    ASSERT_CU(cuModuleGetFunction(&f, mod, name));
+    return f;
+  }
+};
+
+template <class F>
+void for_each_cdp_variant(F body) {
+  for (const auto& img : kt::ptx_variants("cdp")) {
+    try {
+      CdpModule m(img);
+      body(m);
+    } catch (conf::Failure& f) {
+      f.what = img + ": " + f.what;
+      throw;
+    }
+  }
+}
+
+}  // namespace
+
+CONF_TEST(KernelCdpChildrenRunInEveryDeviceStream) {
+  for_each_cdp_variant([&](CdpModule& m) {
+    const int blocks = 16;
+    kt::Buf<int32_t> out(5 * 1024), errors(1);
+    kt::run(m.fn("cdp_parent"), {blocks}, {32}, 0, out.p, errors.p);
+    const std::vector<int32_t> got = out.get();
+    std::vector<int32_t> want(5 * 1024, 0);
+    for (int row = 0; row < 4; ++row)
+      for (int i = 0; i < blocks * 64; ++i) want[row * 1024 + i] = row + 1;
+    for (int i = 0; i < blocks * 64; ++i) want[4096 + i] = 3;  // three steps, in order
+    kt::Checker ck("children");
+    ck.all(got, want);
+    ck.done();
+    EXPECT_TRUE(errors.get()[0] == 0);
+  });
+}
+
+CONF_TEST(KernelCdpNestsAndTailLaunchesSeeTheirParentsWork) {
+  for_each_cdp_variant([&](CdpModule& m) {
+    kt::Buf<int32_t> levels(8);
+    kt::run(m.fn("cdp_nest"), {1}, {1}, 0, levels.p, 0, 6);
+    const std::vector<int32_t> got = levels.get();
+    for (int d = 0; d < 8; ++d) EXPECT_TRUE(got[d] == (d < 6 ? d + 100 : 0));
+    kt::Buf<int32_t> data(128), sum(1);
+    kt::run(m.fn("cdp_tail_after"), {1}, {1}, 0, data.p, sum.p);
+    EXPECT_TRUE(sum.get()[0] == 5 * 128);
+  });
+}
+
+CONF_TEST(KernelCdpDeviceCopiesAndSetsFollowTheLaunchBefore) {
+  for_each_cdp_variant([&](CdpModule& m) {
+    kt::Buf<int32_t> a(64), b(64), c(64);
+    kt::run(m.fn("cdp_copies"), {1}, {1}, 0, a.p, b.p, c.p);
+    const std::vector<int32_t> gb = b.get(), gc = c.get();
+    for (int i = 0; i < 64; ++i) {
+      EXPECT_TRUE(gb[i] == 7);
+      EXPECT_TRUE(gc[i] == 0x01010101);
+    }
+  });
+}
+
+CONF_TEST(KernelCdpRuntimeReportsErrorsAndTheDevice) {
+  for_each_cdp_variant([&](CdpModule& m) {
+    kt::Buf<int32_t> out(4);
+    kt::run(m.fn("cdp_errors"), {1}, {1}, 0, out.p);
+    const std::vector<int32_t> got = out.get();
+    conf::info_value("cdp_oversized_block_error", got[0]);
+    EXPECT_TRUE(got[0] == 9);  // cudaErrorInvalidConfiguration
+    EXPECT_TRUE(got[1] == 0);  // read once, then cleared
+    EXPECT_TRUE(got[2] == 0);
+    EXPECT_TRUE(got[3] == 1024);
+  });
+}
