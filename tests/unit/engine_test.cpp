@@ -65,6 +65,7 @@ TEST_F(Engine, HigherPriorityReadyWorkRunsFirst) {
   Order order;
   Mark l1{&order, 1}, l2{&order, 2}, h1{&order, 10};
   ASSERT_EQ(cuLaunchHostFunc(holder, Gate::hold, &gate), CUDA_SUCCESS);
+  gate.await_entered();  // the worker is held: what follows is all ready at once when it returns
   ASSERT_EQ(cuLaunchHostFunc(low, Mark::run, &l1), CUDA_SUCCESS);
   ASSERT_EQ(cuLaunchHostFunc(low, Mark::run, &l2), CUDA_SUCCESS);
   ASSERT_EQ(cuLaunchHostFunc(high, Mark::run, &h1), CUDA_SUCCESS);
