@@ -49,13 +49,25 @@ uintptr_t free_target(Reader& r, std::initializer_list<Mem> kinds, int* idx) {
   return m.p;
 }
 
-void freed(int idx, uintptr_t p, CUresult res, const char* what, bool null_ok) {
-  if (res != CUDA_SUCCESS) return;
+// Allocation `idx` (if any) is recorded dead before its free is called, so
+// that the other thread, whose next allocation may take the address the
+// moment the free returns, never finds it still live; freed() brings it back
+// if the free fails. True when this call marked it.
+bool freeing(int idx) {
+  if (idx < 0) return false;
+  std::lock_guard<std::mutex> g(g_pool.mu);
+  if (g_pool.allocs[idx].st != St::kLive) return false;
+  g_pool.allocs[idx].st = St::kDead;
+  return true;
+}
+
+void freed(int idx, uintptr_t p, CUresult res, const char* what, bool null_ok, bool marked) {
   if (idx >= 0) {
     std::lock_guard<std::mutex> g(g_pool.mu);
-    g_pool.allocs[idx].st = St::kDead;
+    if (res != CUDA_SUCCESS && marked) g_pool.allocs[idx].st = St::kLive;
     return;
   }
+  if (res != CUDA_SUCCESS) return;
   if (p == 0 && null_ok) return;
   std::lock_guard<std::mutex> g(g_pool.mu);
   for (auto& a : g_pool.allocs)
@@ -206,26 +218,30 @@ void fam_free(Reader& r) {
     case 0: case 1: {
       uintptr_t p = free_target(r, {Mem::kDevice, Mem::kPitch, Mem::kManaged, Mem::kAsync}, &idx);
       sem_release_all();  // cuMemFree synchronizes
-      freed(idx, p, API(cuMemFree_v2, static_cast<CUdeviceptr>(p)), "cuMemFree", true);
+      const bool marked = freeing(idx);
+      freed(idx, p, API(cuMemFree_v2, static_cast<CUdeviceptr>(p)), "cuMemFree", true, marked);
       break;
     }
     case 2: {
       uintptr_t p = free_target(r, {Mem::kHost}, &idx);
       sem_release_all();
-      freed(idx, p, API(cuMemFreeHost, reinterpret_cast<void*>(p)), "cuMemFreeHost", false);
+      const bool marked = freeing(idx);
+      freed(idx, p, API(cuMemFreeHost, reinterpret_cast<void*>(p)), "cuMemFreeHost", false, marked);
       break;
     }
     case 3: {
       uintptr_t p = free_target(r, {Mem::kRegistered}, &idx);
-      freed(idx, p, API(cuMemHostUnregister, reinterpret_cast<void*>(p)), "cuMemHostUnregister", false);
+      const bool marked = freeing(idx);
+      freed(idx, p, API(cuMemHostUnregister, reinterpret_cast<void*>(p)), "cuMemHostUnregister", false, marked);
       break;
     }
     default: {
       uintptr_t p = free_target(r, {Mem::kAsync, Mem::kDevice}, &idx);
       CUstream s = g_pool.pick_stream(r);
+      const bool marked = freeing(idx);
       CUresult res = pt ? API(cuMemFreeAsync_ptsz, static_cast<CUdeviceptr>(p), s)
                         : API(cuMemFreeAsync, static_cast<CUdeviceptr>(p), s);
-      freed(idx, p, res, "cuMemFreeAsync", true);
+      freed(idx, p, res, "cuMemFreeAsync", true, marked);
       break;
     }
   }
