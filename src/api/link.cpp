@@ -1,14 +1,17 @@
 // The JIT linker (cuLinkCreate, AddData, AddFile, Complete, Destroy) for
-// PTX inputs. Each input is parsed when added; cuLinkComplete checks that
+// PTX inputs, and the PTX in fatbins, cubins, host objects and archives of
+// them. Each input is parsed when added; cuLinkComplete checks that
 // every .extern variable is defined by some input and hands out an image
 // that cuModuleLoadData and cuLibraryLoadData accept (module_load.h). A
 // function declared .extern in one input and defined in another is left to
 // the compiler, which refuses what it cannot resolve.
+#include <cstdlib>
 #include <cstring>
 
 #include "api/common.h"
 #include "api/module_load.h"
 #include "core/handle_pool.h"
+#include "ptx/image.h"
 
 using namespace cucpu;
 using api::raw_enum;
@@ -59,6 +62,58 @@ CUresult create(unsigned n, CUjit_option* options, void** values, CUlinkState* o
   return CUDA_SUCCESS;
 }
 
+// A host object's device code (CU_JIT_INPUT_OBJECT): the fatbin containers
+// in it, each adding its newest PTX, bar libcudadevrt's (cucpu's device
+// runtime stands in for it). An object without device code adds nothing.
+CUresult add_host_code(LinkState* st, const char* bytes, size_t size, const std::string& label) {
+  constexpr unsigned char kMagic[4] = {0x50, 0xed, 0x55, 0xba};  // fatbin container, little-endian 0xBA55ED50
+  for (size_t at = 0; at + 16 <= size; ++at) {
+    if (std::memcmp(bytes + at, kMagic, 4) != 0) continue;
+    uint16_t header;
+    uint64_t body;
+    std::memcpy(&header, bytes + at + 6, 2);
+    std::memcpy(&body, bytes + at + 8, 8);
+    if (header < 16 || body > size - at - 16 || header > size - at - body) continue;
+    const size_t n = header + body;
+    const ptx::ImageContents found = ptx::read_image(bytes + at, n);
+    const bool runtime = !found.ptx.empty() && ptx::is_device_runtime_unit(found.ptx.front());
+    if (found.status == ptx::ImageStatus::kOk && !runtime) {
+      std::string why;
+      if (CUresult r = api::programs_of_image(bytes + at, n, &st->programs, &st->info, &why, &st->texts)) {
+        st->error += label + ": " + why;
+        return r;
+      }
+    }
+    at += n - 1;
+  }
+  return CUDA_SUCCESS;
+}
+
+// An archive of host objects (CU_JIT_INPUT_LIBRARY, an `ar` file such as
+// libcudadevrt.a): each member's device code, as add_host_code takes it.
+CUresult add_archive(LinkState* st, const char* bytes, size_t size, const std::string& label) {
+  constexpr char kMagic[] = "!<arch>\n";
+  if (size < 8 || std::memcmp(bytes, kMagic, 8) != 0) {
+    st->error += label + ": not an archive\n";
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  for (size_t at = 8; at < size;) {
+    // A member: a 60-byte header whose bytes 48..57 give its size in decimal
+    // and whose last two are "`\n".
+    const bool whole = size - at >= 60 && bytes[at + 58] == '`' && bytes[at + 59] == '\n';
+    const std::string field(whole ? bytes + at + 48 : "", whole ? 10 : 0);
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(field.c_str(), &end, 10);
+    if (!whole || end == field.c_str() || n > size - at - 60) {
+      st->error += label + ": a malformed archive member\n";
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    if (CUresult r = add_host_code(st, bytes + at + 60, n, label)) return r;
+    at += 60 + n + (n & 1);  // members start at even offsets
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult add_data(CUlinkState h, const CUjitInputType& type, const void* data, size_t size, const char* name,
                   unsigned n, CUjit_option* options, void** values) {
   LinkState* st = pool().live(h);
@@ -90,9 +145,13 @@ CUresult add_data(CUlinkState h, const CUjitInputType& type, const void* data, s
       break;
     }
     case CU_JIT_INPUT_OBJECT:
+      r = add_host_code(st, static_cast<const char*>(data), size, label);
+      break;
     case CU_JIT_INPUT_LIBRARY:
+      r = add_archive(st, static_cast<const char*>(data), size, label);
+      break;
     case CU_JIT_INPUT_NVVM:
-      st->error += label + ": host objects, archives and NVVM IR are not supported; add their PTX\n";
+      st->error += label + ": NVVM IR is not supported; add its PTX\n";
       r = CUDA_ERROR_NOT_SUPPORTED;
       break;
     default:
@@ -109,7 +168,10 @@ CUresult add_file(CUlinkState h, const CUjitInputType& type, const char* path, u
   if (!path) return CUDA_ERROR_INVALID_VALUE;
   std::vector<char> bytes;
   if (CUresult r = api::read_file(path, &bytes)) return r;
-  return add_data(h, type, bytes.data(), bytes.size(), path, n, options, values);
+  // read_file ends the bytes with a NUL (for a PTX text); a binary input's size is the file's.
+  const bool binary = raw_enum(type) == CU_JIT_INPUT_LIBRARY || raw_enum(type) == CU_JIT_INPUT_OBJECT;
+  const size_t size = bytes.size() - (binary && bytes.size() > 1 ? 1 : 0);
+  return add_data(h, type, bytes.data(), size, path, n, options, values);
 }
 
 CUresult complete(CUlinkState h, void** cubin_out, size_t* size_out) {

@@ -279,15 +279,6 @@ std::string embed_ptx_hint(uint32_t arch) {
          " (or -arch=sm_" + xx + ", which embeds PTX as well as SASS)\n";
 }
 
-// Whether a separately compiled unit is libcudadevrt's (the device runtime
-// nvcc links into every -rdc program: helper kernels for device-side 3D
-// copies, as PTX for the newest target only). cucpu provides the device
-// runtime itself (ptx/device_calls.inc), so the unit is left out. Its
-// internal names carry its source file's name.
-bool is_device_runtime_unit(const std::string& text) {
-  return text.find("_cuda_device_runtime_cu_") != std::string::npos;
-}
-
 // The PTX texts, newest first; or, with none, the hint on embedding PTX.
 ImageContents finish(Intake& in) {
   ImageContents out;
@@ -443,6 +434,13 @@ ImageContents read_image(const void* image, size_t size) {
   out.status = ImageStatus::kOk;
   out.ptx.emplace_back(text, length);
   return out;
+}
+
+// libcudadevrt's unit holds helper kernels for device-side 3D copies, as
+// PTX for the newest target only; its internal names carry its source
+// file's name.
+bool is_device_runtime_unit(const std::string& text) {
+  return text.find("_cuda_device_runtime_cu_") != std::string::npos;
 }
 
 }  // namespace cucpu::ptx

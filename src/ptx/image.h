@@ -46,6 +46,10 @@ struct ImageContents {
 // fatbin and each translation unit's prelinked one: the linked fatbin's PTX
 // is taken when it has some, else each unit's (link_units).
 ImageContents read_image(const void* image, size_t size);
+// Whether a separately compiled unit's PTX is libcudadevrt's (the device
+// runtime nvcc links into every -rdc program), which cucpu replaces with its
+// own (ptx/device_calls.inc): such a unit is left out of programs.
+bool is_device_runtime_unit(const std::string& text);
 // The largest image read (bytes).
 constexpr size_t kMaxImageSize = size_t{1} << 30;
 // Whether `image` (not null) begins with a fatbin wrapper's magic, read byte

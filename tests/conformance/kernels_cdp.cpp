@@ -4,6 +4,7 @@
 // errors. NVIDIA's driver needs the PTX linked with libcudadevrt.a (the
 // device runtime's code); cucpu provides the device runtime itself and
 // loads the PTX as it is.
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -120,4 +121,60 @@ CONF_TEST(KernelCdpRuntimeReportsErrorsAndTheDevice) {
     EXPECT_TRUE(got[2] == 0);
     EXPECT_TRUE(got[3] == 1024);
   });
+}
+
+// The driver's way: the PTX linked with libcudadevrt.a (CU_JIT_INPUT_LIBRARY).
+CONF_TEST(KernelCdpLinkedWithTheDeviceRuntimeLibrary) {
+  const std::string devrt = devrt_path();
+  if (devrt.empty()) throw conf::Skip{"no toolkit: libcudadevrt.a not found"};
+  std::vector<char> ptx = kt::read_image("ptx/cdp.sm90.ptx");
+  CUlinkState link;
+  ASSERT_CU(cuLinkCreate(0, nullptr, nullptr, &link));
+  ASSERT_CU(cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx.data(), ptx.size(), "cdp", 0, nullptr, nullptr));
+  ASSERT_CU(cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, devrt.c_str(), 0, nullptr, nullptr));
+  void* cubin = nullptr;
+  size_t size = 0;
+  ASSERT_CU(cuLinkComplete(link, &cubin, &size));
+  CUmodule mod;
+  ASSERT_CU(cuModuleLoadData(&mod, cubin));
+  cuLinkDestroy(link);
+  CUfunction f;
+  ASSERT_CU(cuModuleGetFunction(&f, mod, "cdp_nest"));
+  kt::Buf<int32_t> levels(4);
+  kt::run(f, {1}, {1}, 0, levels.p, 0, 3);
+  const std::vector<int32_t> got = levels.get();
+  EXPECT_TRUE(got[0] == 100 && got[1] == 101 && got[2] == 102 && got[3] == 0);
+  ASSERT_CU(cuModuleUnload(mod));
+}
+
+// An archive (CU_JIT_INPUT_LIBRARY) is read member by member, each member's
+// fatbins adding their PTX; a file that is no archive is INVALID_IMAGE.
+CONF_TEST(KernelCdpArchiveMembersAddTheirDeviceCode) {
+  SKIP_ON_NVIDIA("the member is a bare fatbin, not a host object nvlink reads");
+  std::vector<char> fatbin = kt::read_image("fatbin/cdp.sm90.fatbin");
+  fatbin.pop_back();  // read_image's NUL
+  std::string ar = "!<arch>\n";
+  char header[61];
+  std::snprintf(header, sizeof header, "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", "cdp.o/", "0", "0", "0", "644", fatbin.size());
+  ar.append(header, 60);
+  ar.append(fatbin.begin(), fatbin.end());
+  if (fatbin.size() & 1) ar.push_back('\n');
+  CUlinkState link;
+  ASSERT_CU(cuLinkCreate(0, nullptr, nullptr, &link));
+  char junk[] = "!<arch>\nnot a member header";
+  EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuLinkAddData(link, CU_JIT_INPUT_LIBRARY, junk, sizeof junk, "junk", 0, nullptr, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuLinkAddData(link, CU_JIT_INPUT_LIBRARY, fatbin.data(), fatbin.size(), "x", 0, nullptr, nullptr));
+  ASSERT_CU(cuLinkAddData(link, CU_JIT_INPUT_LIBRARY, ar.data(), ar.size(), "libcdp.a", 0, nullptr, nullptr));
+  void* cubin = nullptr;
+  size_t size = 0;
+  ASSERT_CU(cuLinkComplete(link, &cubin, &size));
+  CUmodule mod;
+  ASSERT_CU(cuModuleLoadData(&mod, cubin));
+  cuLinkDestroy(link);
+  CUfunction f;
+  ASSERT_CU(cuModuleGetFunction(&f, mod, "cdp_tail_after"));
+  kt::Buf<int32_t> data(128), sum(1);
+  kt::run(f, {1}, {1}, 0, data.p, sum.p);
+  EXPECT_TRUE(sum.get()[0] == 5 * 128);
+  ASSERT_CU(cuModuleUnload(mod));
 }

@@ -341,7 +341,11 @@ TEST_F(Modules, BadImagesOptionsAndHandlesAreRefused) {
   void* cubin;
   size_t size;
   EXPECT_EQ(cuLinkComplete(ls, &cubin, &size), CUDA_SUCCESS);  // no inputs: driver 580 completes
+  // A host object without device code adds nothing.
   EXPECT_EQ(cuLinkAddData(ls, CU_JIT_INPUT_OBJECT, const_cast<unsigned char*>(elf), sizeof elf, "o", 0, nullptr,
+                          nullptr),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cuLinkAddData(ls, CU_JIT_INPUT_NVVM, const_cast<unsigned char*>(elf), sizeof elf, "n", 0, nullptr,
                           nullptr),
             CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(cuLinkAddData(ls, CU_JIT_INPUT_PTX, nullptr, 0, "p", 0, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
