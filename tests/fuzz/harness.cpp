@@ -242,12 +242,14 @@ void set_thread(int i) {
 namespace {
 std::shared_mutex g_teardown;
 
-bool may_destroy_context(const char* name) {
-  static const char* const kNames[] = {"cuCtxDestroy", "cuCtxDestroy_v2", "cuDevicePrimaryCtxRelease",
-                                       "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxReset",
-                                       "cuDevicePrimaryCtxReset_v2", "cuGreenCtxDestroy"};
-  for (const char* n : kNames)
-    if (std::strcmp(n, name) == 0) return true;
+// Calls that end an object's life (a context, a stream, an event, a graph,
+// a module, memory...): CUDA's contract leaves it to the caller that no
+// other call uses the object meanwhile, so the two input threads never
+// overlap them with any other call.
+bool ends_a_life(const char* name) {
+  static const char* const kWords[] = {"Destroy", "Unload", "Free", "Release", "Unregister", "Unmap", "Reset"};
+  for (const char* w : kWords)
+    if (std::strstr(name, w)) return true;
   return false;
 }
 
@@ -256,7 +258,7 @@ thread_local bool t_holds_teardown = false;  // this input thread holds g_teardo
 
 TeardownGuard::TeardownGuard(const char* name) {
   if (!g_pool.two_threads || !t_input_thread || t_holds_teardown) return;
-  if (!may_destroy_context(name)) {
+  if (!ends_a_life(name)) {
     g_teardown.lock_shared();
     held_ = Held::kShared;
     return;

@@ -103,12 +103,13 @@ void trace_call(const char* name, std::string& args);
 void trace_result(CUresult r);
 void count_call();
 
-// cuCtxDestroy's contract: the caller ensures that no call uses the context
-// while it is destroyed. In the two-thread mode the two input threads hold
-// this guard across every call: shared, or exclusive for the calls that may
-// destroy a context (after releasing every semaphore word, before and after
-// the wait, so that the destroy's drain cannot wait on a gate). Other threads
-// (the library's workers running host functions) take nothing.
+// CUDA's contract for destroys (cuCtxDestroy's says it in words): the caller
+// ensures that no call uses an object while it is destroyed. In the
+// two-thread mode the two input threads hold this guard across every call:
+// shared, or exclusive for the calls that end an object's life (after
+// releasing every semaphore word, before and after the wait, so that a
+// destroy's drain cannot wait on a gate). Other threads (the library's
+// workers running host functions) take nothing.
 // A family holds it exclusively across a destroy and its bookkeeping
 // (TeardownGuard::kExclusive), so that the other thread never sees freed
 // memory still recorded live; the calls inside take nothing more.
