@@ -40,6 +40,14 @@ T add(T a, T b, int32_t m) {
   return directed(r, static_cast<double>(sum_error(a, b, r)), m);
 }
 
+// An fma whose exact result is zero, rounded down: -0 unless a*b and c are
+// both +0 (IEEE 754).
+template <class T>
+T down_zero(T a, T b, T c) {
+  const bool product_positive_zero = (a == 0 || b == 0) && std::signbit(a) == std::signbit(b);
+  return product_positive_zero && c == 0 && !std::signbit(c) ? T(0) : -T(0);
+}
+
 }  // namespace
 
 extern "C" {
@@ -69,6 +77,7 @@ float cucpu_rt_sqrt_f32(float a, int32_t m) {
 }
 float cucpu_rt_fma_f32(float a, float b, float c, int32_t m) {
   const float r = std::fma(a, b, c);
+  if (r == 0 && m == kDown && static_cast<double>(a) * b + c == 0) return down_zero(a, b, c);
   if (!std::isfinite(r)) return directed(r, std::isfinite(a) && std::isfinite(b) && std::isfinite(c) ? -static_cast<double>(r) : 0.0, m);
   const double p = static_cast<double>(a) * b;  // exact
   const double s = p + c;
@@ -81,6 +90,15 @@ float cucpu_rt_fma_f32(float a, float b, float c, int32_t m) {
 // the smaller operand and the result are scaled up (exactly) first.
 constexpr double kTiny = 0x1p-900;
 constexpr int kScale = 200;
+
+// exact - r for r = fma(a, b, c) (no underflow in the parts): exact =
+// p + ep + c, with p + ep = a*b exactly, summed with TwoSum.
+static double fma_error(double a, double b, double c, double r) {
+  const double p = a * b, ep = std::fma(a, b, -p);
+  const double s1 = p + c, e1 = sum_error(p, c, s1);
+  const double s2 = e1 + ep, e2 = sum_error(e1, ep, s2);
+  return ((s1 - r) + s2) + e2;
+}
 
 double cucpu_rt_mul_f64(double a, double b, int32_t m) {
   const double r = a * b;
@@ -105,18 +123,40 @@ double cucpu_rt_div_f64(double a, double b, int32_t m) {
 double cucpu_rt_sqrt_f64(double a, int32_t m) {
   const double r = std::sqrt(a);
   if (!std::isfinite(r) || a <= 0) return r;
+  // a - r*r is exact unless it underflows: below kTiny, both scaled by 2^(2 kScale).
+  if (a < kTiny) return directed(r, std::fma(-std::ldexp(r, kScale), std::ldexp(r, kScale), std::ldexp(a, 2 * kScale)), m);
   return directed(r, std::fma(-r, r, a), m);
 }
 double cucpu_rt_fma_f64(double a, double b, double c, int32_t m) {
   const double r = std::fma(a, b, c);
+  if (r == 0 && m == kDown) [[unlikely]] {
+    // With a*b nonzero, only a c of the opposite sign cancels it exactly.
+    bool exact = c == 0;
+    if (a != 0 && b != 0 && c != 0) {
+      double x = a, y = b, z = c;
+      if (std::fabs(a * b) < kTiny) {  // as below: the error's parts scaled up first
+        if (std::fabs(x) < std::fabs(y)) x = std::ldexp(x, kScale);
+        else y = std::ldexp(y, kScale);
+        z = std::ldexp(c, kScale);
+      }
+      exact = fma_error(x, y, z, 0.0) == 0;
+    } else if (a != 0 && b != 0) {
+      exact = false;
+    }
+    if (exact) return down_zero(a, b, c);
+  }
   if (!std::isfinite(r)) return directed(r, std::isfinite(a) && std::isfinite(b) && std::isfinite(c) ? -r : 0.0, m);
   // r == c: the product alone decides (it may be far below c's last place).
   if (r == c) return directed(r, a == 0 || b == 0 ? 0.0 : (std::signbit(a) != std::signbit(b) ? -1.0 : 1.0), m);
-  // exact = p + ep + c, with p + ep = a*b exactly; sum the parts with TwoSum.
-  const double p = a * b, ep = std::fma(a, b, -p);
-  const double s1 = p + c, e1 = sum_error(p, c, s1);
-  const double s2 = e1 + ep, e2 = sum_error(e1, ep, s2);
-  return directed(r, ((s1 - r) + s2) + e2, m);
+  // A product near the bottom of the range loses bits of its error: then the
+  // smaller factor, c and r are scaled up (exactly) first.
+  if (std::fabs(a * b) < kTiny) {
+    double x = a, y = b;
+    if (std::fabs(x) < std::fabs(y)) x = std::ldexp(x, kScale);
+    else y = std::ldexp(y, kScale);
+    return directed(r, fma_error(x, y, std::ldexp(c, kScale), std::ldexp(r, kScale)), m);
+  }
+  return directed(r, fma_error(a, b, c, r), m);
 }
 
 // Integer to float: the nearest value compared with the integer exactly.
