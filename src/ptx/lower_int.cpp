@@ -100,8 +100,11 @@ bool FnLowering::lower_int(const Instr& in) {
       write(A[0], p, Ty::kPred);
       write_pair(A[0], q);
     } else {
-      Value* r = t == Ty::kF32 ? b.CreateSelect(p, llvm::ConstantFP::get(b.getFloatTy(), 1.0), llvm::ConstantFP::get(b.getFloatTy(), 0.0))
-                               : b.CreateSExt(p, llty(t));
+      // An f16 destination of a wider comparison gets 0x0001 for true, as
+      // driver 580 writes it (isa_edges_probe), not f16's 1.0.
+      Value* r = t == Ty::kF32   ? b.CreateSelect(p, llvm::ConstantFP::get(b.getFloatTy(), 1.0), llvm::ConstantFP::get(b.getFloatTy(), 0.0))
+                 : t == Ty::kF16 ? b.CreateZExt(p, llty(t))
+                                 : b.CreateSExt(p, llty(t));
       write(A[0], r, t);
     }
     return true;
