@@ -55,7 +55,11 @@ void fam_vmm(Reader& r) {
   if (created == CUDA_SUCCESS && reserved == CUDA_SUCCESS) {
     CUmemAllocationProp back{};
     API(cuMemGetAllocationPropertiesFromHandle, &back, r.one_in(16) ? r.u64() : h);
-    const CUdeviceptr va = r.one_in(8) ? p + r.below(4) * kGranule + (r.one_in(2) ? r.below(64) : 0) : p;
+    // With two threads, addresses stay at the reservation's start: an offset
+    // may reach the other thread's reservation, whose mappings its own
+    // checks count on (the input program's race, as a CUDA program's).
+    const bool stray = r.one_in(8) && !g_pool.two_threads;
+    const CUdeviceptr va = stray ? p + r.below(4) * kGranule + (r.one_in(2) ? r.below(64) : 0) : p;
     const size_t size = r.one_in(8) ? r.size() : back.type ? kGranule : 0;
     if (API(cuMemMap, va, size, r.one_in(8) ? r.size() : 0, r.one_in(16) ? r.u64() : h, r.one_in(16) ? r.u64() : 0) ==
         CUDA_SUCCESS)
@@ -82,8 +86,8 @@ void fam_vmm(Reader& r) {
       close(fd);
     }
     // A junk unmap or free first: it must leave the rest alone or refuse.
-    if (r.one_in(4)) API(cuMemUnmap, p + r.below(4) * kGranule, r.one_in(2) ? r.size() : kGranule);
-    if (r.one_in(8)) API(cuMemAddressFree, p, r.size());
+    if (r.one_in(4) && !g_pool.two_threads) API(cuMemUnmap, p + r.below(4) * kGranule, r.one_in(2) ? r.size() : kGranule);
+    if (r.one_in(8) && !g_pool.two_threads) API(cuMemAddressFree, p, r.size());
   }
   if (reserved == CUDA_SUCCESS) {
     API(cuMemUnmap, p, reserve_size);
