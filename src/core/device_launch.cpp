@@ -1,15 +1,21 @@
 #include "core/device_launch.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "base/fault_trap.h"
 #include "core/context.h"
 #include "core/device_attributes.h"
 #include "core/module.h"
 #include "core/runtime.h"
+#include "ptx/block_runner.h"
+#include "exec/scheduler.h"
+#include "exec/watchdog.h"
 
 namespace cucpu {
 
@@ -377,7 +383,50 @@ void DeviceLaunches::run_item(Item& item) {
     children = std::make_unique<DeviceLaunches>(f, depth_ + 1);
     cfg.device_runtime = children.get();
   }
-  if (run_kernel_inline(*f, cfg) && children) children->run_pending();
+  if (run_child_grid(*f, item.shape, cfg) && children) children->run_pending();
+}
+
+bool DeviceLaunches::run_child_grid(const Function& f, const LaunchShape& shape, const ptx::LaunchConfig& cfg) {
+  // A small grid, or one the watchdog watches: on this thread.
+  if (!launch_in_parallel(shape) || watchdog::on()) return run_kernel_inline(f, cfg);
+  // A large one: its blocks shared, chunk by chunk, by this thread and as
+  // many helper threads as the engine has workers (the grid must end before
+  // this op does, and a worker never waits on the others).
+  const uint64_t total = shape.blocks();
+  const size_t threads = std::min<uint64_t>(Scheduler::instance().worker_count(), total);
+  if (threads < 2) return run_kernel_inline(f, cfg);
+  const uint64_t chunk = std::clamp<uint64_t>(total / (threads * 16), 1, 1024);
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  ptx::Fault first;
+  ptx::LaunchConfig shared = cfg;
+  shared.leave_parked = true;  // as a kernel part's: claim on while blocks wait, then give them rounds
+  auto work = [&] {
+    const ptx::Kernel* k = f.kernel();
+    for (;;) {
+      uint64_t b = next.fetch_add(chunk, std::memory_order_relaxed), e = std::min(b + chunk, total);
+      if (b >= total || stop.load(std::memory_order_relaxed)) {
+        if (!ptx::parked_blocks()) return;
+        if (stop.load(std::memory_order_relaxed)) return ptx::drop_parked_blocks();
+        b = e = 0;
+      }
+      if (ptx::Fault ft = k->run_blocks(shared, b, e)) {
+        std::lock_guard<std::mutex> g(mu);
+        if (!stop.exchange(true)) first = ft;
+        ptx::drop_parked_blocks();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  helpers.reserve(threads - 1);
+  for (size_t i = 1; i < threads; ++i) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  if (!stop.load()) return true;
+  report_fault(f, cfg, first);
+  return false;
 }
 
 void DeviceLaunches::run_pending() {

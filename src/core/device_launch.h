@@ -58,6 +58,8 @@ class DeviceLaunches final : public ptx::DeviceRuntime {
   void* parameter_buffer(Function* f, const LaunchShape& shape, size_t bytes, size_t align);
   bool stream_known(uint64_t stream) const;
   void run_item(Item& item);
+  // Runs every block of a child grid; false after a fault (reported).
+  static bool run_child_grid(const Function& f, const LaunchShape& shape, const ptx::LaunchConfig& cfg);
   void set_error(const ptx::Dim3& block, const ptx::Dim3& thread, int32_t e);
   int32_t take_error(const ptx::Dim3& block, const ptx::Dim3& thread, bool clear);
 

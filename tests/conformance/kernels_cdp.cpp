@@ -98,6 +98,17 @@ CONF_TEST(KernelCdpNestsAndTailLaunchesSeeTheirParentsWork) {
   });
 }
 
+CONF_TEST(KernelCdpLargeChildGridRunsWhole) {
+  for_each_cdp_variant([&](CdpModule& m) {
+    kt::Buf<int32_t> out(256 * 256);
+    kt::run(m.fn("cdp_big"), {1}, {1}, 0, out.p);
+    const std::vector<int32_t> got = out.get();
+    kt::Checker ck("big");
+    ck.all(got, std::vector<int32_t>(got.size(), 11));
+    ck.done();
+  });
+}
+
 CONF_TEST(KernelCdpDeviceCopiesAndSetsFollowTheLaunchBefore) {
   for_each_cdp_variant([&](CdpModule& m) {
     kt::Buf<int32_t> a(64), b(64), c(64);

@@ -67,3 +67,6 @@ extern "C" __global__ void cdp_errors(int* out) {
   out[2] = dev;
   out[3] = sms;
 }
+
+// A child grid of many blocks (the workers share it).
+extern "C" __global__ void cdp_big(int* out) { cdp_fill<<<256, 256>>>(out, 0, 11); }
