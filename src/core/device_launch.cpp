@@ -171,7 +171,7 @@ int32_t DeviceLaunches::launch(Function* f, const LaunchShape& shape, const void
   item.shape = shape;
   const uint32_t n = f->entry().param_bytes;
   item.params.assign((n + 7) / 8 + 1, 0);
-  if (n) std::memcpy(item.params.data(), params, n);
+  if (n) std::memcpy(item.params.data(), params, n);  // a wild V1 buffer faults the block (no lock held)
   return queue(std::move(item), stream);
 }
 
@@ -262,10 +262,13 @@ void DeviceLaunches::call(ptx::DeviceCall c, const ptx::Dim3& block, const ptx::
         e = kInvalidValue;
         break;
       }
-      std::lock_guard<std::mutex> g(mu_);
-      const uint64_t token = next_token_ += 16;
-      streams_.insert(token);
-      store(arg<uint64_t>(args, 0), token);
+      uint64_t token;
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        token = next_token_ += 16;
+        streams_.insert(token);
+      }
+      store(arg<uint64_t>(args, 0), token);  // no lock held: a wild pointer faults the block
       break;
     }
     case C::kStreamDestroy: {
@@ -278,10 +281,13 @@ void DeviceLaunches::call(ptx::DeviceCall c, const ptx::Dim3& block, const ptx::
         e = kInvalidValue;
         break;
       }
-      std::lock_guard<std::mutex> g(mu_);
-      const uint64_t token = next_token_ += 16;
-      events_.insert(token);
-      store(arg<uint64_t>(args, 0), token);
+      uint64_t token;
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        token = next_token_ += 16;
+        events_.insert(token);
+      }
+      store(arg<uint64_t>(args, 0), token);  // no lock held: a wild pointer faults the block
       break;
     }
     case C::kEventDestroy: {

@@ -39,6 +39,9 @@ class DeviceLaunches final : public ptx::DeviceRuntime {
   DeviceLaunches(const DeviceLaunches&) = delete;
   DeviceLaunches& operator=(const DeviceLaunches&) = delete;
 
+  // Runs inside kernel code, whose fault trap unwinds the block on a wild
+  // access: what the call writes through the kernel's pointers it writes
+  // with no lock held.
   void call(ptx::DeviceCall call, const ptx::Dim3& block, const ptx::Dim3& thread, const void* const* args,
             void* result) override;
   // Runs what the grid queued. Call once, after its last block, with no lock held.
