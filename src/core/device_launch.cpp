@@ -198,6 +198,23 @@ int32_t DeviceLaunches::queue_set(uint64_t dst, uint64_t pitch, int value, uint6
   return queue(std::move(item), stream);
 }
 
+int32_t DeviceLaunches::new_token(std::unordered_set<uint64_t>& set, uint64_t out) {
+  if (!out) return kInvalidValue;
+  uint64_t token;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    token = next_token_ += 16;
+    set.insert(token);
+  }
+  store(out, token);  // no lock held: a wild pointer faults the block
+  return kSuccess;
+}
+
+int32_t DeviceLaunches::drop_token(std::unordered_set<uint64_t>& set, uint64_t token) {
+  std::lock_guard<std::mutex> g(mu_);
+  return set.erase(token) ? kSuccess : kInvalidResourceHandle;
+}
+
 void DeviceLaunches::set_error(const ptx::Dim3& block, const ptx::Dim3& thread, int32_t e) {
   if (e == kSuccess) return;
   std::lock_guard<std::mutex> g(mu_);
@@ -257,44 +274,12 @@ void DeviceLaunches::call(ptx::DeviceCall c, const ptx::Dim3& block, const ptx::
     case C::kPeekAtLastError: return answer(result, take_error(block, thread, false));
     case C::kGetErrorString: return answer_pointer(result, error_text(arg<int32_t>(args, 0)));
     case C::kGetErrorName: return answer_pointer(result, error_name(arg<int32_t>(args, 0)));
-    case C::kStreamCreateWithFlags: {
-      if (!arg<uint64_t>(args, 0) || arg<uint32_t>(args, 1) > 1) {
-        e = kInvalidValue;
-        break;
-      }
-      uint64_t token;
-      {
-        std::lock_guard<std::mutex> g(mu_);
-        token = next_token_ += 16;
-        streams_.insert(token);
-      }
-      store(arg<uint64_t>(args, 0), token);  // no lock held: a wild pointer faults the block
+    case C::kStreamCreateWithFlags:
+      e = arg<uint32_t>(args, 1) > 1 ? kInvalidValue : new_token(streams_, arg<uint64_t>(args, 0));
       break;
-    }
-    case C::kStreamDestroy: {
-      std::lock_guard<std::mutex> g(mu_);
-      e = streams_.erase(arg<uint64_t>(args, 0)) ? kSuccess : kInvalidResourceHandle;
-      break;
-    }
-    case C::kEventCreateWithFlags: {
-      if (!arg<uint64_t>(args, 0)) {
-        e = kInvalidValue;
-        break;
-      }
-      uint64_t token;
-      {
-        std::lock_guard<std::mutex> g(mu_);
-        token = next_token_ += 16;
-        events_.insert(token);
-      }
-      store(arg<uint64_t>(args, 0), token);  // no lock held: a wild pointer faults the block
-      break;
-    }
-    case C::kEventDestroy: {
-      std::lock_guard<std::mutex> g(mu_);
-      e = events_.erase(arg<uint64_t>(args, 0)) ? kSuccess : kInvalidResourceHandle;
-      break;
-    }
+    case C::kStreamDestroy: e = drop_token(streams_, arg<uint64_t>(args, 0)); break;
+    case C::kEventCreateWithFlags: e = new_token(events_, arg<uint64_t>(args, 0)); break;
+    case C::kEventDestroy: e = drop_token(events_, arg<uint64_t>(args, 0)); break;
     case C::kEventRecord:
     case C::kEventRecordPtsz:
     case C::kEventRecordWithFlags:

@@ -60,6 +60,9 @@ class DeviceLaunches final : public ptx::DeviceRuntime {
   Function* function_at(uint64_t address) const;
   void* parameter_buffer(Function* f, const LaunchShape& shape, size_t bytes, size_t align);
   bool stream_known(uint64_t stream) const;
+  // A device stream's or event's handle: made and written to `out`, or dropped.
+  int32_t new_token(std::unordered_set<uint64_t>& set, uint64_t out);
+  int32_t drop_token(std::unordered_set<uint64_t>& set, uint64_t token);
   void run_item(Item& item);
   // Runs every block of a child grid; false after a fault (reported).
   static bool run_child_grid(const Function& f, const LaunchShape& shape, const ptx::LaunchConfig& cfg);

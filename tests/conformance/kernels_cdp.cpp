@@ -23,6 +23,18 @@ std::string devrt_path() {
   return {};
 }
 
+// cuLinkComplete's image, loaded as a module; the link state is destroyed.
+CUmodule load_linked(CUlinkState link) {
+  void* cubin = nullptr;
+  size_t size = 0;
+  CUmodule mod = nullptr;
+  CUresult r = cuLinkComplete(link, &cubin, &size);
+  if (r == CUDA_SUCCESS) r = cuModuleLoadData(&mod, cubin);
+  cuLinkDestroy(link);
+  if (r != CUDA_SUCCESS) throw conf::Failure{kt::cu_fail("cuLinkComplete and cuModuleLoadData", r)};
+  return mod;
+}
+
 // The module of one PTX variant: loaded as it is, else linked with the device runtime.
 struct CdpModule {
   CUmodule mod = nullptr;
@@ -35,12 +47,11 @@ struct CdpModule {
     ASSERT_CU(cuLinkCreate(0, nullptr, nullptr, &link));
     CUresult r = cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx.data(), ptx.size(), rel.c_str(), 0, nullptr, nullptr);
     if (r == CUDA_SUCCESS) r = cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, devrt.c_str(), 0, nullptr, nullptr);
-    void* cubin = nullptr;
-    size_t size = 0;
-    if (r == CUDA_SUCCESS) r = cuLinkComplete(link, &cubin, &size);
-    if (r == CUDA_SUCCESS) r = cuModuleLoadData(&mod, cubin);
-    cuLinkDestroy(link);
-    if (r != CUDA_SUCCESS) throw conf::Failure{kt::cu_fail("linking " + rel + " with libcudadevrt.a", r)};
+    if (r != CUDA_SUCCESS) {
+      cuLinkDestroy(link);
+      throw conf::Failure{kt::cu_fail("linking " + rel + " with libcudadevrt.a", r)};
+    }
+    mod = load_linked(link);
   }
   CdpModule(const CdpModule&) = delete;
   CdpModule& operator=(const CdpModule&) = delete;
@@ -143,12 +154,7 @@ CONF_TEST(KernelCdpLinkedWithTheDeviceRuntimeLibrary) {
   ASSERT_CU(cuLinkCreate(0, nullptr, nullptr, &link));
   ASSERT_CU(cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx.data(), ptx.size(), "cdp", 0, nullptr, nullptr));
   ASSERT_CU(cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, devrt.c_str(), 0, nullptr, nullptr));
-  void* cubin = nullptr;
-  size_t size = 0;
-  ASSERT_CU(cuLinkComplete(link, &cubin, &size));
-  CUmodule mod;
-  ASSERT_CU(cuModuleLoadData(&mod, cubin));
-  cuLinkDestroy(link);
+  CUmodule mod = load_linked(link);
   CUfunction f;
   ASSERT_CU(cuModuleGetFunction(&f, mod, "cdp_nest"));
   kt::Buf<int32_t> levels(4);
@@ -176,12 +182,7 @@ CONF_TEST(KernelCdpArchiveMembersAddTheirDeviceCode) {
   EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuLinkAddData(link, CU_JIT_INPUT_LIBRARY, junk, sizeof junk, "junk", 0, nullptr, nullptr));
   EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuLinkAddData(link, CU_JIT_INPUT_LIBRARY, fatbin.data(), fatbin.size(), "x", 0, nullptr, nullptr));
   ASSERT_CU(cuLinkAddData(link, CU_JIT_INPUT_LIBRARY, ar.data(), ar.size(), "libcdp.a", 0, nullptr, nullptr));
-  void* cubin = nullptr;
-  size_t size = 0;
-  ASSERT_CU(cuLinkComplete(link, &cubin, &size));
-  CUmodule mod;
-  ASSERT_CU(cuModuleLoadData(&mod, cubin));
-  cuLinkDestroy(link);
+  CUmodule mod = load_linked(link);
   CUfunction f;
   ASSERT_CU(cuModuleGetFunction(&f, mod, "cdp_tail_after"));
   kt::Buf<int32_t> data(128), sum(1);

@@ -38,28 +38,26 @@ bool same_bits(T a, T b) {
   return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
 }
 
-// What the host computes under rounding mode m. volatile keeps the compiler
-// from folding or moving the operation across fesetround.
-double host_fma(double a, double b, double c, int m) {
+// What the host computes under rounding mode m: op() on volatile copies of
+// the operands (no folding or moving across fesetround).
+template <class Op>
+auto under_mode(int m, Op op) {
   std::fesetround(kModes[m]);
-  volatile double x = a, y = b, z = c;
-  const double r = std::fma(x, y, z);
+  const auto r = op();
   std::fesetround(FE_TONEAREST);
   return r;
+}
+double host_fma(double a, double b, double c, int m) {
+  volatile double x = a, y = b, z = c;
+  return under_mode(m, [&] { return std::fma(x, y, z); });
 }
 double host_sqrt(double a, int m) {
-  std::fesetround(kModes[m]);
   volatile double x = a;
-  const double r = std::sqrt(x);
-  std::fesetround(FE_TONEAREST);
-  return r;
+  return under_mode(m, [&] { return std::sqrt(x); });
 }
 float host_fma(float a, float b, float c, int m) {
-  std::fesetround(kModes[m]);
   volatile float x = a, y = b, z = c;
-  const float r = std::fma(x, y, z);
-  std::fesetround(FE_TONEAREST);
-  return r;
+  return under_mode(m, [&] { return std::fma(x, y, z); });
 }
 
 TEST(DirectedRounding, SqrtF64OfTinyOperandsRoundsEachWay) {
