@@ -20,9 +20,11 @@ while [ "$total" -lt "$want" ]; do
   out=$(CUCPU_FUZZ_THREADS=2 TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:suppressions=$root/tests/fuzz/tsan.supp timeout 600 "$bin" -runs=0 -timeout=10 "$corpus" 2>&1)
   rc=$?
   n=$(echo "$out" | sed -n 's/^cucpu-fuzz: \([0-9]*\) API calls.*/\1/p')
-  if [ $rc -ne 0 ] || echo "$out" | grep -q "WARNING: ThreadSanitizer\|INVARIANT\|ERROR:"; then
-    echo "round $round: exit $rc"
-    echo "$out" | grep -A40 "WARNING: ThreadSanitizer\|INVARIANT\|ERROR:" | head -80
+  if [ $rc -ne 0 ] || echo "$out" | grep -q "ThreadSanitizer\|INVARIANT\|ERROR:"; then
+    echo "round $round: exit $rc (the whole output: tsan_round_$round.log)"
+    echo "$out" > "tsan_round_$round.log"
+    echo "$out" | grep -A40 "ThreadSanitizer\|INVARIANT\|ERROR:" | head -80
+    echo "$out" | tail -20
     exit 1
   fi
   total=$((total + ${n:-0}))
