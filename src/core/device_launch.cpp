@@ -95,16 +95,22 @@ uint64_t thread_key(const ptx::Dim3& block, const ptx::Dim3& thread) {
   return b * 1024 + (uint64_t{thread.z} * 1024 + thread.y) * 1024 + thread.x;
 }
 
-// A device runtime call cucpu refuses: said once per call on stderr.
-void say_not_supported(ptx::DeviceCall c) {
+// A device runtime call cucpu refuses: said once per call on stderr, with
+// the kernel that made it first.
+void say_not_supported(ptx::DeviceCall c, const std::string& kernel) {
   static std::mutex mu;
   static bool said[64] = {};
   const auto i = static_cast<size_t>(c);
-  std::lock_guard<std::mutex> g(mu);
-  if (i >= 64 || said[i]) return;
-  said[i] = true;
-  std::fprintf(stderr, "cucpu: the device runtime call #%zu (a 3D copy or set, cudaFuncGetAttributes or the occupancy "
-                       "calculator from device code) is not supported; it answers cudaErrorNotSupported\n", i);
+  {
+    std::lock_guard<std::mutex> g(mu);
+    if (i >= 64 || said[i]) return;
+    said[i] = true;
+  }
+  std::fprintf(stderr,
+               "cucpu: kernel %s called %s, which cucpu's device runtime does not support (3D copies and sets, "
+               "cudaFuncGetAttributes and the occupancy calculator in device code): it answers "
+               "cudaErrorNotSupported\n",
+               kernel.c_str(), ptx::device_call_info(c).name);
 }
 
 }  // namespace
@@ -341,7 +347,7 @@ void DeviceLaunches::call(ptx::DeviceCall c, const ptx::Dim3& block, const ptx::
     case C::kDeviceGetSharedMemConfig: store(arg<uint64_t>(args, 0), 0); break;
     case C::kRuntimeGetVersion: store(arg<uint64_t>(args, 0), 13000); break;
     default:
-      say_not_supported(c);
+      say_not_supported(c, parent_->name());
       e = kNotSupported;
       break;
   }

@@ -33,6 +33,8 @@ const DeviceCallInfo* find_device_call(std::string_view name) {
   return nullptr;
 }
 
+const DeviceCallInfo& device_call_info(DeviceCall call) { return kCalls[static_cast<size_t>(call)]; }
+
 extern "C" void cucpu_rt_device_call(BlockEnv* env, uint32_t call, const void* const* args, void* result) {
   const auto which = static_cast<DeviceCall>(call);
   const DeviceCallInfo& info = kCalls[call];

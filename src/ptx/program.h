@@ -88,6 +88,7 @@ struct DeviceCallInfo {
   uint32_t result_bytes;
 };
 const DeviceCallInfo* find_device_call(std::string_view name);
+const DeviceCallInfo& device_call_info(DeviceCall call);
 
 // What `mov.u64 %r, entry` gives device code: a kernel's address, which
 // only the device runtime reads (a child launch names its kernel so). The

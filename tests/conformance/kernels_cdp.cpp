@@ -145,6 +145,18 @@ CONF_TEST(KernelCdpRuntimeReportsErrorsAndTheDevice) {
   });
 }
 
+// What a 3D copy of nothing from device code answers (INFO: cucpu's device
+// runtime has no 3D copies and says cudaErrorNotSupported on stderr).
+CONF_TEST(KernelCdpUnsupportedCallsAnswerAnError) {
+  for_each_cdp_variant([&](CdpModule& m) {
+    kt::Buf<int32_t> out(2);
+    kt::run(m.fn("cdp_unsupported"), {1}, {1}, 0, out.p);
+    const std::vector<int32_t> got = out.get();
+    conf::info_value("cdp_memcpy3d_of_nothing", got[0]);
+    if (conf::on_cucpu()) EXPECT_TRUE(got[0] == 801 && got[1] == 801);
+  });
+}
+
 // The driver's way: the PTX linked with libcudadevrt.a (CU_JIT_INPUT_LIBRARY).
 CONF_TEST(KernelCdpLinkedWithTheDeviceRuntimeLibrary) {
   const std::string devrt = devrt_path();

@@ -70,3 +70,10 @@ extern "C" __global__ void cdp_errors(int* out) {
 
 // A child grid of many blocks (the workers share it).
 extern "C" __global__ void cdp_big(int* out) { cdp_fill<<<256, 256>>>(out, 0, 11); }
+
+// A device runtime call cucpu does not provide answers an error, never a hang or a fault.
+extern "C" __global__ void cdp_unsupported(int* out) {
+  cudaMemcpy3DParms p = {};
+  out[0] = cudaMemcpy3DAsync(&p, 0);
+  out[1] = cudaGetLastError();
+}
