@@ -318,7 +318,10 @@ void fam_capture_info(Reader& r) {
                      maybe(r, &edges, 4), maybe(r, &n, 4));
       break;
   }
-  if (!ok(res) || !g) return;
+  // With two threads the capture may be the other thread's (a shared
+  // stream's), and a graph is not for two threads at once (CUDA's rule): its
+  // graph is not learned then.
+  if (!ok(res) || !g || g_pool.two_threads) return;
   int gi = g_pool.learn(T::kGraph, g, -1, true);
   {
     std::lock_guard<std::mutex> lk(g_pool.mu);
