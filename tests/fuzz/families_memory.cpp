@@ -188,6 +188,10 @@ void fam_alloc(Reader& r) {
       CUstream s = g_pool.pick_stream(r, &si);
       CUdeviceptr p = 0;
       size_t n = alloc_size(r);
+      // Made during a capture, the memory is the captured graph's (an
+      // allocation node's): it goes with that graph, which the input may
+      // discard, so it is not recorded as the input's own.
+      const bool graph_memory = capture_status(s, pt) != 0;
       CUresult res;
       if (r.one_in(2)) {
         res = pt ? API(cuMemAllocAsync_ptsz, maybe(r, &p, 32), n, s) : API(cuMemAllocAsync, maybe(r, &p, 32), n, s);
@@ -196,7 +200,7 @@ void fam_alloc(Reader& r) {
         res = pt ? API(cuMemAllocFromPoolAsync_ptsz, maybe(r, &p, 32), n, mp, s)
                  : API(cuMemAllocFromPoolAsync, maybe(r, &p, 32), n, mp, s);
       }
-      if (!fail(res) && p) new_alloc(p, n, Mem::kAsync, ctx_of_stream(si));
+      if (!fail(res) && p && !graph_memory) new_alloc(p, n, Mem::kAsync, ctx_of_stream(si));
       break;
     }
     default: {
