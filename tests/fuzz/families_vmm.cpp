@@ -28,17 +28,18 @@ CUmemAllocationProp some_prop(Reader& r) {
 #define CUCPU_FUZZ_TSAN 1
 #endif
 #endif
-// A size: a few granules mostly, else anything. Under ThreadSanitizer at
+// A size: a few granules mostly, else anything (also a reservation's
+// alignment, which costs as much address space). Under ThreadSanitizer at
 // most 1 GiB: its application ranges are a few terabytes, and reservations
 // of any size exhaust them (the kernel then places mappings where
 // ThreadSanitizer has no shadow, and it stops the process).
-size_t some_size(Reader& r, size_t granules) {
-  size_t n = r.one_in(8) ? r.size() : granules * kGranule;
+size_t address_space(size_t n) {
 #ifdef CUCPU_FUZZ_TSAN
   if (n > (size_t{1} << 30)) n = size_t{1} << 30;
 #endif
   return n;
 }
+size_t some_size(Reader& r, size_t granules) { return address_space(r.one_in(8) ? r.size() : granules * kGranule); }
 
 CUmemAccessDesc some_access(Reader& r) {
   CUmemAccessDesc d{};
@@ -59,7 +60,7 @@ void fam_vmm(Reader& r) {
   CUdeviceptr p = 0;
   const size_t reserve_size = some_size(r, granules);
   const CUresult reserved = API(cuMemAddressReserve, r.one_in(16) ? nullptr : &p, reserve_size,
-                                r.one_in(8) ? r.size() : 0, r.one_in(16) ? static_cast<CUdeviceptr>(r.u64()) : 0,
+                                r.one_in(8) ? address_space(r.size()) : 0, r.one_in(16) ? static_cast<CUdeviceptr>(r.u64()) : 0,
                                 r.one_in(16) ? r.u64() : 0);
   CUmemGenericAllocationHandle h = 0, other = 0;
   CUmemAllocationProp prop = some_prop(r);
