@@ -39,6 +39,16 @@ size_t address_space(size_t n) {
 #endif
   return n;
 }
+// A reservation's address hint. Under ThreadSanitizer none: its mmap
+// interceptor drops a hint outside its ranges but keeps MAP_FIXED_NOREPLACE,
+// which then asks the kernel for address 0.
+CUdeviceptr address_hint(uint64_t v) {
+#ifdef CUCPU_FUZZ_TSAN
+  return v & 0;
+#else
+  return static_cast<CUdeviceptr>(v);
+#endif
+}
 size_t some_size(Reader& r, size_t granules) { return address_space(r.one_in(8) ? r.size() : granules * kGranule); }
 
 CUmemAccessDesc some_access(Reader& r) {
@@ -60,7 +70,7 @@ void fam_vmm(Reader& r) {
   CUdeviceptr p = 0;
   const size_t reserve_size = some_size(r, granules);
   const CUresult reserved = API(cuMemAddressReserve, r.one_in(16) ? nullptr : &p, reserve_size,
-                                r.one_in(8) ? address_space(r.size()) : 0, r.one_in(16) ? static_cast<CUdeviceptr>(r.u64()) : 0,
+                                r.one_in(8) ? address_space(r.size()) : 0, r.one_in(16) ? address_hint(r.u64()) : 0,
                                 r.one_in(16) ? r.u64() : 0);
   CUmemGenericAllocationHandle h = 0, other = 0;
   CUmemAllocationProp prop = some_prop(r);
