@@ -102,13 +102,17 @@ uint64_t add_handle(Tables& t, std::shared_ptr<Physical> m) {
 
 }  // namespace
 
+constexpr uintptr_t kLowestHint = uintptr_t{1} << 32;
+
 CUresult reserve(size_t size, size_t alignment, uintptr_t hint, uintptr_t* out) {
   if (size == 0 || !aligned(size) || !aligned(hint)) return CUDA_ERROR_INVALID_VALUE;
   if (alignment & (alignment - 1)) return CUDA_ERROR_INVALID_VALUE;  // a power of two, or 0
   const size_t align = alignment > kGranularity ? alignment : kGranularity;
   const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
   void* p = MAP_FAILED;
-  if (hint != 0 && hint % align == 0) {
+  // A hint is only that (the driver may place the range elsewhere): one in
+  // the low 4 GiB, where a process keeps its null page and binary, is not taken.
+  if (hint >= kLowestHint && hint % align == 0) {
     p = mmap(reinterpret_cast<void*>(hint), size, PROT_NONE, flags | MAP_FIXED_NOREPLACE, -1, 0);
     if (p != MAP_FAILED && reinterpret_cast<uintptr_t>(p) != hint) {  // a kernel that takes the flag as a hint
       munmap(p, size);
