@@ -817,7 +817,7 @@ class Hints : public ApiContextTest {};
 // A reservation hint in the low 4 GiB (the null page, the binary) is not
 // taken: the range goes elsewhere, and address 0 is never mapped.
 TEST_F(Hints, LowReservationHintsAreNotTaken) {
-  for (CUdeviceptr hint : {CUdeviceptr{0}, CUdeviceptr{0x1000}, CUdeviceptr{0x200000}, CUdeviceptr{0x40000000}}) {
+  for (CUdeviceptr hint : {CUdeviceptr{0}, CUdeviceptr{0x200000}, CUdeviceptr{0x40000000}, CUdeviceptr{0xffe00000}}) {
     CUdeviceptr p = 0;
     ASSERT_EQ(cuMemAddressReserve(&p, 2 << 20, 0, hint, 0), CUDA_SUCCESS);
     EXPECT_GE(p, CUdeviceptr{1} << 32);
