@@ -186,6 +186,12 @@ void fam_alloc(Reader& r) {
     case 6: case 7: {
       int si = -1;
       CUstream s = g_pool.pick_stream(r, &si);
+      // With two threads, only this thread's per-thread stream: whether a
+      // shared stream captures may change between the look and the call.
+      if (g_pool.two_threads) {
+        s = CU_STREAM_PER_THREAD;
+        si = -1;
+      }
       CUdeviceptr p = 0;
       size_t n = alloc_size(r);
       // Made during a capture, the memory is the captured graph's (an
