@@ -153,7 +153,7 @@ void* DeviceLaunches::parameter_buffer(Function* f, const LaunchShape& shape, si
   b->shape = shape;
   void* p = b->bytes.data();
   std::lock_guard<std::mutex> g(mu_);
-  buffers_.push_back(std::move(b));
+  buffers_.emplace(p, std::move(b));
   return p;
 }
 
@@ -260,11 +260,10 @@ void DeviceLaunches::call(ptx::DeviceCall c, const ptx::Dim3& block, const ptx::
       LaunchShape shape;
       {
         std::lock_guard<std::mutex> g(mu_);
-        for (auto& b : buffers_)
-          if (b->bytes.data() == data) {
-            f = b->function;
-            shape = b->shape;
-          }
+        if (auto it = buffers_.find(data); it != buffers_.end()) {
+          f = it->second->function;
+          shape = it->second->shape;
+        }
       }
       e = f ? launch(f, shape, data, arg<uint64_t>(args, 1)) : kInvalidValue;
       break;

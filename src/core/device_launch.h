@@ -72,7 +72,8 @@ class DeviceLaunches final : public ptx::DeviceRuntime {
   const Function* const parent_;
   const unsigned depth_;
   mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Buffer>> buffers_;        // guarded by mu_; handed out, not launched yet
+  // Handed out, by their bytes' address (what a launch names them by); guarded by mu_.
+  std::unordered_map<const void*, std::unique_ptr<Buffer>> buffers_;
   std::vector<Item> items_;                             // guarded by mu_
   std::vector<Item> tails_;                             // guarded by mu_
   std::unordered_set<uint64_t> streams_, events_;       // guarded by mu_
