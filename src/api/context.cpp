@@ -48,7 +48,7 @@ CUresult destroy(CUcontext h) {
 
 // A context to make current: a live one, or the converted context of a
 // destroyed green context, which driver 580 still makes current (calls
-// under it then answer CONTEXT_IS_DESTROYED; its slot is never reused).
+// under it then answer CONTEXT_IS_DESTROYED), until its slot is reused.
 CUresult current_candidate(CUcontext h, Context** out) {
   const CUresult r = api::ctx_handle(h, out);
   if (r != CUDA_ERROR_CONTEXT_IS_DESTROYED || destroyed_converted_device(h) < 0) return r;

@@ -141,17 +141,7 @@ SmSet split_remainder(const SmResource& in, const SmSplit& plan, unsigned made) 
   return take_range(in.sms, size_t{made} * plan.group_size, kMaxWorkers);
 }
 
-namespace {
-std::mutex g_destroyed_mu;
-std::vector<std::pair<const void*, int>> g_destroyed;  // guarded by g_destroyed_mu
-}  // namespace
-
-int destroyed_converted_device(const void* h) {
-  std::lock_guard<std::mutex> g(g_destroyed_mu);
-  for (auto& [ctx, device] : g_destroyed)
-    if (ctx == h) return device;
-  return -1;
-}
+int destroyed_converted_device(const void* h) { return static_cast<int>(rt().contexts.epitaph(h)) - 1; }
 
 uint64_t next_split_id() {
   static std::atomic<uint64_t> next{1};
@@ -181,12 +171,9 @@ bool destroy_green_context(GreenContext* g) {
   // answer CONTEXT_IS_DESTROYED; then its work drains.
   if (!rt().contexts.try_kill(c)) return false;
   Device& d = *g->device;
-  {
-    std::lock_guard<std::mutex> lock(g_destroyed_mu);
-    g_destroyed.emplace_back(c, d.ordinal);
-  }
+  rt().contexts.set_epitaph(c, static_cast<uint32_t>(d.ordinal) + 1);  // see destroyed_converted_device
   c->synchronize();
-  if (!c->has_live_streams()) rt().contexts.retire(c);  // and the green context with it
+  if (!c->has_live_streams()) rt().contexts.release(c);  // and the green context with it
   else c->leave_registry();
   primary_release(d);
   return true;

@@ -106,7 +106,9 @@ bool destroy_green_context(GreenContext* g);
 // The device of `h` when it is the converted context of a destroyed green
 // context, else -1. Driver 580 still makes such a handle current
 // (cuCtxSetCurrent, cuCtxPushCurrent) and answers cuCtxGetDevice under it;
-// every other use answers CONTEXT_IS_DESTROYED.
+// every other use answers CONTEXT_IS_DESTROYED. The answer lasts until the
+// handle's slot is reused: after at least Runtime::kContextQuarantine more
+// contexts were destroyed.
 int destroyed_converted_device(const void* h);
 
 }  // namespace cucpu

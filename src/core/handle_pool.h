@@ -11,8 +11,13 @@
 //    kDead after the user destroyed it (the object itself may live on while
 //    the engine still references it), and 0 when the slot was never used.
 //  - Freed slots are reused first-in first-out, which keeps a stale handle
-//    recognisably dead for as long as possible. The queue runs through the
-//    free slots' own storage (nothing is allocated under its lock).
+//    recognisably dead for as long as possible; a pool made with a
+//    quarantine of N hands a freed slot out again only once N slots freed
+//    after it wait too (or no never-used slot is left). The queue runs
+//    through the free slots' own storage (nothing is allocated under its lock).
+//  - A dead slot may carry an epitaph: a word its owner leaves for stale
+//    handles to read (what a destroyed object still answers), kept until the
+//    slot is reused.
 #pragma once
 
 #include <sys/mman.h>
@@ -43,7 +48,8 @@ class HandlePool {
 
   // The first `prefault` bytes are faulted in now, so that a process's first
   // objects (its first capture's nodes) do not each pay a page fault.
-  explicit HandlePool(size_t capacity, size_t prefault = 64 * 1024) : capacity_(capacity) {
+  explicit HandlePool(size_t capacity, size_t prefault = 64 * 1024, size_t quarantine = 0)
+      : capacity_(capacity), quarantine_(quarantine) {
     void* p = mmap(nullptr, capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
@@ -76,6 +82,7 @@ class HandlePool {
       give_back(s);
       throw;
     }
+    s->epitaph.store(0, std::memory_order_relaxed);
     s->cookie.store(kLive, std::memory_order_release);
     return obj;
   }
@@ -97,21 +104,20 @@ class HandlePool {
     give_back(s);
   }
 
-  // Destroys the object and leaves its slot dead for good (never reused):
-  // for objects whose stale handles may be used for as long as the process
-  // lives (a converted green context that is some thread's current one).
-  void retire(T* obj) {
-    slot_of(obj)->cookie.store(kDead, std::memory_order_release);
-    obj->~T();
+  // Leaves `word` (nonzero) for stale handles of obj to read once it is
+  // dead, until its slot is reused.
+  void set_epitaph(T* obj, uint32_t word) { slot_of(obj)->epitaph.store(word, std::memory_order_release); }
+  // The epitaph of a dead handle, or 0 (live, never used, none left, or no handle).
+  uint32_t epitaph(const void* handle) const {
+    const Slot* s = slot_at(handle);
+    if (!s || s->cookie.load(std::memory_order_acquire) != kDead) return 0;
+    return s->epitaph.load(std::memory_order_acquire);
   }
 
   HandleState state(const void* handle) const {
-    auto addr = reinterpret_cast<uintptr_t>(handle);
-    auto base = reinterpret_cast<uintptr_t>(slots_);
-    if (addr < base + offsetof(Slot, storage)) return HandleState::kInvalid;
-    uintptr_t off = addr - base - offsetof(Slot, storage);
-    if (off % sizeof(Slot) != 0 || off / sizeof(Slot) >= capacity_) return HandleState::kInvalid;
-    uint32_t c = slots_[off / sizeof(Slot)].cookie.load(std::memory_order_acquire);
+    const Slot* s = slot_at(handle);
+    if (!s) return HandleState::kInvalid;
+    uint32_t c = s->cookie.load(std::memory_order_acquire);
     return c == kLive ? HandleState::kLive : c == kDead ? HandleState::kDead : HandleState::kInvalid;
   }
 
@@ -123,10 +129,21 @@ class HandlePool {
  private:
   struct Slot {
     std::atomic<uint32_t> cookie;
+    std::atomic<uint32_t> epitaph;  // in the header's padding: costs no space
     // A free slot's storage holds the free queue's link.
     static constexpr size_t kBytes = sizeof(T) > sizeof(void*) ? sizeof(T) : sizeof(void*);
     alignas(alignof(T) > 16 ? alignof(T) : 16) unsigned char storage[kBytes];
   };
+
+  // The slot a handle names, or nullptr where it names none.
+  const Slot* slot_at(const void* handle) const {
+    auto addr = reinterpret_cast<uintptr_t>(handle);
+    auto base = reinterpret_cast<uintptr_t>(slots_);
+    if (addr < base + offsetof(Slot, storage)) return nullptr;
+    uintptr_t off = addr - base - offsetof(Slot, storage);
+    if (off % sizeof(Slot) != 0 || off / sizeof(Slot) >= capacity_) return nullptr;
+    return &slots_[off / sizeof(Slot)];
+  }
 
   static Slot* slot_of(T* obj) {
     return reinterpret_cast<Slot*>(reinterpret_cast<unsigned char*>(obj) - offsetof(Slot, storage));
@@ -142,9 +159,11 @@ class HandlePool {
 
   Slot* take_slot() {
     SpinLockGuard lock(mu_);
-    if (Slot* s = free_head_) {
+    if (free_count_ > quarantine_ || (used_ == capacity_ && free_head_)) {
+      Slot* s = free_head_;
       free_head_ = next_free(s);
       if (!free_head_) free_tail_ = nullptr;
+      --free_count_;
       return s;
     }
     if (used_ == capacity_) throw std::bad_alloc();
@@ -156,15 +175,18 @@ class HandlePool {
     if (free_tail_) set_next_free(free_tail_, s);
     else free_head_ = s;
     free_tail_ = s;
+    ++free_count_;
   }
 
   Slot* slots_ = nullptr;
   size_t capacity_;
+  size_t quarantine_;
   // A few instructions under it, never a call: a spin lock.
   SpinLock mu_;
   size_t used_ = 0;             // slots ever handed out; guarded by mu_
   Slot* free_head_ = nullptr;   // oldest freed slot; guarded by mu_
   Slot* free_tail_ = nullptr;   // newest freed slot; guarded by mu_
+  size_t free_count_ = 0;       // slots in the free queue; guarded by mu_
 };
 
 }  // namespace cucpu

@@ -88,7 +88,7 @@ thread_local bool t_in_host_fn = false;
 }  // namespace
 
 Runtime::Runtime()
-    : contexts(1 << 16), streams(1 << 20), events(1 << 20), arrays(1 << 18), graphs(1 << 18), nodes(1 << 22, 256 * 1024),
+    : contexts(1 << 16, 64 * 1024, kContextQuarantine), streams(1 << 20), events(1 << 20), arrays(1 << 18), graphs(1 << 18), nodes(1 << 22, 256 * 1024),
       execs(1 << 18), mempools(1 << 16), textures(1 << 20, 0), user_objects(1 << 16, 0),
       resource_descs(1 << 20, 0) {
   int n = configured_devices();

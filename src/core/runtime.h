@@ -68,6 +68,10 @@ struct Runtime {
   std::mutex pool_mu;
   std::atomic<uint64_t> next_ctx_id{1};
   std::atomic<uint64_t> next_stream_id{1};
+  // A destroyed context's slot is reused only after this many more contexts
+  // were destroyed: its stale handle answers CONTEXT_IS_DESTROYED (and a
+  // destroyed green context's its epitaph) at least that long.
+  static constexpr size_t kContextQuarantine = 4096;
   HandlePool<Context> contexts;
   HandlePool<Stream> streams;
   HandlePool<Event> events;

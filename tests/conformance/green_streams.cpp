@@ -523,3 +523,36 @@ CONF_TEST(GreenContextOfNoDescriptorAndSplitFlagsTheDriverIgnores) {
     EXPECT_TRUE(n >= 1);
   }
 }
+
+// Green contexts made and destroyed one after another never run out of
+// handles (each destroy gives its converted context's handle back), and a
+// destroyed one's converted context keeps its device while newer ones come
+// and go.
+CONF_TEST(GreenContextsMadeAndDestroyedInTurnNeverRunOut) {
+  CUdevResource r = green::split(green::device_sm().sm.minSmPartitionSize)[0];
+  CUdevResourceDesc desc = nullptr;
+  ASSERT_CU(cuDevResourceGenerateDesc(&desc, &r, 1));
+  CUgreenCtx first = nullptr;
+  ASSERT_CU(cuGreenCtxCreate(&first, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM));
+  CUcontext first_converted = nullptr;
+  ASSERT_CU(cuCtxFromGreenCtx(&first_converted, first));
+  ASSERT_CU(cuGreenCtxDestroy(first));
+  constexpr int kRounds = 70000;  // more than cucpu's context handles
+  for (int i = 0; i < kRounds; ++i) {
+    CUgreenCtx g = nullptr;
+    ASSERT_CU(cuGreenCtxCreate(&g, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM));
+    ASSERT_CU(cuGreenCtxDestroy(g));
+    if (i == 100) {  // a while later, the first one's handle still answers
+      ASSERT_CU(cuCtxSetCurrent(first_converted));
+      CUdevice d = -1;
+      ASSERT_CU(cuCtxGetDevice(&d));
+      EXPECT_TRUE(d == 0);
+      EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuCtxSynchronize());
+      ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+    }
+  }
+  CUcontext c = nullptr;
+  ASSERT_CU(cuCtxCreate(&c, nullptr, 0, 0));
+  ASSERT_CU(cuCtxDestroy(c));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+}

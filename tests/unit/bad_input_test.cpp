@@ -85,17 +85,16 @@ TEST_F(BadInput, AStaleCurrentContextNeverBecomesTheContextInItsSlot) {
   ASSERT_EQ(cuCtxCreate(&stale, nullptr, 0, 0), CUDA_SUCCESS);  // the stack: ctx_, stale
   ASSERT_EQ(cuCtxPushCurrent(ctx_), CUDA_SUCCESS);               // ctx_, stale, ctx_
   ASSERT_EQ(cuCtxDestroy(stale), CUDA_SUCCESS);                  // not the top: it stays below
-  // Freed slots are reused oldest first: make contexts until one takes its place.
+  // Freed slots are reused oldest first, once enough were freed after them:
+  // make and destroy contexts until one takes its place.
   CUcontext later = nullptr;
-  std::vector<CUcontext> others;
-  for (int i = 0; i < 4096 && later != stale; ++i) {
+  for (int i = 0; i < 2 * 4096 + 8 && later != stale; ++i) {
     CUcontext c;
     ASSERT_EQ(cuCtxCreate(&c, nullptr, 0, 0), CUDA_SUCCESS);
     ASSERT_EQ(cuCtxPopCurrent(nullptr), CUDA_SUCCESS);
     if (c == stale) later = c;
-    else others.push_back(c);
+    else EXPECT_EQ(cuCtxDestroy(c), CUDA_SUCCESS);
   }
-  for (CUcontext c : others) EXPECT_EQ(cuCtxDestroy(c), CUDA_SUCCESS);
   ASSERT_EQ(later, stale) << "no later context took the destroyed one's slot";
   ASSERT_EQ(cuCtxPopCurrent(nullptr), CUDA_SUCCESS);  // the stale entry is the top again
   CUdeviceptr p;

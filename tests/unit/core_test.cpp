@@ -39,6 +39,38 @@ TEST(HandlePool, ReusesSlotsOldestFirst) {
   pool.release(c);
 }
 
+TEST(HandlePool, AQuarantinedSlotWaitsForLaterFreesAndKeepsItsEpitaph) {
+  HandlePool<Thing> pool(8, 0, 2);
+  Thing* a = pool.create(1);
+  pool.set_epitaph(a, 42);
+  EXPECT_EQ(pool.epitaph(a), 0u);  // live: no epitaph yet
+  pool.kill(a);
+  pool.release(a);
+  EXPECT_EQ(pool.epitaph(a), 42u);
+  Thing* b = pool.create(2);
+  Thing* c = pool.create(3);
+  EXPECT_NE(b, a);
+  EXPECT_NE(c, a);
+  pool.release(b);
+  EXPECT_NE(pool.create(4), a);  // two wait: still quarantined
+  pool.release(c);
+  EXPECT_EQ(pool.epitaph(a), 42u);
+  Thing* d = pool.create(5);  // three wait: the oldest comes back
+  EXPECT_EQ(d, a);
+  EXPECT_EQ(pool.epitaph(d), 0u);
+  pool.release(d);
+}
+
+TEST(HandlePool, AFullPoolReusesQuarantinedSlots) {
+  HandlePool<Thing> pool(2, 0, 100);
+  Thing* a = pool.create(1);
+  Thing* b = pool.create(2);
+  pool.release(a);
+  EXPECT_EQ(pool.create(3), a);
+  pool.release(a);
+  pool.release(b);
+}
+
 TEST(HandlePool, ThrowsWhenFull) {
   HandlePool<Thing> pool(1);
   Thing* a = pool.create(1);
