@@ -135,15 +135,15 @@ CUresult host_register(void* p, size_t bytes, unsigned flags) {
   return CUDA_SUCCESS;
 }
 
+// Any context, or none, may unregister (driver 580, as UCX reports it): the
+// registration is found by address alone.
 CUresult host_unregister(void* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  Context* c;
-  if (CUresult r = api::current_ctx(&c)) return r;
   auto a = Registry::instance().find(reinterpret_cast<uintptr_t>(p));
   if (!a || a->kind != MemKind::kRegistered || a->base != reinterpret_cast<uintptr_t>(p))
     return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-  Registry::instance().remove(a->base);
-  return CUDA_SUCCESS;
+  // Another thread may have unregistered it since the find: one of them succeeds.
+  return Registry::instance().remove(a->base) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
 CUresult host_device_pointer(CUdeviceptr* pdptr, void* p, unsigned flags) {

@@ -206,8 +206,7 @@ std::vector<Allocation> Registry::remove_context(Context* ctx) {
   std::unique_lock lock(mu_);
   std::vector<Allocation> out;
   for (auto it = by_base_.begin(); it != by_base_.end();) {
-    if (it->second.ctx == ctx && it->second.kind != MemKind::kRegistered && !it->second.module_owned &&
-        !it->second.graph_owned) {
+    if (it->second.ctx == ctx && !it->second.module_owned && !it->second.graph_owned) {
       if (counts_as_device(it->second)) device_bytes_ -= it->second.size;
       out.push_back(it->second);
       it = by_base_.erase(it);

@@ -149,8 +149,9 @@ class alignas(64) Registry {
   size_t detach_stream(uint64_t stream_id);
   // Total bytes of device and managed allocations (for cuMemGetInfo).
   size_t device_bytes() const;
-  // Removes every allocation owned by ctx (but module variables) and
-  // returns them (for ctx destroy).
+  // Removes every allocation owned by ctx (but module variables and graph
+  // blocks) and returns them (for ctx destroy). Host registrations are among
+  // them: a registration ends with the context that made it (driver 580).
   std::vector<Allocation> remove_context(Context* ctx);
 
  private:

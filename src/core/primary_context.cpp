@@ -81,7 +81,8 @@ void tear_down(Context* c) {
   c->shut_down();
   synchronize_all_contexts();
   unload_context_modules(c);  // their memory goes with the context; the objects with their last reference
-  for (const Allocation& a : Registry::instance().remove_context(c)) release_backing(a);
+  for (const Allocation& a : Registry::instance().remove_context(c))
+    if (a.kind != MemKind::kRegistered) release_backing(a);  // registered memory is the caller's
 }
 
 }  // namespace cucpu

@@ -158,3 +158,28 @@ CONF_TEST(OutliveCaptureIntoAGraphAnotherCaptureOwnsIsRefused) {
   ASSERT_CU(cuStreamDestroy(b));
   ASSERT_CU(cuMemFree(p));
 }
+
+// A host registration belongs to the context that made it: any context, or
+// none, may unregister it while that context lives; once it is destroyed the
+// registration is gone (UCX reports driver behaviour so), and the range may
+// be registered again.
+CONF_TEST(OutliveHostRegistrationEndsWithItsContext) {
+  std::vector<char> buf(3 * 8192);
+  char* first = buf.data();
+  char* second = buf.data() + 8192;
+  CUcontext c = nullptr;
+  ASSERT_CU(cuCtxCreate(&c, nullptr, 0, 0));
+  ASSERT_CU(cuMemHostRegister(first, 4096, 0));
+  ASSERT_CU(cuMemHostRegister(second, 4096, 0));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  ASSERT_CU(cuMemHostUnregister(first));  // another context
+  ASSERT_CU(cuMemHostRegister(first, 4096, 0));
+  ASSERT_CU(cuCtxSetCurrent(nullptr));
+  ASSERT_CU(cuMemHostUnregister(first));  // no context at all
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  ASSERT_CU(cuCtxDestroy(c));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  EXPECT_CU(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cuMemHostUnregister(second));
+  ASSERT_CU(cuMemHostRegister(second, 4096, 0));
+  ASSERT_CU(cuMemHostUnregister(second));
+}

@@ -415,7 +415,7 @@ void Pool::ctx_torn_down(int ctx, bool destroyed) {
   for (auto& n : of(T::kNode))
     if (n.capture_owned && n.st == St::kLive) n.st = St::kOrphan;
   for (auto& a : allocs)
-    if (a.ctx == ctx && a.st == St::kLive && a.kind != Mem::kRegistered) a.st = St::kDead;  // freed with it
+    if (a.ctx == ctx && a.st == St::kLive) a.st = St::kDead;  // freed (registrations: ended) with it
   if (destroyed) of(T::kCtx)[ctx].st = St::kDead;
   Thread& t = me();  // (the other thread's private stream is in a context of its own or a shared one)
   if (t.chk_stream && t.chk_stream_ctx == ctx) t.chk_stream = nullptr;
