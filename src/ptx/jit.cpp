@@ -7,6 +7,8 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Object/ELFObjectFile.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
@@ -16,6 +18,10 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -227,6 +233,24 @@ std::string jit_target_id() {
   return id;
 }
 
+bool compile_times_wanted() {
+  static const bool wanted = [] {
+    const char* v = std::getenv("CUCPU_COMPILE_TIMES");
+    return v && *v == '1';
+  }();
+  return wanted;
+}
+
+void report_compile_time(const std::string& what, const char* phase, double ms) {
+  std::fprintf(stderr, "[cucpu] compile %s: %s %.1f ms\n", what.c_str(), phase, ms);
+}
+
+namespace {
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
+
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
                     std::string* error) {
   Jit& j = jit();
@@ -241,7 +265,11 @@ bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLV
   }
   mod->setDataLayout((*tm)->createDataLayout());
   mod->setTargetTriple((*tm)->getTargetTriple().str());
+  auto t0 = std::chrono::steady_clock::now();
+  const std::string what = compile_times_wanted() ? mod->getModuleIdentifier() : std::string();
   optimize(*mod, **tm);
+  if (compile_times_wanted()) report_compile_time(what, "optimize", ms_since(t0));
+  t0 = std::chrono::steady_clock::now();
   // CUCPU_PTX_DUMP=1: the optimized IR on stderr (for compiler work).
   if (const char* d = std::getenv("CUCPU_PTX_DUMP"); d && *d == '1') mod->print(llvm::errs(), nullptr);
   llvm::SmallVector<char, 0> buf;
@@ -252,11 +280,63 @@ bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLV
     return false;
   }
   pm.run(*mod);
+  if (compile_times_wanted()) report_compile_time(what, "code generation", ms_since(t0));
   object->assign(buf.begin(), buf.end());
   mod.reset();
   ctx.reset();
   return true;
 }
+
+namespace {
+// CUCPU_PERF_MAP=1: each loaded object's functions go to /tmp/perf-PID.map,
+// where `perf report` finds names for JIT code. Addresses are placed by
+// their offset from the first looked-up symbol of the same section (the JIT
+// keeps a section's layout). Caller holds Jit::load_mu.
+void write_perf_map(const std::string& object, const std::string& anchor, uint64_t anchor_addr) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("CUCPU_PERF_MAP");
+    return v && *v == '1';
+  }();
+  if (!enabled) return;
+  auto parsed = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(object, "cucpu-kernel"));
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return;
+  }
+  llvm::object::ObjectFile& obj = **parsed;
+  uint64_t anchor_value = 0;
+  llvm::object::section_iterator anchor_section = obj.section_end();
+  for (const llvm::object::SymbolRef& sym : obj.symbols()) {
+    auto name = sym.getName();
+    if (name && *name == anchor) {
+      if (auto v = sym.getValue()) anchor_value = *v;
+      if (auto sec = sym.getSection()) anchor_section = *sec;
+    } else if (!name) {
+      llvm::consumeError(name.takeError());
+    }
+  }
+  if (anchor_section == obj.section_end()) return;
+  static FILE* out = std::fopen(("/tmp/perf-" + std::to_string(getpid()) + ".map").c_str(), "a");
+  if (!out) return;
+  for (const llvm::object::ELFSymbolRef sym : obj.symbols()) {
+    auto type = sym.getType();
+    auto name = sym.getName();
+    auto value = sym.getValue();
+    auto sec = sym.getSection();
+    if (!type || !name || !value || !sec) {
+      if (!type) llvm::consumeError(type.takeError());
+      if (!name) llvm::consumeError(name.takeError());
+      if (!value) llvm::consumeError(value.takeError());
+      if (!sec) llvm::consumeError(sec.takeError());
+      continue;
+    }
+    if (*type != llvm::object::SymbolRef::ST_Function || *sec != anchor_section || sym.getSize() == 0) continue;
+    std::fprintf(out, "%llx %llx %s\n", static_cast<unsigned long long>(anchor_addr + *value - anchor_value),
+                 static_cast<unsigned long long>(sym.getSize()), name->str().c_str());
+  }
+  std::fflush(out);
+}
+}  // namespace
 
 bool load_object(const std::string& object, const std::vector<std::string>& names, std::vector<uint64_t>* addrs,
                  std::string* error) {
@@ -280,6 +360,7 @@ bool load_object(const std::string& object, const std::vector<std::string>& name
     }
     addrs->push_back(sym->getValue());
   }
+  if (!names.empty()) write_perf_map(object, names[0], addrs->front());
   return true;
 }
 

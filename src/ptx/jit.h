@@ -12,6 +12,11 @@
 
 namespace cucpu::ptx {
 
+// CUCPU_COMPILE_TIMES=1: each phase of each kernel's compilation (lowering,
+// optimization, code generation) reports its time on stderr.
+bool compile_times_wanted();
+void report_compile_time(const std::string& what, const char* phase, double ms);
+
 // Optimizes `mod` (which lives in `ctx`; both are consumed) for this CPU
 // and compiles it to a relocatable object. False with *error on failure.
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,

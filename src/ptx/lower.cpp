@@ -2,8 +2,10 @@
 #include "ptx/lower.h"
 
 #include "ptx/check_rt.h"
+#include "ptx/jit.h"
 #include "ptx/red_combine.h"
 
+#include <chrono>
 #include <cstring>
 
 #include <llvm/IR/Intrinsics.h>
@@ -166,7 +168,11 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   kl.instrument = instrument;
   kl.lower_body();
 
+  const auto ranges_start = std::chrono::steady_clock::now();
   make_ranges(*mod, step, *layout, kl.specialize);
+  if (compile_times_wanted())
+    report_compile_time(kf.name, "range functions",
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ranges_start).count());
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod, &os)) throw LowerError{kf.line, 1, "internal error: invalid IR for '" + kf.name + "': " + os.str().substr(0, 400)};

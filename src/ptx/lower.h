@@ -156,8 +156,8 @@ class FnLowering {
   llvm::Value* exchange_out(int slot, llvm::Type* ty);
   // The address of this thread's element of the frame row at `unit` (abi.h).
   llvm::Value* frame_row(uint32_t unit, uint32_t elem_bytes);
-  // A load or store of the frame row at `unit`: its alignment, and alias
-  // scopes that tell the optimizer rows do not overlap.
+  // A load or store of the frame row at `unit`: its alignment, and the
+  // row's TBAA tag, which tells the optimizer rows do not overlap.
   llvm::Instruction* frame_access(llvm::Instruction* access, uint32_t unit, uint32_t elem_bytes);
 
   const Module& m;
@@ -198,9 +198,8 @@ class FnLowering {
   std::vector<bool> is_cut;                         // by instruction index
   std::vector<bool> is_yield;                       // by instruction index: spin_back_edges
   std::vector<int> reg_mentions;                    // by register: the instructions that name it (guards included)
-  std::map<uint32_t, llvm::MDNode*> row_scopes;     // by a frame row's first unit
-  std::map<uint32_t, llvm::MDNode*> row_noalias;    // the other rows' scopes, and kernel_scope
-  llvm::MDNode* kernel_scope = nullptr;             // the kernel's own memory accesses
+  std::map<uint32_t, llvm::MDNode*> row_tags;       // TBAA access tags, by a frame row's first unit
+  llvm::MDNode* kernel_tag = nullptr;               // TBAA access tag of the kernel's own memory accesses
   Remat remat;
   llvm::BasicBlock* entry_block = nullptr;
   llvm::AllocaInst* misaligned = nullptr;          // first misaligned plain access (0: none)

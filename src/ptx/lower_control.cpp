@@ -267,13 +267,21 @@ void FnLowering::lower_body() {
     Value* base = b.CreateGEP(b.getInt8Ty(), frame, b.CreateMul(pitch, b.getInt64(units)));
     Value* mine = b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(b.CreateZExt(tid, b.getInt64Ty()), b.getInt64(stride)));
     for (auto& [name, off] : in_frame) local_vars[name] = b.CreateConstGEP1_64(b.getInt8Ty(), mine, off);
-    // One alias scope per frame row (the exchange slots, the saved registers).
+    // One TBAA type per frame row (the exchange slots, the saved registers)
+    // and one for the kernel's own accesses, siblings under one root: the
+    // optimizer takes accesses of two of them never to overlap. (Alias
+    // scopes would say the same with lists as long as the rows, one per
+    // row, which the inliner copies at every inlined step.)
     llvm::MDBuilder mdb(ctx);
-    llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("cucpu.frame");
-    auto add_row = [&](uint32_t unit) {
-      if (!row_scopes.count(unit)) row_scopes[unit] = mdb.createAnonymousAliasScope(domain);
+    llvm::MDNode* root = mdb.createTBAARoot("cucpu.frame");
+    auto tag = [&](const std::string& name) {
+      llvm::MDNode* type = mdb.createTBAAScalarTypeNode(name, root);
+      return mdb.createTBAAStructTagNode(type, type, 0);
     };
-    kernel_scope = mdb.createAnonymousAliasScope(domain, "kernel");
+    auto add_row = [&](uint32_t unit) {
+      if (!row_tags.count(unit)) row_tags[unit] = tag("row " + std::to_string(unit));
+    };
+    kernel_tag = tag("kernel");
     for (uint32_t u = 0; u < kFrameHeaderUnits; u += 2) add_row(u);
     for (uint32_t u : reg_unit)
       if (u) add_row(u);
@@ -342,16 +350,15 @@ void FnLowering::lower_body() {
       b.CreateUnreachable();
     }
   // The kernel's own loads and stores (any space, the local area included)
-  // never touch the frame rows: they get the scope the rows' accesses are
-  // declared not to alias.
+  // never touch the frame rows: they get the kernel's type, a sibling of
+  // every row's.
   if (has_cuts) {
-    llvm::MDNode* scope = llvm::MDNode::get(ctx, {kernel_scope});
     for (llvm::BasicBlock& bb : *fn)
       for (llvm::Instruction& i : bb)
         if ((llvm::isa<llvm::LoadInst>(i) || llvm::isa<llvm::StoreInst>(i) || llvm::isa<llvm::AtomicRMWInst>(i) ||
              llvm::isa<llvm::AtomicCmpXchgInst>(i)) &&
-            !i.getMetadata(llvm::LLVMContext::MD_alias_scope))
-          i.setMetadata(llvm::LLVMContext::MD_alias_scope, scope);
+            !i.getMetadata(llvm::LLVMContext::MD_tbaa))
+          i.setMetadata(llvm::LLVMContext::MD_tbaa, kernel_tag);
   }
 }
 

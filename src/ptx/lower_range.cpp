@@ -14,8 +14,9 @@
 // that the loop has no exit a vectorizer must keep.
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/Utils/Cloning.h>
-#include <llvm/Transforms/Utils/Local.h>
+#include <llvm/Transforms/Utils/Mem2Reg.h>
 
 #include "ptx/lower.h"
 
@@ -210,22 +211,33 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
 }
 
 // A copy of `step` that always resumes at `resume`: only the code reachable
-// from there remains.
+// from there is cloned (the resume point, argument 6, is a constant in the
+// copy, so the cloner follows only its case of the dispatch).
 llvm::Function* resuming_at(llvm::Function* step, uint32_t resume) {
+  llvm::Function* s = llvm::Function::Create(step->getFunctionType(), step->getLinkage(),
+                                             step->getName() + ".r" + std::to_string(resume), step->getParent());
+  s->copyAttributesFrom(step);
   llvm::ValueToValueMapTy vmap;
-  llvm::Function* s = llvm::CloneFunction(step, vmap);
-  s->setName(step->getName() + ".r" + std::to_string(resume));
-  llvm::SwitchInst* sw = nullptr;
-  for (llvm::BasicBlock& bb : *s)
-    if (auto* x = llvm::dyn_cast<llvm::SwitchInst>(bb.getTerminator()); x && x->getCondition() == s->getArg(6)) sw = x;
-  if (!sw) return s;
-  llvm::BasicBlock* dest = sw->getDefaultDest();
-  for (auto& c : sw->cases())
-    if (c.getCaseValue()->getZExtValue() == resume) dest = c.getCaseSuccessor();
-  llvm::BranchInst::Create(dest, sw);
-  sw->eraseFromParent();
-  llvm::removeUnreachableBlocks(*s);
+  for (unsigned i = 0; i < step->arg_size(); ++i) {
+    s->getArg(i)->setName(step->getArg(i)->getName());
+    vmap[step->getArg(i)] = s->getArg(i);
+  }
+  vmap[step->getArg(6)] = llvm::ConstantInt::get(step->getArg(6)->getType(), resume);
+  llvm::SmallVector<llvm::ReturnInst*, 4> returns;
+  llvm::CloneAndPruneFunctionInto(s, step, vmap, /*ModuleLevelChanges=*/false, returns);
   return s;
+}
+
+// The step's registers to SSA values before it is copied once per resume
+// point: its entry block holds an alloca for every register of the kernel,
+// which each copy would carry (and the optimizer then remove) again.
+void promote_registers(llvm::Function& step) {
+  llvm::FunctionAnalysisManager fam;
+  llvm::PassBuilder pb;
+  pb.registerFunctionAnalyses(fam);
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::PromotePass());
+  fpm.run(step, fam);
 }
 
 }  // namespace
@@ -239,6 +251,7 @@ void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& la
   }
   bool machine = false;
   for (const CutSite& cs : layout.sites) machine |= warp_resolvable(cs);
+  promote_registers(*step);
   std::vector<llvm::Function*> loops, steps;
   for (size_t r = 0; r <= nsites; ++r) {
     steps.push_back(resuming_at(step, static_cast<uint32_t>(r)));

@@ -16,15 +16,7 @@ Value* FnLowering::frame_row(uint32_t unit, uint32_t elem_bytes) {
 llvm::Instruction* FnLowering::frame_access(llvm::Instruction* access, uint32_t unit, uint32_t elem_bytes) {
   if (auto* ld = llvm::dyn_cast<llvm::LoadInst>(access)) ld->setAlignment(llvm::Align(elem_bytes > 8 ? 8 : elem_bytes));
   if (auto* st = llvm::dyn_cast<llvm::StoreInst>(access)) st->setAlignment(llvm::Align(elem_bytes > 8 ? 8 : elem_bytes));
-  llvm::MDNode*& others = row_noalias[unit];
-  if (!others) {
-    std::vector<llvm::Metadata*> list = {kernel_scope};
-    for (auto& [u, scope] : row_scopes)
-      if (u != unit) list.push_back(scope);
-    others = llvm::MDNode::get(ctx, list);
-  }
-  access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx, {row_scopes.at(unit)}));
-  access->setMetadata(llvm::LLVMContext::MD_noalias, others);
+  access->setMetadata(llvm::LLVMContext::MD_tbaa, row_tags.at(unit));
   // Which cut the access belongs to (the one emitted last: its operands and
   // saved registers, or what its resume point reads back), for the warp
   // machine, which keeps a warp's rows of each cut apart (lower_warps.cpp).

@@ -2,6 +2,7 @@
 #include "ptx/program.h"
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -263,8 +264,13 @@ std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::
   if (!disk_cache_load(key, &l->layout, &object)) {
     auto ctx = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> mod;
+    const auto t0 = std::chrono::steady_clock::now();
     try {
       mod = lower_kernel(ast, fi, "cucpu_" + (big_grid ? code_key(key, "big") : key), *ctx, &l->layout, big_grid);
+      if (compile_times_wanted())
+        report_compile_time(text_name, "lowering",
+                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      mod->setModuleIdentifier(text_name);
     } catch (const LowerError& e) {
       *log = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + " (in '" + text_name + "')";
       return nullptr;
