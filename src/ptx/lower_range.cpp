@@ -27,7 +27,8 @@ using llvm::Value;
 namespace {
 
 // Above this many cut sites, one loop takes the resume point at run time
-// (each resume point's loop is a function of its own).
+// (each resume point's loop is a function of its own), beside the warp
+// machine where the kernel has collectives it resolves.
 constexpr size_t kMaxSpecialized = 48;
 // The largest range of one load site that the next block's prefetch covers.
 constexpr uint64_t kMaxStreamBytes = 16384;
@@ -245,13 +246,25 @@ void promote_registers(llvm::Function& step) {
 void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& layout, bool specialize) {
   const bool cuts = layout.frame_bytes != 0;
   const size_t nsites = layout.sites.size();
-  if (!cuts || !specialize || nsites > kMaxSpecialized) {
+  bool machine = false;
+  for (const CutSite& cs : layout.sites) machine |= warp_resolvable(cs);
+  if (!cuts || !specialize || (nsites > kMaxSpecialized && !machine)) {
     make_loop(mod, step, layout.range_name, cuts, -1, llvm::Function::ExternalLinkage);
     return;
   }
-  bool machine = false;
-  for (const CutSite& cs : layout.sites) machine |= warp_resolvable(cs);
   promote_registers(*step);
+  if (nsites > kMaxSpecialized) {
+    // Many sites (a block-wide ranking's unrolled ballots): the warp machine
+    // gets a copy of the step for each collective it resolves; everything
+    // else goes to one loop that takes the resume point at run time.
+    std::vector<llvm::Function*> steps(nsites + 1, step);
+    for (size_t r = 1; r <= nsites; ++r)
+      if (warp_resolvable(layout.sites[r - 1])) steps[r] = resuming_at(step, static_cast<uint32_t>(r));
+    llvm::Function* loops =
+        make_loop(mod, step, layout.range_name + ".loops", true, -1, llvm::Function::InternalLinkage);
+    make_warp_machine(mod, steps, layout, loops);
+    return;
+  }
   std::vector<llvm::Function*> loops, steps;
   for (size_t r = 0; r <= nsites; ++r) {
     steps.push_back(resuming_at(step, static_cast<uint32_t>(r)));

@@ -351,7 +351,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
 
   // Every cut's rows, and which of them its threads store (any region may reach it).
   WarpRows w{b, entry_bb, layout.sites, {}};
-  for (llvm::Function* step : steps)
+  for (llvm::Function* step : std::set<llvm::Function*>(steps.begin(), steps.end()))
     for (llvm::BasicBlock& bb : *step)
       for (llvm::Instruction& i : bb)
         if (auto* st = llvm::dyn_cast<llvm::StoreInst>(&i); st && st->getMetadata(kRowTag)) {

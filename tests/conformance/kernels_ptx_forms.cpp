@@ -223,3 +223,42 @@ CONF_TEST(KernelCpAsyncMbarrierArriveCompletesAPhase) {
   ASSERT_CU(cuMemFree(buf));
   ASSERT_CU(cuModuleUnload(m));
 }
+
+// A block-wide ranking's shape (CUB's onesweep unrolls one): more full-warp
+// ballots than the compiler copies a step for one by one, each feeding the
+// next, then a shuffle from a lane known only at run time. Every lane of a
+// warp ends with the warp's hash of its 64 ballots plus the %tid of the
+// lane the hash names.
+CONF_TEST(KernelManyBallotsInARowThenAShuffleFromARunTimeLane) {
+  constexpr int kBallots = 64, kThreads = 128, kBlocks = 8;
+  std::string text = std::string(kHeader90) +
+                     ".visible .entry k(.param .u64 p) {\n  .reg .b32 %r<8>;\n  .reg .pred %q;\n  .reg .b64 %rd<4>;\n"
+                     "  mov.u32 %r0, %tid.x;\n  mov.u32 %r1, 0;\n";
+  for (int k = 1; k <= kBallots; ++k)
+    text += "  mul.lo.u32 %r2, %r0, " + std::to_string(k) + ";\n  shr.u32 %r2, %r2, 3;\n  and.b32 %r2, %r2, 1;\n" +
+            "  setp.ne.u32 %q, %r2, 0;\n  vote.sync.ballot.b32 %r3, %q, -1;\n  mul.lo.u32 %r1, %r1, 31;\n" +
+            "  add.u32 %r1, %r1, %r3;\n";
+  text += "  and.b32 %r4, %r1, 31;\n  shfl.sync.idx.b32 %r5, %r0, %r4, 31, -1;\n  add.u32 %r1, %r1, %r5;\n"
+          "  mov.u32 %r6, %ctaid.x;\n  mad.lo.u32 %r6, %r6, 128, %r0;\n  ld.param.u64 %rd1, [p];\n"
+          "  cvta.to.global.u64 %rd1, %rd1;\n  mul.wide.u32 %rd2, %r6, 4;\n  add.s64 %rd1, %rd1, %rd2;\n"
+          "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n";
+  const std::vector<unsigned char> h = run_kernel(text, kBlocks, kThreads, kBlocks * kThreads * 4);
+  bool all = true;
+  for (unsigned t = 0; t < kThreads; ++t) {
+    const unsigned warp = t / 32;
+    unsigned hash = 0;
+    for (unsigned k = 1; k <= kBallots; ++k) {
+      unsigned ballot = 0;
+      for (unsigned lane = 0; lane < 32; ++lane)
+        if ((((warp * 32 + lane) * k) >> 3) & 1) ballot |= 1u << lane;
+      hash = hash * 31 + ballot;
+    }
+    const unsigned want = hash + warp * 32 + (hash & 31);
+    for (unsigned b = 0; b < kBlocks; ++b) {
+      unsigned got;
+      std::memcpy(&got, h.data() + (b * kThreads + t) * 4, 4);
+      all &= got == want;
+    }
+  }
+  EXPECT_TRUE(all);
+}
