@@ -132,6 +132,7 @@ void fam_vmm(Reader& r) {
 // family's own, any argument perturbed, then freed.
 void fam_prefetch_batch(Reader& r) {
   CUdeviceptr m[3] = {};
+  const int ctx = g_pool.current_ctx_index();
   const size_t n = 1 + r.below(3);
   for (size_t i = 0; i < n; ++i)
     if (API(cuMemAllocManaged, &m[i], size_t{65536}, static_cast<unsigned>(CU_MEM_ATTACH_GLOBAL)) != CUDA_SUCCESS) m[i] = 0;
@@ -156,8 +157,10 @@ void fam_prefetch_batch(Reader& r) {
     default: API(cuMemDiscardAndPrefetchBatchAsync, ptrs, sizes, count, locs, idx, nlocs, flags, g_pool.pick_stream(r)); break;
   }
   sem_release_all();  // the frees below synchronize
+  // A free the other thread's capture refuses (STREAM_CAPTURE_UNSUPPORTED):
+  // the allocation joins the pool, to be freed when the input ends.
   for (size_t i = 0; i < n; ++i)
-    if (m[i]) API(cuMemFree_v2, m[i]);
+    if (m[i] && API(cuMemFree_v2, m[i]) != CUDA_SUCCESS) new_alloc(m[i], 65536, Mem::kManaged, ctx, true);
 }
 
 namespace {
