@@ -18,6 +18,8 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 
+#include <set>
+
 #include "ptx/lower.h"
 
 namespace cucpu::ptx {
@@ -211,10 +213,28 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   return run;
 }
 
-// A copy of `step` that always resumes at `resume`: only the code reachable
-// from there is cloned (the resume point, argument 6, is a constant in the
-// copy, so the cloner follows only its case of the dispatch).
+// A copy of `step` that always resumes at `resume`: only the blocks reachable
+// from the entry through that case of the dispatch (the switch on the
+// resume point, argument 6) are copied, so a copy costs its region, not
+// the kernel; the resume point is a constant in it.
 llvm::Function* resuming_at(llvm::Function* step, uint32_t resume) {
+  llvm::Argument* point = step->getArg(6);
+  auto* point_ty = llvm::cast<llvm::IntegerType>(point->getType());
+  auto dispatch_of = [&](llvm::BasicBlock* bb) -> llvm::SwitchInst* {
+    auto* sw = llvm::dyn_cast<llvm::SwitchInst>(bb->getTerminator());
+    return sw && sw->getCondition() == point ? sw : nullptr;
+  };
+  std::vector<llvm::BasicBlock*> order = {&step->getEntryBlock()};
+  std::set<llvm::BasicBlock*> seen = {order[0]};
+  for (size_t i = 0; i < order.size(); ++i) {
+    llvm::BasicBlock* bb = order[i];
+    auto visit = [&](llvm::BasicBlock* next) {
+      if (seen.insert(next).second) order.push_back(next);
+    };
+    if (llvm::SwitchInst* sw = dispatch_of(bb)) visit(sw->findCaseValue(llvm::ConstantInt::get(point_ty, resume))->getCaseSuccessor());
+    else
+      for (llvm::BasicBlock* next : llvm::successors(bb)) visit(next);
+  }
   llvm::Function* s = llvm::Function::Create(step->getFunctionType(), step->getLinkage(),
                                              step->getName() + ".r" + std::to_string(resume), step->getParent());
   s->copyAttributesFrom(step);
@@ -223,9 +243,34 @@ llvm::Function* resuming_at(llvm::Function* step, uint32_t resume) {
     s->getArg(i)->setName(step->getArg(i)->getName());
     vmap[step->getArg(i)] = s->getArg(i);
   }
-  vmap[step->getArg(6)] = llvm::ConstantInt::get(step->getArg(6)->getType(), resume);
-  llvm::SmallVector<llvm::ReturnInst*, 4> returns;
-  llvm::CloneAndPruneFunctionInto(s, step, vmap, /*ModuleLevelChanges=*/false, returns);
+  vmap[point] = llvm::ConstantInt::get(point_ty, resume);
+  llvm::SmallVector<llvm::BasicBlock*, 64> copies;
+  std::set<llvm::BasicBlock*> dispatches;  // copies whose dispatch is now a branch
+  for (llvm::BasicBlock* bb : order) {
+    llvm::BasicBlock* copy = llvm::CloneBasicBlock(bb, vmap, "", s);
+    vmap[bb] = copy;
+    copies.push_back(copy);
+    if (llvm::SwitchInst* sw = dispatch_of(bb)) {
+      // The copy's dispatch becomes a branch: one edge, so one PHI entry.
+      llvm::BasicBlock* dest = sw->findCaseValue(llvm::ConstantInt::get(point_ty, resume))->getCaseSuccessor();
+      llvm::Instruction* term = copy->getTerminator();
+      llvm::BranchInst::Create(dest, term);
+      term->eraseFromParent();
+      dispatches.insert(copy);
+    }
+  }
+  llvm::remapInstructionsInBlocks(copies, vmap);
+  // PHI entries from blocks not copied (their edges are gone), and all but
+  // one entry from a dispatch now a branch.
+  for (llvm::BasicBlock* copy : copies)
+    for (llvm::PHINode& phi : copy->phis()) {
+      std::set<llvm::BasicBlock*> kept;
+      for (unsigned i = phi.getNumIncomingValues(); i-- > 0;) {
+        llvm::BasicBlock* from = phi.getIncomingBlock(i);
+        const bool edge = from->getParent() == s && llvm::is_contained(llvm::successors(from), copy);
+        if (!edge || (dispatches.count(from) && !kept.insert(from).second)) phi.removeIncomingValue(i, false);
+      }
+    }
   return s;
 }
 
