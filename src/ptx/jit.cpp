@@ -10,6 +10,7 @@
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
@@ -18,6 +19,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -66,6 +68,9 @@ struct Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::optional<llvm::orc::JITTargetMachineBuilder> tmb;
   std::string error;
+  // glibc's vector math library, loaded into the process: the vectorizer
+  // may then turn exp2, log2, sin and cos over a warp into its calls.
+  bool libmvec = false;
 };
 
 Jit* make_jit() {
@@ -88,6 +93,7 @@ Jit* make_jit() {
     for (auto& x : words) argv.push_back(x.c_str());
     llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data());
   }
+  j->libmvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr;
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -201,6 +207,24 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
   }
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
+  llvm::TargetLibraryInfoImpl tlii(tm.getTargetTriple());
+  if (jit().libmvec && tm.getTargetFeatureString().contains("+avx2")) {
+    tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, tm.getTargetTriple());
+    // ex2 and lg2 (every expf and logf a kernel makes), which LLVM's
+    // libmvec table leaves out; glibc has them since 2.35.
+    static const llvm::VecDesc more[] = {
+        {"llvm.exp2.f32", "_ZGVbN4v_exp2f", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+        {"llvm.exp2.f32", "_ZGVdN8v_exp2f", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+        {"llvm.log2.f32", "_ZGVbN4v_log2f", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+        {"llvm.log2.f32", "_ZGVdN8v_log2f", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+        {"llvm.exp2.f64", "_ZGVbN2v_exp2", llvm::ElementCount::getFixed(2), false, "_ZGV_LLVM_N2v"},
+        {"llvm.exp2.f64", "_ZGVdN4v_exp2", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+        {"llvm.log2.f64", "_ZGVbN2v_log2", llvm::ElementCount::getFixed(2), false, "_ZGV_LLVM_N2v"},
+        {"llvm.log2.f64", "_ZGVdN4v_log2", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+    };
+    tlii.addVectorizableFunctions(more);
+  }
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });  // before the defaults: the first one stays
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PassBuilder pb(&tm);
@@ -228,7 +252,7 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
 std::string jit_target_id() {
   Jit& j = jit();
   if (!j.tmb) return "none";
-  std::string id = j.tmb->getTargetTriple().str() + "/" + j.tmb->getCPU();
+  std::string id = j.tmb->getTargetTriple().str() + "/" + j.tmb->getCPU() + (j.libmvec ? "/libmvec" : "");
   for (const std::string& f : j.tmb->getFeatures().getFeatures()) id += f;
   return id;
 }
