@@ -93,7 +93,14 @@ Jit* make_jit() {
     for (auto& x : words) argv.push_back(x.c_str());
     llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data());
   }
-  j->libmvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr;
+  if (void* mvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL)) {
+    // glibc 2.35's functions, the newest the vectorizer may call (older
+    // libmvecs lack them: then none is used).
+    j->libmvec = true;
+    for (const char* f : {"_ZGVdN8v_tanf", "_ZGVbN4v_exp2f", "_ZGVdN8v_exp2f", "_ZGVbN4v_log2f", "_ZGVdN8v_log2f",
+                          "_ZGVbN2v_exp2", "_ZGVdN4v_exp2", "_ZGVbN2v_log2", "_ZGVdN4v_log2"})
+      j->libmvec &= dlsym(mvec, f) != nullptr;
+  }
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
