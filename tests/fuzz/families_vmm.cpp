@@ -77,6 +77,7 @@ void fam_vmm(Reader& r) {
   const CUresult created = API(cuMemCreate, r.one_in(16) ? nullptr : &h, some_size(r, 1), &prop,
                                r.one_in(16) ? r.u64() : 0);
   size_t mapped_size = 0;
+  bool freed = false;  // the reservation, by the junk free below
   if (created == CUDA_SUCCESS && reserved == CUDA_SUCCESS) {
     CUmemAllocationProp back{};
     API(cuMemGetAllocationPropertiesFromHandle, &back, r.one_in(16) ? r.u64() : h);
@@ -110,11 +111,12 @@ void fam_vmm(Reader& r) {
         other = 0;
       close(fd);
     }
-    // A junk unmap or free first: it must leave the rest alone or refuse.
+    // A junk unmap or free first: it must leave the rest alone or refuse
+    // (a free whose size happens to be the reservation's frees it).
     if (r.one_in(4) && !g_pool.two_threads) API(cuMemUnmap, p + r.below(4) * kGranule, r.one_in(2) ? r.size() : kGranule);
-    if (r.one_in(8) && !g_pool.two_threads) API(cuMemAddressFree, p, r.size());
+    if (r.one_in(8) && !g_pool.two_threads && API(cuMemAddressFree, p, r.size()) == CUDA_SUCCESS) freed = true;
   }
-  if (reserved == CUDA_SUCCESS) {
+  if (reserved == CUDA_SUCCESS && !freed) {
     API(cuMemUnmap, p, reserve_size);
     if (API(cuMemAddressFree, p, reserve_size) != CUDA_SUCCESS)
       violated("an unmapped reservation does not free", "cuMemAddressFree(%#llx, %zu)",
