@@ -276,11 +276,9 @@ void report_compile_time(const std::string& what, const char* phase, double ms) 
   std::fprintf(stderr, "[cucpu] compile %s: %s %.1f ms\n", what.c_str(), phase, ms);
 }
 
-namespace {
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
-}  // namespace
 
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
                     std::string* error) {

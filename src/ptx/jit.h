@@ -5,6 +5,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,6 +17,8 @@ namespace cucpu::ptx {
 // optimization, code generation) reports its time on stderr.
 bool compile_times_wanted();
 void report_compile_time(const std::string& what, const char* phase, double ms);
+// Milliseconds from `start` to now (for report_compile_time).
+double ms_since(std::chrono::steady_clock::time_point start);
 
 // Optimizes `mod` (which lives in `ctx`; both are consumed) for this CPU
 // and compiles it to a relocatable object. False with *error on failure.

@@ -171,8 +171,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
   const auto ranges_start = std::chrono::steady_clock::now();
   make_ranges(*mod, step, *layout, kl.specialize);
   if (compile_times_wanted())
-    report_compile_time(kf.name, "range functions",
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ranges_start).count());
+    report_compile_time(kf.name, "range functions", ms_since(ranges_start));
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod, &os)) throw LowerError{kf.line, 1, "internal error: invalid IR for '" + kf.name + "': " + os.str().substr(0, 400)};

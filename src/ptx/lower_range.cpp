@@ -220,9 +220,12 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
 llvm::Function* resuming_at(llvm::Function* step, uint32_t resume) {
   llvm::Argument* point = step->getArg(6);
   auto* point_ty = llvm::cast<llvm::IntegerType>(point->getType());
-  auto dispatch_of = [&](llvm::BasicBlock* bb) -> llvm::SwitchInst* {
+  // The block a dispatch (a switch on the resume point) goes to for
+  // `resume`, or nullptr when bb ends otherwise.
+  auto resumed_by = [&](llvm::BasicBlock* bb) -> llvm::BasicBlock* {
     auto* sw = llvm::dyn_cast<llvm::SwitchInst>(bb->getTerminator());
-    return sw && sw->getCondition() == point ? sw : nullptr;
+    if (!sw || sw->getCondition() != point) return nullptr;
+    return sw->findCaseValue(llvm::ConstantInt::get(point_ty, resume))->getCaseSuccessor();
   };
   std::vector<llvm::BasicBlock*> order = {&step->getEntryBlock()};
   std::set<llvm::BasicBlock*> seen = {order[0]};
@@ -231,7 +234,7 @@ llvm::Function* resuming_at(llvm::Function* step, uint32_t resume) {
     auto visit = [&](llvm::BasicBlock* next) {
       if (seen.insert(next).second) order.push_back(next);
     };
-    if (llvm::SwitchInst* sw = dispatch_of(bb)) visit(sw->findCaseValue(llvm::ConstantInt::get(point_ty, resume))->getCaseSuccessor());
+    if (llvm::BasicBlock* dest = resumed_by(bb)) visit(dest);
     else
       for (llvm::BasicBlock* next : llvm::successors(bb)) visit(next);
   }
@@ -250,9 +253,8 @@ llvm::Function* resuming_at(llvm::Function* step, uint32_t resume) {
     llvm::BasicBlock* copy = llvm::CloneBasicBlock(bb, vmap, "", s);
     vmap[bb] = copy;
     copies.push_back(copy);
-    if (llvm::SwitchInst* sw = dispatch_of(bb)) {
+    if (llvm::BasicBlock* dest = resumed_by(bb)) {
       // The copy's dispatch becomes a branch: one edge, so one PHI entry.
-      llvm::BasicBlock* dest = sw->findCaseValue(llvm::ConstantInt::get(point_ty, resume))->getCaseSuccessor();
       llvm::Instruction* term = copy->getTerminator();
       llvm::BranchInst::Create(dest, term);
       term->eraseFromParent();

@@ -268,8 +268,7 @@ std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::
     try {
       mod = lower_kernel(ast, fi, "cucpu_" + (big_grid ? code_key(key, "big") : key), *ctx, &l->layout, big_grid);
       if (compile_times_wanted())
-        report_compile_time(text_name, "lowering",
-                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        report_compile_time(text_name, "lowering", ms_since(t0));
       mod->setModuleIdentifier(text_name);
     } catch (const LowerError& e) {
       *log = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + " (in '" + text_name + "')";
