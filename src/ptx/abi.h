@@ -99,9 +99,10 @@ enum class CutKind : uint8_t {
   kLdmatrix,     // in0 the row address this lane supplies; out0..3 the fragments (one b32 each)
   kMma,          // in0..7 the lane's A, B, C fragments packed two b32 per slot; out0..3 D likewise
   kYield,        // a spin-wait loop's back edge: the thread goes on once the block's others have run
+  kRound,        // the back edge of a loop the threads go round in step: the thread goes on at once
 };
-// The last kind (the disk cache refuses sites past it): new kinds go above it.
-constexpr CutKind kLastCutKind = CutKind::kYield;
+// The last kind (the disk cache refuses sites past it).
+constexpr CutKind kLastCutKind = CutKind::kRound;
 
 // What the runner needs to know about one cut site.
 struct CutSite {

@@ -146,6 +146,8 @@ struct CutBlock {
       state[t] = kAtBarrier;
     } else if (k == CutKind::kYield) {
       state[t] = kYielded;
+    } else if (k == CutKind::kRound) {
+      state[t] = kRunnable;  // no one to wait for: the next trip at once
     } else {
       state[t] = kAtWarpCut;
     }
@@ -489,6 +491,11 @@ struct CutBlock {
         continue;
       }
       if (cs.kind == CutKind::kBarrierArrive || cs.kind == CutKind::kBarrierRed) return diverge();
+      if (cs.kind == CutKind::kRound) {  // every live thread's next trip
+        still_rounds = 0;
+        r = c;
+        continue;
+      }
       if (cs.kind == CutKind::kYield) {  // every live thread spins: each goes round once more
         if (may_park && ++still_rounds >= kParkRounds) return park_converged(c);
         r = c;

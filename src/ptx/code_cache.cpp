@@ -50,7 +50,7 @@ const std::string& build_id() {
             std::to_string(st.st_mtim.tv_nsec);
     }
     return s + "|" + jit_target_id() + (instrument_accesses() ? "|instrumented" : "") +
-           (kernel_timeout_ns() > 0 ? "|stop-polls" : "");
+           (kernel_timeout_ns() > 0 ? "|stop-polls" : "") + (loop_rounds_enabled() ? "" : "|no-rounds");
   }();
   return id;
 }

@@ -39,6 +39,15 @@ struct KernelLayout {
   uint32_t static_shared = 0;   // static shared bytes (the dynamic part starts here, 16-aligned)
   int num_regs = 0;
   std::string step_name, range_name;
+  // Frame rows that hold, at a round cut (CutKind::kRound), how far each
+  // thread's loop register has gone from its start: the same in threads
+  // that go round in step. The range function tests that, and then steps
+  // them with the row's value as a constant (the loop register affine in
+  // the thread index again). Compile time only: not in the code cache.
+  struct UniformRow {
+    uint32_t site, unit, elem;
+  };
+  std::vector<UniformRow> uniform_rows;
 };
 
 // Lowers entry `entry` of `m` into a new module in `ctx`; symbol names get
@@ -79,6 +88,13 @@ struct Remat {
   std::vector<int> closure(const Function& f, const std::vector<int>& regs) const;
 };
 Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& entry_params);
+
+// A loop a block's threads go round in step (round_back_edges).
+struct RoundEdge {
+  size_t back;  // the backward branch
+  int iv;       // the register the loop steps
+  int start;    // the instruction that starts it, when a resumed thread can recompute that (else -1)
+};
 
 // Lowers the device functions `funcs` (and what they call) on their own,
 // with external names prefix + "_f_" + name, for calls through pointers.
@@ -197,6 +213,8 @@ class FnLowering {
   std::vector<uint32_t> reg_unit;                   // frame row of a saved register (0: none)
   std::vector<bool> is_cut;                         // by instruction index
   std::vector<bool> is_yield;                       // by instruction index: spin_back_edges
+  std::vector<bool> is_round;                       // by instruction index: round_back_edges
+  std::map<size_t, RoundEdge> round_edges;          // by instruction index
   std::vector<int> reg_mentions;                    // by register: the instructions that name it (guards included)
   std::map<uint32_t, llvm::MDNode*> row_tags;       // TBAA access tags, by a frame row's first unit
   llvm::MDNode* kernel_tag = nullptr;               // TBAA access tag of the kernel's own memory accesses
@@ -208,9 +226,10 @@ class FnLowering {
 
 // Registers live after each instruction that is a cut (by index), for the
 // frame layout. Conservative: a register may be saved that is not needed.
-// A spin loop's back edge (`yields`) saves what the loop's start needs.
+// A back edge that is a cut (`resumes_at_target`: spins and rounds) saves
+// what the loop's start needs.
 std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut,
-                                           const std::vector<bool>& yields = {});
+                                           const std::vector<bool>& resumes_at_target = {});
 // The instructions each may run next.
 std::vector<std::vector<int>> successors(const Function& f);
 // The index of the instruction a `bra` to a label goes to; -1 for anything
@@ -223,6 +242,14 @@ int branch_target(const Function& f, const Instr& in);
 // goes on, as independent thread scheduling lets a GPU's, so that a thread
 // waiting for another's store sees it.
 std::vector<bool> spin_back_edges(const Function& f);
+// By instruction index: the backward branches of loops a block's threads go
+// round in step, one trip a step (CutKind::kRound), so that each trip runs
+// as a loop over the threads the vectorizer widens. Such a loop contains no
+// other loop, cut or call, lies in no other loop, and steps a register by
+// a uniform amount, leaving on its comparison with a uniform bound (a
+// grid- or block-stride loop). None when CUCPU_LOOP_ROUNDS=0.
+std::vector<RoundEdge> round_back_edges(const Function& f, const Remat& remat, const std::vector<bool>& is_cut);
+bool loop_rounds_enabled();
 // The sum over the kernel's regions (the code from its start, or from after
 // a cut, to the next cuts) of their sizes in instructions.
 size_t region_sizes(const Function& f, const std::vector<bool>& is_cut);

@@ -111,7 +111,7 @@ size_t region_sizes(const Function& f, const std::vector<bool>& is_cut) {
 }
 
 std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<bool>& is_cut,
-                                           const std::vector<bool>& yields) {
+                                           const std::vector<bool>& resumes_at_target) {
   const size_t n = f.body.size(), nr = f.regs.size(), words = (nr + 63) / 64;
   std::vector<std::vector<int>> uses(n), defs(n);
   const std::vector<std::vector<int>> succ = successors(f);
@@ -150,8 +150,8 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
   }
   std::vector<std::vector<int>> out(n);
   for (size_t i = 0; i < n; ++i) {
-    if (is_cut[i] && i < yields.size() && yields[i]) {
-      // A spin loop's back edge resumes at the loop's start: what that needs.
+    if (is_cut[i] && i < resumes_at_target.size() && resumes_at_target[i]) {
+      // A back edge resumes at the loop's start: what that needs.
       const size_t h = static_cast<size_t>(branch_target(f, f.body[i]));
       for (size_t r = 0; r < nr; ++r)
         if (live_in[h * words + r / 64] >> (r % 64) & 1) out[i].push_back(static_cast<int>(r));
@@ -217,17 +217,28 @@ void FnLowering::lower_body() {
     is_yield = spin_back_edges(f);
     for (size_t i = 0; i < f.body.size(); ++i)
       if (is_cut_instruction(f.body[i]) || is_yield[i]) is_cut[i] = has_cuts = true;
+    remat = remat_analysis(f, entry_params);
+    is_round.assign(f.body.size(), false);
+    for (const RoundEdge& e : round_back_edges(f, remat, is_cut)) {
+      is_round[e.back] = is_cut[e.back] = has_cuts = true;
+      round_edges[e.back] = e;
+    }
   }
   uint32_t units = kFrameHeaderUnits;
   reg_unit.assign(f.regs.size(), 0);
   if (has_cuts) {
     frame = fn->getArg(0);
     pitch = fn->getArg(8);
-    remat = remat_analysis(f, entry_params);
-    live_across = cut_liveness(f, is_cut, is_yield);
+    std::vector<bool> back_cuts = is_yield;
+    for (size_t i = 0; i < is_round.size(); ++i)
+      if (is_round[i]) back_cuts[i] = true;
+    live_across = cut_liveness(f, is_cut, back_cuts);
     // A loop per resume point when the regions overlap little (the code
-    // compiled then stays within 1.5 times the kernel's).
-    specialize = region_sizes(f, is_cut) <= f.body.size() * 3 / 2 + 16;
+    // compiled then stays within 1.5 times the kernel's; twice, when round
+    // cuts alone make the overlap: a loop's trip is in its first region too).
+    bool rounds_only = true;
+    for (size_t i = 0; i < f.body.size(); ++i) rounds_only = rounds_only && (!is_cut[i] || is_round[i]);
+    specialize = region_sizes(f, is_cut) <= f.body.size() * (rounds_only ? 2 : 1.5) + 16;
     for (auto& set : live_across)
       for (int r : set)
         if (!reg_unit[static_cast<size_t>(r)] && remat.def[static_cast<size_t>(r)] < 0) {
@@ -401,7 +412,9 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     auto* next = llvm::BasicBlock::Create(ctx, "fall", fn);
     llvm::BasicBlock* taken = target;
     const bool yields = index < is_yield.size() && is_yield[index];
+    const bool rounds = index < is_round.size() && is_round[index];
     if (yields) taken = llvm::BasicBlock::Create(ctx, "spin", fn);
+    if (rounds) taken = llvm::BasicBlock::Create(ctx, "round", fn);
     if (in.guard >= 0) {
       b.CreateCondBr(guard_of(in), taken, next);
     } else {
@@ -427,6 +440,15 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
       b.SetInsertPoint(yield);
       CutSite site;
       site.kind = CutKind::kYield;
+      site.line = in.line;
+      Value* ops[kExchangeInSlots] = {};
+      emit_cut(site, index, ops);
+      b.CreateBr(target);
+    }
+    if (rounds) {
+      b.SetInsertPoint(taken);
+      CutSite site;
+      site.kind = CutKind::kRound;
       site.line = in.line;
       Value* ops[kExchangeInSlots] = {};
       emit_cut(site, index, ops);

@@ -288,6 +288,82 @@ void promote_registers(llvm::Function& step) {
   fpm.run(step, fam);
 }
 
+uint32_t row_tag_field(llvm::MDNode* tag, unsigned k) {
+  return static_cast<uint32_t>(llvm::mdconst::extract<llvm::ConstantInt>(tag->getOperand(k))->getZExtValue());
+}
+
+// The loop of round site `row.site` in two versions: `general` (the loop
+// made from the step as it is), and one made from `step` where every load
+// of the uniform row is the value of the span's first thread. A test over
+// the span's rows picks the second when all of them hold that value.
+llvm::Function* with_uniform_row(llvm::Module& mod, llvm::Function* step, llvm::Function* general,
+                                 const KernelLayout::UniformRow& row) {
+  llvm::LLVMContext& ctx = mod.getContext();
+  const std::string name = general->getName().str();
+  llvm::Function* fast_step = resuming_at(step, row.site);
+  llvm::Function* fast = make_loop(mod, fast_step, name + ".uniform", true, static_cast<int>(row.site),
+                                   llvm::Function::InternalLinkage);
+  llvm::CallInst* call = nullptr;
+  for (llvm::BasicBlock& bb : *fast)
+    for (llvm::Instruction& i : bb)
+      if (auto* c = llvm::dyn_cast<llvm::CallInst>(&i); c && c->getCalledFunction() == fast_step) call = c;
+  llvm::InlineFunctionInfo ifi;
+  if (!call || !llvm::InlineFunction(*call, ifi).isSuccess()) {
+    fast->eraseFromParent();
+    fast_step->eraseFromParent();
+    return general;
+  }
+  fast_step->eraseFromParent();
+  llvm::Type* ty = llvm::Type::getIntNTy(ctx, row.elem * 8);
+  llvm::IRBuilder<> b(ctx);
+  // The row's element of thread `t`, in the function `fn` whose arguments are the range function's.
+  auto element = [&](llvm::Function* fn, Value* t) {
+    Value* base = b.CreateGEP(b.getInt8Ty(), fn->getArg(0), b.CreateMul(fn->getArg(1), b.getInt64(row.unit)));
+    return b.CreateLoad(ty, b.CreateGEP(ty, base, b.CreateZExt(t, b.getInt64Ty())));
+  };
+  b.SetInsertPoint(&fast->getEntryBlock(), fast->getEntryBlock().getFirstInsertionPt());
+  Value* v0 = element(fast, fast->getArg(3));
+  std::vector<llvm::LoadInst*> uses;
+  for (llvm::BasicBlock& bb : *fast)
+    for (llvm::Instruction& i : bb)
+      if (auto* ld = llvm::dyn_cast<llvm::LoadInst>(&i); ld && ld->getType() == ty)
+        if (llvm::MDNode* tag = ld->getMetadata(kRowTag); tag && row_tag_field(tag, 0) == row.site && row_tag_field(tag, 1) == row.unit)
+          uses.push_back(ld);
+  for (llvm::LoadInst* ld : uses) {
+    ld->replaceAllUsesWith(v0);
+    ld->eraseFromParent();
+  }
+  // The test: first < last here (the runner steps no empty span).
+  llvm::Function* pick = llvm::Function::Create(general->getFunctionType(), llvm::Function::InternalLinkage, name + ".pick", mod);
+  pick->copyAttributesFrom(general);
+  auto* entry = llvm::BasicBlock::Create(ctx, "entry", pick);
+  auto* scan = llvm::BasicBlock::Create(ctx, "scan", pick);
+  auto* go = llvm::BasicBlock::Create(ctx, "go", pick);
+  b.SetInsertPoint(entry);
+  Value* first = pick->getArg(3);
+  Value* last = pick->getArg(4);
+  Value* want = element(pick, first);
+  b.CreateBr(scan);
+  b.SetInsertPoint(scan);
+  llvm::PHINode* t = b.CreatePHI(b.getInt32Ty(), 2);
+  llvm::PHINode* same = b.CreatePHI(b.getInt1Ty(), 2);
+  t->addIncoming(first, entry);
+  same->addIncoming(b.getTrue(), entry);
+  Value* same_next = b.CreateAnd(same, b.CreateICmpEQ(element(pick, t), want));
+  Value* t_next = b.CreateAdd(t, b.getInt32(1), "", true, true);
+  t->addIncoming(t_next, scan);
+  same->addIncoming(same_next, scan);
+  b.CreateCondBr(b.CreateICmpULT(t_next, last), scan, go);
+  b.SetInsertPoint(go);
+  std::vector<Value*> args;
+  for (llvm::Argument& a : pick->args()) args.push_back(&a);
+  Value* r = b.CreateSelect(same_next, fast, general);
+  llvm::CallInst* c = b.CreateCall(general->getFunctionType(), r, args);
+  c->setTailCall();
+  b.CreateRet(c);
+  return pick;
+}
+
 }  // namespace
 
 void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& layout, bool specialize) {
@@ -317,6 +393,8 @@ void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& la
     steps.push_back(resuming_at(step, static_cast<uint32_t>(r)));
     loops.push_back(make_loop(mod, steps.back(), layout.range_name + ".r" + std::to_string(r), true, static_cast<int>(r),
                               llvm::Function::InternalLinkage));
+    for (const KernelLayout::UniformRow& row : layout.uniform_rows)
+      if (row.site == r) loops.back() = with_uniform_row(mod, step, loops.back(), row);
   }
   step->eraseFromParent();
   // The dispatcher (the warp machine's fallback when there is one).

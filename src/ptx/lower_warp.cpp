@@ -57,6 +57,20 @@ void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[
   // The registers live across the cut: saved, or recomputed on resuming.
   std::vector<int> saved, recomputed;
   for (int r : live_across[index]) (reg_unit[static_cast<size_t>(r)] ? saved : recomputed).push_back(r);
+  // A round cut's loop register, when its start can be recomputed, is
+  // saved as its distance from that start (layout.uniform_rows).
+  auto round = round_edges.find(index);
+  const int walked = round != round_edges.end() && round->second.start >= 0 ? round->second.iv : -1;
+  auto start_value = [&]() {
+    const Instr& start = f.body[static_cast<size_t>(round->second.start)];
+    std::vector<int> sources;
+    for (size_t k = 1; k < start.args.size(); ++k)
+      if (start.args[k].kind == Operand::Kind::kReg) sources.push_back(start.args[k].reg);
+    for (int i : remat.closure(f, sources)) lower_instr(f.body[static_cast<size_t>(i)], static_cast<size_t>(i));
+    lower_instr(start, static_cast<size_t>(round->second.start));
+    llvm::AllocaInst* a = regs[static_cast<size_t>(walked)];
+    return static_cast<Value*>(b.CreateLoad(a->getAllocatedType(), a));
+  };
   auto save = [&](int r, bool store) {
     llvm::AllocaInst* a = regs[static_cast<size_t>(r)];
     llvm::Type* ty = a->getAllocatedType();
@@ -65,13 +79,18 @@ void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[
     const uint32_t elem = bits > 64 ? 16 : bits > 32 ? 8 : 4;  // wider registers: vectors of 128 bits
     Value* p = frame_row(unit, elem);
     if (store) {
-      frame_access(b.CreateStore(b.CreateLoad(ty, a), p), unit, elem);
+      Value* v = b.CreateLoad(ty, a);
+      if (r == walked) v = b.CreateSub(v, start_value());
+      frame_access(b.CreateStore(v, p), unit, elem);
     } else {
-      auto* ld = b.CreateLoad(ty, p);
-      frame_access(ld, unit, elem);
-      b.CreateStore(ld, a);
+      Value* v = frame_access(b.CreateLoad(ty, p), unit, elem);
+      if (r == walked) v = b.CreateAdd(start_value(), v);
+      b.CreateStore(v, a);
     }
   };
+  if (walked >= 0 && reg_unit[static_cast<size_t>(walked)])
+    layout.uniform_rows.push_back({id, reg_unit[static_cast<size_t>(walked)],
+                                   static_cast<uint32_t>(regs[static_cast<size_t>(walked)]->getAllocatedType()->getPrimitiveSizeInBits() / 8)});
   for (int r : saved) save(r, true);
   b.CreateRet(b.getInt32(id));
   auto* resume = llvm::BasicBlock::Create(ctx, "resume" + std::to_string(id), fn);
