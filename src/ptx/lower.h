@@ -87,7 +87,10 @@ struct Remat {
   // The instructions to run again, in order, so that `regs` hold their values.
   std::vector<int> closure(const Function& f, const std::vector<int>& regs) const;
 };
-Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& entry_params);
+// `max_chain`: the most instructions one register may be recomputed with
+// (a resumed thread runs them each time it resumes).
+constexpr int kRematChain = 12;
+Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& entry_params, int max_chain = kRematChain);
 
 // A loop a block's threads go round in step (round_back_edges).
 struct RoundEdge {
@@ -219,6 +222,7 @@ class FnLowering {
   std::map<uint32_t, llvm::MDNode*> row_tags;       // TBAA access tags, by a frame row's first unit
   llvm::MDNode* kernel_tag = nullptr;               // TBAA access tag of the kernel's own memory accesses
   Remat remat;
+  Remat round_remat;  // remat_analysis with kRoundChain: round loops' starts
   llvm::BasicBlock* entry_block = nullptr;
   llvm::AllocaInst* misaligned = nullptr;          // first misaligned plain access (0: none)
   llvm::AllocaInst* spin_count = nullptr;          // spin loops' trips round since the step began
@@ -248,6 +252,10 @@ std::vector<bool> spin_back_edges(const Function& f);
 // other loop, cut or call, lies in no other loop, and steps a register by
 // a uniform amount, leaving on its comparison with a uniform bound (a
 // grid- or block-stride loop). None when CUCPU_LOOP_ROUNDS=0.
+// `remat`: as remat_analysis with kRoundChain (a round loop's start is
+// recomputed at each trip, but outside the loop over the threads where it
+// is uniform, so it may be long: cooperative groups' 64-bit grid ranks).
+constexpr int kRoundChain = 48;
 std::vector<RoundEdge> round_back_edges(const Function& f, const Remat& remat, const std::vector<bool>& is_cut);
 bool loop_rounds_enabled();
 // The sum over the kernel's regions (the code from its start, or from after

@@ -218,8 +218,9 @@ void FnLowering::lower_body() {
     for (size_t i = 0; i < f.body.size(); ++i)
       if (is_cut_instruction(f.body[i]) || is_yield[i]) is_cut[i] = has_cuts = true;
     remat = remat_analysis(f, entry_params);
+    round_remat = remat_analysis(f, entry_params, kRoundChain);
     is_round.assign(f.body.size(), false);
-    for (const RoundEdge& e : round_back_edges(f, remat, is_cut)) {
+    for (const RoundEdge& e : round_back_edges(f, round_remat, is_cut)) {
       is_round[e.back] = is_cut[e.back] = has_cuts = true;
       round_edges[e.back] = e;
     }

@@ -12,9 +12,6 @@ namespace cucpu::ptx {
 
 namespace {
 
-// The longest chain of instructions one register may be recomputed with.
-constexpr int kMaxChain = 12;
-
 template <class F>
 void each_reg(const Operand& o, F&& fn) {
   if (o.reg >= 0) fn(o.reg);
@@ -49,6 +46,7 @@ bool invariant_special(SReg s) {
 struct Analysis {
   const Function& f;
   const std::map<std::string, uint32_t>& params;
+  int max_chain;
   std::vector<int> writes, writer, state, chain;  // state: 0 unknown, 1 visiting, 2 yes, 3 no
 
   bool source_ok(const Operand& o) {
@@ -83,7 +81,7 @@ struct Analysis {
         }
       }
     }
-    yes = yes && len <= kMaxChain;
+    yes = yes && len <= max_chain;
     chain[static_cast<size_t>(r)] = len;
     s = yes ? 2 : 3;
     return yes;
@@ -92,9 +90,9 @@ struct Analysis {
 
 }  // namespace
 
-Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& entry_params) {
+Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& entry_params, int max_chain) {
   const size_t nr = f.regs.size();
-  Analysis a{f, entry_params, std::vector<int>(nr, 0), std::vector<int>(nr, -1), std::vector<int>(nr, 0),
+  Analysis a{f, entry_params, max_chain, std::vector<int>(nr, 0), std::vector<int>(nr, -1), std::vector<int>(nr, 0),
              std::vector<int>(nr, 0)};
   for (size_t i = 0; i < f.body.size(); ++i) {
     const Instr& in = f.body[i];

@@ -37,6 +37,21 @@ struct LoopScan {
     return true;
   }
 
+  // The register x is a copy of (a cvt or mov, the loop's one write of x),
+  // or -1: loops step a 64-bit register and compare its low half, or the
+  // other way round.
+  int copied_from(size_t h, size_t j, int x) const {
+    if (writes_in(h, j, x) != 1) return -1;
+    for (size_t i = h; i <= j; ++i) {
+      const Instr& in = f.body[i];
+      if (in.args.size() != 2 || in.args[0].kind != Operand::Kind::kReg || in.args[0].reg != x) continue;
+      if ((in.op == "cvt" || in.op == "mov") && in.guard < 0 && in.args[1].kind == Operand::Kind::kReg && !in.has("sat"))
+        return in.args[1].reg;
+      return -1;
+    }
+    return -1;
+  }
+
   // How many instructions of [h, j] write register r.
   int writes_in(size_t h, size_t j, int r) const {
     int n = 0;
@@ -66,7 +81,8 @@ struct LoopScan {
         for (int side = 1; side <= 2; ++side) {
           const Operand& iv = s.args[static_cast<size_t>(side)];
           if (iv.kind != Operand::Kind::kReg || !uniform(s.args[static_cast<size_t>(3 - side)])) continue;
-          if (is_uniform_step(h, j, iv.reg)) return iv.reg;
+          for (int r : {iv.reg, copied_from(h, j, iv.reg)})
+            if (r >= 0 && is_uniform_step(h, j, r)) return r;
         }
       }
     }
@@ -126,8 +142,11 @@ struct LoopScan {
       for (const std::string& m : in.mods) floating = floating || is_float(type_from_name(m));
       if (floating) continue;
       const Operand &x = in.args[1], &y = in.args[2];
-      if (x.kind == Operand::Kind::kReg && x.reg == r && uniform(y)) return true;
-      if (in.op == "add" && y.kind == Operand::Kind::kReg && y.reg == r && uniform(x)) return true;
+      auto is_r = [&](const Operand& o) {
+        return o.kind == Operand::Kind::kReg && (o.reg == r || copied_from(h, j, o.reg) == r);
+      };
+      if (is_r(x) && uniform(y)) return true;
+      if (in.op == "add" && is_r(y) && uniform(x)) return true;
     }
     return false;
   }

@@ -66,7 +66,7 @@ void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[
     std::vector<int> sources;
     for (size_t k = 1; k < start.args.size(); ++k)
       if (start.args[k].kind == Operand::Kind::kReg) sources.push_back(start.args[k].reg);
-    for (int i : remat.closure(f, sources)) lower_instr(f.body[static_cast<size_t>(i)], static_cast<size_t>(i));
+    for (int i : round_remat.closure(f, sources)) lower_instr(f.body[static_cast<size_t>(i)], static_cast<size_t>(i));
     lower_instr(start, static_cast<size_t>(round->second.start));
     llvm::AllocaInst* a = regs[static_cast<size_t>(walked)];
     return static_cast<Value*>(b.CreateLoad(a->getAllocatedType(), a));
