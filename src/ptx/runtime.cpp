@@ -262,16 +262,29 @@ uint64_t cucpu_rt_mbarrier(uint64_t* object, uint32_t op, uint64_t value) {
 }
 
 void cucpu_rt_nanosleep(uint32_t ns) {
-  // Bounded as on the GPU (at most about a millisecond). A kernel sleeps
-  // briefly (the H200 slept 25.5 us for 20 us): a short wait spins, since
-  // the kernel timer's slack would make it tens of microseconds longer.
-  ns = std::min<uint32_t>(ns, 1000000);
+  // The ISA lets a sleep last anything in [0, 2 ns]. Short ones (back-off
+  // in spin loops: CUB's look-back sleeps about a microsecond before it
+  // reads a predecessor's state) return at once: a GPU sleeps to leave
+  // its memory system to others, where a worker spinning on its own clock
+  // only delays the block it runs. A warp's lanes sleep together on a GPU,
+  // where here they run one after another: a longer sleep that begins
+  // within 2 ns of the last one this worker began is taken to be that one
+  // (its lanes, or the same loop's next turn), and returns at once.
+  constexpr uint32_t kShortestSleep = 10000;
+  if (ns < kShortestSleep) return;
+  thread_local uint64_t last_start = 0;
+  ns = std::min<uint32_t>(ns, 1000000);  // bounded as on the GPU (about a millisecond)
+  const uint64_t now = cucpu_rt_globaltimer();
+  if (now - last_start < 2 * uint64_t{ns}) return;
+  last_start = now;
   if (ns > 200000) {
     timespec ts{0, static_cast<long>(ns)};
     nanosleep(&ts, nullptr);
     return;
   }
-  const uint64_t end = cucpu_rt_globaltimer() + ns;
+  // A short wait spins: the kernel timer's slack would make it tens of
+  // microseconds longer (the H200 slept 25.5 us for 20 us).
+  const uint64_t end = now + ns;
   while (cucpu_rt_globaltimer() < end) __builtin_ia32_pause();
 }
 
