@@ -4,8 +4,10 @@
 // cucpu's kernel compiler. Prints, per file: fatbins, PTX texts, entries
 // that compiled, failures grouped by reason (the instruction that blocks
 // them), and compile time. Not part of CI; see docs/conformance.md.
+// --lower-only stops each entry after lowering (no LLVM optimization or
+// code generation): what the compiler refuses, in a fraction of the time.
 //
-//   build/dev/tools/ptx_corpus/cucpu_ptx_corpus [--max-entries N] [--jobs N] FILE...
+//   build/dev/tools/ptx_corpus/cucpu_ptx_corpus [--lower-only] [--max-entries N] [--jobs N] FILE...
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -23,7 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "ptx/ast.h"
 #include "ptx/image.h"
+#include "ptx/lower.h"
 #include "ptx/program.h"
 
 namespace {
@@ -94,7 +98,43 @@ std::vector<std::string> texts_of(const uint8_t* data, size_t size, Stats& st) {
   return out;
 }
 
-void compile_text(const std::string& text, Stats& st, std::mutex& mu, size_t max_entries) {
+// Lowers every entry of `text` (up to max_entries): nullptr-free, each
+// refusal's log in `why` ("" when it lowered).
+void lower_text(const std::string& text, Stats& st, std::mutex& mu, size_t max_entries) {
+  cucpu::ptx::Module m;
+  std::string err;
+  if (!cucpu::ptx::parse_module(text, &m, &err)) return;  // counted by compile_text's parse
+  size_t done = 0;
+  for (size_t fi = 0; fi < m.funcs.size() && done < max_entries; ++fi) {
+    if (!m.funcs[fi].is_entry) continue;
+    ++done;
+    std::string why;
+    const auto k0 = Clock::now();
+    try {
+      llvm::LLVMContext ctx;
+      cucpu::ptx::KernelLayout layout;
+      cucpu::ptx::lower_kernel(m, static_cast<int>(fi), "corpus", ctx, &layout, false);
+    } catch (const cucpu::ptx::LowerError& e) {
+      why = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what;
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - k0).count();
+    std::lock_guard<std::mutex> g(mu);
+    ++st.entries;
+    st.compile_s += s;
+    if (s > st.slowest_s) {
+      st.slowest_s = s;
+      st.slowest = m.funcs[fi].name;
+    }
+    if (why.empty()) {
+      ++st.compiled;
+    } else {
+      ++st.failed;
+      ++st.reasons[reason_of(why)];
+    }
+  }
+}
+
+void compile_text(const std::string& text, Stats& st, std::mutex& mu, size_t max_entries, bool lower_only) {
   std::string log;
   const auto t0 = Clock::now();
   std::shared_ptr<cucpu::ptx::Program> p = cucpu::ptx::Program::parse(text, &log);
@@ -110,6 +150,7 @@ void compile_text(const std::string& text, Stats& st, std::mutex& mu, size_t max
   ++st.targets[p->target_sm()];
   const size_t n = std::min(p->entries().size(), max_entries);
   lock.unlock();
+  if (lower_only) return lower_text(text, st, mu, max_entries);
   for (size_t i = 0; i < n; ++i) {
     std::string why;
     const auto k0 = Clock::now();
@@ -153,17 +194,19 @@ void report(const std::string& name, const Stats& st) {
 
 int main(int argc, char** argv) {
   size_t max_entries = SIZE_MAX, max_texts = SIZE_MAX;
+  bool lower_only = false;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--max-entries" && i + 1 < argc) max_entries = std::stoul(argv[++i]);
+    if (a == "--lower-only") lower_only = true;
+    else if (a == "--max-entries" && i + 1 < argc) max_entries = std::stoul(argv[++i]);
     else if (a == "--max-texts" && i + 1 < argc) max_texts = std::stoul(argv[++i]);
     else if (a == "--jobs" && i + 1 < argc) jobs = static_cast<unsigned>(std::stoul(argv[++i]));
     else files.push_back(a);
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: %s [--max-texts N] [--max-entries N] [--jobs N] FILE...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--lower-only] [--max-texts N] [--max-entries N] [--jobs N] FILE...\n", argv[0]);
     return 2;
   }
   Stats all;
@@ -188,7 +231,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (unsigned j = 0; j < jobs; ++j)
       pool.emplace_back([&] {
-        for (size_t i; (i = next.fetch_add(1)) < texts.size();) compile_text(texts[i], st, mu, max_entries);
+        for (size_t i; (i = next.fetch_add(1)) < texts.size();) compile_text(texts[i], st, mu, max_entries, lower_only);
       });
     for (std::thread& t : pool) t.join();
     report(path, st);
