@@ -94,6 +94,7 @@ Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& e
 
 // A loop a block's threads go round in step (round_back_edges).
 struct RoundEdge {
+  size_t head;  // the loop's first instruction (its label's)
   size_t back;  // the backward branch
   int iv;       // the register the loop steps
   int start;    // the instruction that starts it, when a resumed thread can recompute that (else -1)
@@ -217,7 +218,14 @@ class FnLowering {
   std::vector<bool> is_cut;                         // by instruction index
   std::vector<bool> is_yield;                       // by instruction index: spin_back_edges
   std::vector<bool> is_round;                       // by instruction index: round_back_edges
-  std::map<size_t, RoundEdge> round_edges;          // by instruction index
+  std::map<size_t, RoundEdge> round_edges;          // by instruction index (the back edge)
+  std::map<size_t, size_t> round_heads;             // a round loop's head -> its back edge
+  std::map<size_t, llvm::BasicBlock*> round_cuts;   // by back edge: the cut every way into the loop's head takes
+  // The block of a round loop's cut (made at the first call): saves what
+  // the loop's head needs and returns; resumed, goes to the head. The loop
+  // is entered through it too, so that a step runs one trip and the first
+  // region holds no trip of its own.
+  llvm::BasicBlock* round_cut(size_t back);
   std::vector<int> reg_mentions;                    // by register: the instructions that name it (guards included)
   std::map<uint32_t, llvm::MDNode*> row_tags;       // TBAA access tags, by a frame row's first unit
   llvm::MDNode* kernel_tag = nullptr;               // TBAA access tag of the kernel's own memory accesses

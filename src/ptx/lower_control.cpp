@@ -223,6 +223,7 @@ void FnLowering::lower_body() {
     for (const RoundEdge& e : round_back_edges(f, round_remat, is_cut)) {
       is_round[e.back] = is_cut[e.back] = has_cuts = true;
       round_edges[e.back] = e;
+      round_heads[e.head] = e.back;
     }
   }
   uint32_t units = kFrameHeaderUnits;
@@ -322,7 +323,10 @@ void FnLowering::lower_body() {
     const Instr& in = f.body[i];
     cur = &in;
     if (llvm::BasicBlock* lb = label_blocks[i]) {
-      if (!b.GetInsertBlock()->getTerminator()) b.CreateBr(lb);
+      if (!b.GetInsertBlock()->getTerminator()) {
+        auto head = round_heads.find(i);
+        b.CreateBr(head != round_heads.end() ? round_cut(head->second) : lb);
+      }
       b.SetInsertPoint(lb);
     }
     if (in.op == "bra") {
@@ -402,6 +406,23 @@ llvm::BasicBlock* FnLowering::stop_poll(llvm::BasicBlock* target) {
   return poll;
 }
 
+llvm::BasicBlock* FnLowering::round_cut(size_t back) {
+  llvm::BasicBlock*& cut = round_cuts[back];
+  if (cut) return cut;
+  llvm::IRBuilderBase::InsertPointGuard keep(b);
+  const Instr* was = cur;
+  cut = llvm::BasicBlock::Create(ctx, "round", fn);
+  b.SetInsertPoint(cut);
+  CutSite site;
+  site.kind = CutKind::kRound;
+  site.line = f.body[back].line;
+  Value* ops[kExchangeInSlots] = {};
+  emit_cut(site, back, ops);
+  b.CreateBr(label_blocks[round_edges.at(back).head]);
+  cur = was;
+  return cut;
+}
+
 bool FnLowering::lower_control(const Instr& in, size_t index) {
   const std::string& op = in.op;
   if (op == "bra") {
@@ -409,13 +430,13 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     auto it = f.labels.find(in.args[0].sym);
     if (it == f.labels.end()) fail("unknown label '" + in.args[0].sym + "'");
     llvm::BasicBlock* target = label_blocks[static_cast<size_t>(it->second)];
-    if (static_cast<size_t>(it->second) <= index && kernel_timeout_ns() > 0) target = stop_poll(target);
+    auto round_head = round_heads.find(static_cast<size_t>(it->second));
+    if (round_head != round_heads.end()) target = round_cut(round_head->second);  // the runner polls at cuts
+    else if (static_cast<size_t>(it->second) <= index && kernel_timeout_ns() > 0) target = stop_poll(target);
     auto* next = llvm::BasicBlock::Create(ctx, "fall", fn);
     llvm::BasicBlock* taken = target;
     const bool yields = index < is_yield.size() && is_yield[index];
-    const bool rounds = index < is_round.size() && is_round[index];
     if (yields) taken = llvm::BasicBlock::Create(ctx, "spin", fn);
-    if (rounds) taken = llvm::BasicBlock::Create(ctx, "round", fn);
     if (in.guard >= 0) {
       b.CreateCondBr(guard_of(in), taken, next);
     } else {
@@ -441,15 +462,6 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
       b.SetInsertPoint(yield);
       CutSite site;
       site.kind = CutKind::kYield;
-      site.line = in.line;
-      Value* ops[kExchangeInSlots] = {};
-      emit_cut(site, index, ops);
-      b.CreateBr(target);
-    }
-    if (rounds) {
-      b.SetInsertPoint(taken);
-      CutSite site;
-      site.kind = CutKind::kRound;
       site.line = in.line;
       Value* ops[kExchangeInSlots] = {};
       emit_cut(site, index, ops);

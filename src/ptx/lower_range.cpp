@@ -300,6 +300,13 @@ llvm::Function* with_uniform_row(llvm::Module& mod, llvm::Function* step, llvm::
                                  const KernelLayout::UniformRow& row) {
   llvm::LLVMContext& ctx = mod.getContext();
   const std::string name = general->getName().str();
+  // The general loop runs only for spans whose threads went round apart (a
+  // block that diverged before the loop): its step stays a call, so that
+  // the region is not widened (and compiled) twice more.
+  for (llvm::BasicBlock& bb : *general)
+    for (llvm::Instruction& i : bb)
+      if (auto* c = llvm::dyn_cast<llvm::CallInst>(&i); c && c->getCalledFunction() && !c->getCalledFunction()->isIntrinsic())
+        c->addFnAttr(llvm::Attribute::NoInline);
   llvm::Function* fast_step = resuming_at(step, row.site);
   llvm::Function* fast = make_loop(mod, fast_step, name + ".uniform", true, static_cast<int>(row.site),
                                    llvm::Function::InternalLinkage);

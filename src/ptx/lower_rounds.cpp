@@ -182,7 +182,7 @@ std::vector<RoundEdge> round_back_edges(const Function& f, const Remat& remat, c
     for (size_t i = e.head; i <= e.back && alone; ++i) alone = !is_cut[i] && f.body[i].op != "call";
     if (!alone) continue;
     const int iv = scan.steps_uniformly(e.head, e.back);
-    if (iv >= 0) out.push_back({e.back, iv, scan.start_of(e.head, e.back, iv)});
+    if (iv >= 0) out.push_back({e.head, e.back, iv, scan.start_of(e.head, e.back, iv)});
   }
   return out;
 }
