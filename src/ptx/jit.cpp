@@ -249,6 +249,8 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
     early.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
     early.run(mod, mam);
   }
+  for (llvm::Function& f : mod)
+    if (!f.isDeclaration()) canonicalize_f32_nans(f);
   derive_pointers(mod);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(mod, mam);

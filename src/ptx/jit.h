@@ -20,6 +20,12 @@ void report_compile_time(const std::string& what, const char* phase, double ms);
 // Milliseconds from `start` to now (for report_compile_time).
 double ms_since(std::chrono::steady_clock::time_point start);
 
+// Gives every f32 NaN an arithmetic operation makes the GPU's canonical
+// bits (0x7fffffff) where they can be seen: stores, bit casts, widening to
+// f64, calls and returns; NaNs passed through from memory keep their
+// payloads, as on the GPU (nan_canonical.cpp). Run on SSA form.
+void canonicalize_f32_nans(llvm::Function& fn);
+
 // Optimizes `mod` (which lives in `ctx`; both are consumed) for this CPU
 // and compiles it to a relocatable object. False with *error on failure.
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,

@@ -465,3 +465,30 @@ CONF_TEST(KernelIntToFloatRoundsInEveryModeLikeTheHost) {
     ck.done();
   });
 }
+
+// Driver 580 on an H100 (tools/probes/isa_edges_probe.cpp): an f32
+// arithmetic result that is NaN has the bits 0x7fffffff, whatever NaN or
+// invalid operation made it; a NaN a kernel only moves keeps its payload.
+CONF_TEST(KernelF32ArithmeticNaNsAreCanonicalAndMovedNaNsKeepTheirPayload) {
+  kt::for_each_variant("float_ops", [&](kt::Module& m) {
+    const uint32_t payload = 0x7fc00001u;
+    std::vector<float> in(4);
+    std::memcpy(&in[0], &payload, 4);
+    in[1] = INFINITY;
+    in[2] = -1.0f;
+    in[3] = 0.0f;
+    kt::Buf<float> din(in);
+    kt::Buf<uint32_t> out(16);
+    kt::Buf<uint64_t> wide(1);
+    kt::run(m.fn("nan_bits"), {1}, {2}, 0, din.p, out.p, wide.p);
+    const uint32_t c = 0x7fffffffu;
+    const std::vector<uint32_t> want = {c, c, c, c, c, payload, c, payload,   // thread 0
+                                        c, c, c, c, c, payload, c, c};        // thread 1: its last adds
+    kt::Checker ck("nan_bits");
+    ck.all(out.get(), want);
+    ck.done();
+    const uint64_t w = wide.get()[0];
+    conf::info_value("nan_widened_to_f64", static_cast<long long>(w));
+    EXPECT_TRUE((w >> 63) == 0);  // printf shows "nan", not "-nan"
+  });
+}

@@ -256,3 +256,21 @@ extern "C" __global__ void cvt_i2f(const long long* a, const double* d, float* o
   od[k++ * n + i] = __ull2double_rd(uv);
   od[k++ * n + i] = (double)__double2float_rn(d[i]);
 }
+
+// The bits of f32 NaNs: arithmetic gives the canonical NaN (0x7fffffff)
+// whatever its operands; a NaN passed through keeps its payload. in[0] a
+// quiet NaN with a payload, in[1] +inf, in[2] -1, in[3] 0. Thread 0 hands
+// the payload on where thread 1 adds to it (a value of both kinds).
+extern "C" __global__ void nan_bits(const float* in, unsigned* out, unsigned long long* wide) {
+  const float nan = in[0], inf = in[1], minus_one = in[2], zero = in[3];
+  unsigned* o = out + threadIdx.x * 8;
+  o[0] = __float_as_uint(nan + 1.0f);
+  o[1] = __float_as_uint(inf - inf);
+  o[2] = __float_as_uint(zero * inf);
+  o[3] = __float_as_uint(sqrtf(minus_one));
+  o[4] = __float_as_uint(fmaf(nan, 2.0f, 1.0f));
+  o[5] = __float_as_uint(nan);
+  o[6] = __float_as_uint(zero / zero);
+  o[7] = __float_as_uint(threadIdx.x == 0 ? nan : nan + 1.0f);
+  if (threadIdx.x == 0) wide[0] = __double_as_longlong(static_cast<double>(inf - inf));
+}
