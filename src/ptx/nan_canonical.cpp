@@ -9,6 +9,12 @@
 // that reach such a place get the canonical NaN: there, when all of them
 // come from arithmetic (one compare and one blend per store, not per
 // operation); at each arithmetic definition, when a value mixes both.
+//
+// A thread's frame rows (kRowTag: registers saved at cuts, a collective's
+// operands and results) carry values from one region to the next: a store
+// to them is not a place where bits are seen, and a value read back from
+// them counts as arithmetic's (a NaN crossing a barrier or a shuffle is far
+// more often computed than moved; a moved one loses its payload there).
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "ptx/jit.h"
+#include "ptx/lower.h"
 
 namespace cucpu::ptx {
 namespace {
@@ -28,6 +35,34 @@ namespace {
 enum Source : uint8_t { kNever = 0, kArithmetic = 1, kPassed = 2, kBoth = 3 };
 
 bool is_f32(const llvm::Value* v) { return v->getType()->isFloatTy(); }
+
+bool row_access(const llvm::Instruction* i) { return i && i->getMetadata(kRowTag); }
+
+// An integer read from a frame row, through width changes.
+bool from_row(const llvm::Value* v) {
+  for (int depth = 0; depth < 4; ++depth) {
+    const auto* i = llvm::dyn_cast<llvm::Instruction>(v);
+    if (!i) return false;
+    if (llvm::isa<llvm::LoadInst>(i)) return row_access(i);
+    if (!llvm::isa<llvm::CastInst>(i)) return false;
+    v = i->getOperand(0);
+  }
+  return false;
+}
+
+// Every use of v stores it (through width changes and bit casts) into a frame row.
+bool only_to_rows(const llvm::Value* v, int depth = 0) {
+  if (depth > 4 || v->use_empty()) return false;
+  for (const llvm::User* u : v->users()) {
+    const auto* i = llvm::dyn_cast<llvm::Instruction>(u);
+    if (const auto* st = llvm::dyn_cast_or_null<llvm::StoreInst>(i)) {
+      if (st->getValueOperand() != v || !row_access(st)) return false;
+    } else if (!i || !llvm::isa<llvm::CastInst>(i) || !only_to_rows(i, depth + 1)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 // An operation whose NaN result is the canonical NaN on the GPU.
 bool arithmetic(const llvm::Instruction& i) {
@@ -75,7 +110,7 @@ struct Classes {
         for (llvm::Instruction& i : bb) {
           if (!is_f32(&i)) continue;
           uint8_t s = kPassed;  // loads, bit casts, element reads, other conversions
-          if (arithmetic(i)) {
+          if (arithmetic(i) || row_access(&i) || (llvm::isa<llvm::BitCastInst>(i) && from_row(i.getOperand(0)))) {
             s = kArithmetic;
           } else if (transparent(i)) {
             s = kNever;
@@ -97,8 +132,10 @@ struct Classes {
 std::vector<unsigned> seen_operands(const llvm::Instruction& i) {
   std::vector<unsigned> out;
   if (const auto* st = llvm::dyn_cast<llvm::StoreInst>(&i)) {
-    if (is_f32(st->getValueOperand())) out.push_back(0);
-  } else if (llvm::isa<llvm::BitCastInst>(i) || llvm::isa<llvm::FPExtInst>(i) || llvm::isa<llvm::ReturnInst>(i)) {
+    if (is_f32(st->getValueOperand()) && !row_access(st)) out.push_back(0);
+  } else if (llvm::isa<llvm::BitCastInst>(i)) {
+    if (is_f32(i.getOperand(0)) && !only_to_rows(&i)) out.push_back(0);
+  } else if (llvm::isa<llvm::FPExtInst>(i) || llvm::isa<llvm::ReturnInst>(i)) {
     if (i.getNumOperands() > 0 && is_f32(i.getOperand(0))) out.push_back(0);
   } else if (llvm::isa<llvm::InsertElementInst>(i)) {
     if (is_f32(i.getOperand(1))) out.push_back(1);
