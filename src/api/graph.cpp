@@ -158,14 +158,17 @@ CUresult upload(NullStream ns, CUgraphExec he, CUstream h) {
 
 CUresult instantiate_with_params(NullStream ns, CUgraphExec* out, CUgraph hg, CUDA_GRAPH_INSTANTIATE_PARAMS* p) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
+  // The upload stream is checked before the executable graph is made: a
+  // call that fails leaves nothing behind (the graph's allocation nodes'
+  // memory went with an executable graph no one could destroy).
+  if (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) {
+    Stream* s;
+    if (CUresult u = api::stream_handle(p->hUploadStream, ns, &s)) return u;
+  }
   CUgraphNode err = nullptr;
   CUresult r = instantiate(out, hg, p->flags, &err);
   p->hErrNode_out = err;
   p->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
-  if (r == CUDA_SUCCESS && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
-    Stream* s;
-    if (CUresult u = api::stream_handle(p->hUploadStream, ns, &s)) return u;
-  }
   return r;
 }
 

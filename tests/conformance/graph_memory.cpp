@@ -94,3 +94,33 @@ CONF_TEST(CapturedAllocAsyncAndFreeAsyncBecomeGraphMemoryNodes) {
   ASSERT_CU(cuGraphDestroy(g));
   ASSERT_CU(cuStreamDestroy(s));
 }
+
+// A cuGraphInstantiateWithParams that fails leaves no executable graph
+// behind: its graph's allocation nodes' memory goes with the graph.
+CONF_TEST(InstantiateWithParamsRefusedForItsUploadStreamMakesNothing) {
+  SKIP_ON_NVIDIA("passes a destroyed stream, which the driver leaves undefined");
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  CUdevice d;
+  ASSERT_CU(cuDeviceGet(&d, 0));
+  ASSERT_CU(cuDeviceGraphMemTrim(d));
+  cuuint64_t before = 0, after = 0;
+  ASSERT_CU(cuDeviceGetGraphMemAttribute(d, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &before));
+  CUgraph g;
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUDA_MEM_ALLOC_NODE_PARAMS p = alloc_params(1 << 16);
+  CUgraphNode alloc;
+  ASSERT_CU(cuGraphAddMemAllocNode(&alloc, g, nullptr, 0, &p));
+  CUstream dead;
+  ASSERT_CU(cuStreamCreate(&dead, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamDestroy(dead));
+  CUDA_GRAPH_INSTANTIATE_PARAMS ip{};
+  ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+  ip.hUploadStream = dead;
+  CUgraphExec e = nullptr;
+  EXPECT_TRUE(cuGraphInstantiateWithParams(&e, g, &ip) != CUDA_SUCCESS);
+  EXPECT_TRUE(e == nullptr);
+  ASSERT_CU(cuGraphDestroy(g));
+  ASSERT_CU(cuDeviceGraphMemTrim(d));
+  ASSERT_CU(cuDeviceGetGraphMemAttribute(d, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &after));
+  EXPECT_TRUE(after == before);
+}
