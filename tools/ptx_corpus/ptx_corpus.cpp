@@ -6,6 +6,7 @@
 // them), and compile time. Not part of CI; see docs/conformance.md.
 // --lower-only stops each entry after lowering (no LLVM optimization or
 // code generation): what the compiler refuses, in a fraction of the time.
+// --dump DIR writes each PTX text found to DIR/<file>.<n>.ptx and compiles nothing.
 //
 //   build/dev/tools/ptx_corpus/cucpu_ptx_corpus [--lower-only] [--max-entries N] [--jobs N] FILE...
 #include <sys/mman.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -72,7 +74,9 @@ struct Stats {
 // newest PTX of each fatbin container found in it.
 std::vector<std::string> texts_of(const uint8_t* data, size_t size, Stats& st) {
   std::vector<std::string> out;
-  if (size > 8 && std::memcmp(data, "//", 2) == 0) {
+  size_t lead = 0;
+  while (lead < size && std::isspace(data[lead])) ++lead;
+  if (size > lead + 8 && (std::memcmp(data + lead, "//", 2) == 0 || std::memcmp(data + lead, ".version", 8) == 0)) {
     out.emplace_back(reinterpret_cast<const char*>(data), size);
     return out;
   }
@@ -195,18 +199,20 @@ void report(const std::string& name, const Stats& st) {
 int main(int argc, char** argv) {
   size_t max_entries = SIZE_MAX, max_texts = SIZE_MAX;
   bool lower_only = false;
+  std::string dump;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--lower-only") lower_only = true;
+    else if (a == "--dump" && i + 1 < argc) dump = argv[++i];
     else if (a == "--max-entries" && i + 1 < argc) max_entries = std::stoul(argv[++i]);
     else if (a == "--max-texts" && i + 1 < argc) max_texts = std::stoul(argv[++i]);
     else if (a == "--jobs" && i + 1 < argc) jobs = static_cast<unsigned>(std::stoul(argv[++i]));
     else files.push_back(a);
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: %s [--lower-only] [--max-texts N] [--max-entries N] [--jobs N] FILE...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--lower-only] [--dump DIR] [--max-texts N] [--max-entries N] [--jobs N] FILE...\n", argv[0]);
     return 2;
   }
   Stats all;
@@ -226,6 +232,16 @@ int main(int argc, char** argv) {
     munmap(map, static_cast<size_t>(sb.st_size));
     if (texts.size() > max_texts) texts.resize(max_texts);
     st.texts = texts.size();
+    if (!dump.empty()) {
+      const std::string base = dump + "/" + path.substr(path.find_last_of('/') + 1);
+      for (size_t i = 0; i < texts.size(); ++i)
+        if (FILE* f = std::fopen((base + "." + std::to_string(i) + ".ptx").c_str(), "wb")) {
+          std::fwrite(texts[i].data(), 1, texts[i].size(), f);
+          std::fclose(f);
+        }
+      std::printf("## %s: %zu PTX texts written\n", path.c_str(), texts.size());
+      continue;
+    }
     std::mutex mu;
     std::atomic<size_t> next{0};
     std::vector<std::thread> pool;
