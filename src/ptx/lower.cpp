@@ -90,8 +90,16 @@ bool is_cut_instruction(const Instr& in) {
          op == "ldmatrix" || op == "mma";
 }
 
-std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std::string& prefix,
+std::unique_ptr<llvm::Module> lower_kernel(const Module& original, int entry, const std::string& prefix,
                                            llvm::LLVMContext& ctx, KernelLayout* layout, bool big_grid) {
+  // Functions with cuts are lowered as part of the kernel's body: a copy of
+  // the module whose kernel has them inlined (rare; the copy is the cost).
+  std::optional<Module> inlined;
+  if (std::optional<Function> f = inline_cut_calls(original, original.funcs[static_cast<size_t>(entry)])) {
+    inlined = original;
+    inlined->funcs[static_cast<size_t>(entry)] = std::move(*f);
+  }
+  const Module& m = inlined ? *inlined : original;
   const Function& kf = m.funcs[static_cast<size_t>(entry)];
   auto mod = std::make_unique<llvm::Module>(prefix, ctx);
   std::vector<int> order;
@@ -155,8 +163,9 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
     for (const Instr& in : f.body)
       if (is_cut_instruction(in))
         throw LowerError{in.line, in.col,
-                         "'" + in.op + "' inside the called function '" + f.name +
-                             "' is not supported (barriers and warp collectives must be in the kernel body)"};
+                         "'" + in.op + "' inside the function '" + f.name +
+                             "', which the kernel reaches through a pointer, is not supported (direct calls of "
+                             "functions with barriers and warp collectives are inlined)"};
     FnLowering fl(m, f, *mod, mod->getFunction(prefix + "_f_" + f.name), *layout, shared, prefix, false);
     fl.combine_reds = combine;
     fl.instrument = instrument;

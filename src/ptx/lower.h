@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -99,6 +100,12 @@ struct RoundEdge {
   int iv;       // the register the loop steps
   int start;    // the instruction that starts it, when a resumed thread can recompute that (else -1)
 };
+
+// The kernel with every call of a function that holds a cut (a barrier or
+// a warp collective, itself or in what it calls) replaced by that
+// function's body (inline_cuts.cpp); nullopt when it makes no such call.
+// Refuses (LowerError) recursion through such functions.
+std::optional<Function> inline_cut_calls(const Module& m, const Function& kernel);
 
 // Lowers the device functions `funcs` (and what they call) on their own,
 // with external names prefix + "_f_" + name, for calls through pointers.
