@@ -50,15 +50,40 @@ void release_allocation(const Allocation& a) {
   release_backing(a);
 }
 
+namespace {
+
+// Allocations of at least this many bytes start on a huge-page boundary and
+// ask for transparent huge pages: their first touch (a kernel's, a memset's)
+// then faults once per 2 MiB instead of once per 4 KiB (64 MiB first set:
+// 195 ms of page faults on a 2-core VM, where a fault costs microseconds).
+constexpr size_t kHugePage = size_t{2} << 20;
+
+}  // namespace
+
 // Device and managed memory is mapped page by page, with an inaccessible
 // guard after it: as on a GPU, a kernel faults at page granularity past an
 // allocation's end, and on any access to memory already freed.
 void* map_backing(MemKind kind, size_t rounded) {
   if (kind != MemKind::kDevice && kind != MemKind::kManaged) return std::aligned_alloc(kAlignment, rounded);
   const size_t pages = (rounded + kPage - 1) / kPage * kPage;
-  void* p = mmap(nullptr, pages + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  mprotect(static_cast<char*>(p) + pages, kGuard, PROT_NONE);
+  const size_t slack = pages >= kHugePage ? kHugePage : 0;  // room to move the start to a boundary
+  void* raw = mmap(nullptr, pages + kGuard + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  char* p = static_cast<char*>(raw);
+  if (slack) {
+    // Keep [start, start + pages + kGuard) and give back the rest, so that
+    // release_backing unmaps exactly what it would without the slack.
+    char* start = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + kHugePage - 1) / kHugePage * kHugePage);
+    if (start > p) munmap(p, static_cast<size_t>(start - p));
+    char* end = start + pages + kGuard;
+    if (end < p + pages + kGuard + slack) munmap(end, static_cast<size_t>(p + pages + kGuard + slack - end));
+    p = start;
+#ifdef MADV_HUGEPAGE
+    madvise(p, pages, MADV_HUGEPAGE);  // advice: where the kernel has no huge pages, small ones serve
+#endif
+  }
+  mprotect(p + pages, kGuard, PROT_NONE);
   return p;
 }
 
