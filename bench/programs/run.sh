@@ -8,7 +8,7 @@ set -e
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-build/release/bin}
 out=$(mktemp -d)
-for p in thrust_sort transcendentals option_pricing grid_reduce row_sums; do
+for p in thrust_sort transcendentals option_pricing grid_reduce row_sums first_touch; do
   nvcc -arch=sm_90 -O2 -o "$out/$p" "$here/$p.cu"
   echo "== $p on cucpu (compile times on stderr)"
   CUCPU_COMPILE_TIMES=1 "$bin/cucpu" run -- "$out/$p"
