@@ -68,6 +68,22 @@ struct Stats {
   std::map<std::string, size_t> reasons;  // reason -> entries (or texts, for parse failures)
   std::map<int, size_t> versions;         // PTX ISA version -> texts
   std::map<int, size_t> targets;          // .target sm -> texts
+
+  // One entry's outcome: its compile (or lowering) time, and why it failed ("" when it did not).
+  void record(const std::string& name, double seconds, bool ok, const std::string& why) {
+    ++entries;
+    compile_s += seconds;
+    if (seconds > slowest_s) {
+      slowest_s = seconds;
+      slowest = name;
+    }
+    if (ok) {
+      ++compiled;
+    } else {
+      ++failed;
+      ++reasons[reason_of(why)];
+    }
+  }
 };
 
 // Every PTX text of the file: the file itself when it is PTX, else the
@@ -123,18 +139,7 @@ void lower_text(const std::string& text, Stats& st, std::mutex& mu, size_t max_e
     }
     const double s = std::chrono::duration<double>(Clock::now() - k0).count();
     std::lock_guard<std::mutex> g(mu);
-    ++st.entries;
-    st.compile_s += s;
-    if (s > st.slowest_s) {
-      st.slowest_s = s;
-      st.slowest = m.funcs[fi].name;
-    }
-    if (why.empty()) {
-      ++st.compiled;
-    } else {
-      ++st.failed;
-      ++st.reasons[reason_of(why)];
-    }
+    st.record(m.funcs[fi].name, s, why.empty(), why);
   }
 }
 
@@ -161,18 +166,7 @@ void compile_text(const std::string& text, Stats& st, std::mutex& mu, size_t max
     std::shared_ptr<const cucpu::ptx::Kernel> k = p->kernel(static_cast<int>(i), &why);
     const double s = std::chrono::duration<double>(Clock::now() - k0).count();
     std::lock_guard<std::mutex> g(mu);
-    ++st.entries;
-    st.compile_s += s;
-    if (s > st.slowest_s) {
-      st.slowest_s = s;
-      st.slowest = p->entries()[i].name;
-    }
-    if (k) {
-      ++st.compiled;
-    } else {
-      ++st.failed;
-      ++st.reasons[reason_of(why)];
-    }
+    st.record(p->entries()[i].name, s, k != nullptr, why);
   }
 }
 
