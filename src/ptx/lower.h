@@ -266,7 +266,9 @@ std::vector<bool> spin_back_edges(const Function& f);
 // as a loop over the threads the vectorizer widens. Such a loop contains no
 // other loop, cut or call, lies in no other loop, and steps a register by
 // a uniform amount, leaving on its comparison with a uniform bound (a
-// grid- or block-stride loop). None when CUCPU_LOOP_ROUNDS=0.
+// grid- or block-stride loop); not one that does integer work only and
+// walks a pointer of its own a few bytes a trip (a row per thread, whose
+// own loop widens better). None when CUCPU_LOOP_ROUNDS=0.
 // `remat`: as remat_analysis with kRoundChain (a round loop's start is
 // recomputed at each trip, but outside the loop over the threads where it
 // is uniform, so it may be long: cooperative groups' 64-bit grid ranks).

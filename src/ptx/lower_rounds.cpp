@@ -1,5 +1,6 @@
 // Round cuts: the back edges of loops a block's threads go round in step
 // (see lower.h, round_back_edges).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -122,6 +123,30 @@ struct LoopScan {
     return found;
   }
 
+  // The loop [h, j] does integer work only and walks a pointer of its own
+  // a few bytes a trip (a row per thread): the thread's own loop widens
+  // (its loads are consecutive, integer sums reassociate), where trips
+  // across the threads would gather a word from each row.
+  bool walks_own_memory(size_t h, size_t j) const {
+    std::vector<int> walked;
+    for (size_t i = h; i <= j; ++i) {
+      const Instr& in = f.body[i];
+      for (const std::string& m : in.mods)
+        if (is_float(type_from_name(m))) return false;
+      if (in.op == "add" && in.args.size() == 3 && in.args[0].kind == Operand::Kind::kReg && in.args[1].kind == Operand::Kind::kReg &&
+          in.args[1].reg == in.args[0].reg && in.args[2].kind == Operand::Kind::kImm && in.args[2].imm != 0 &&
+          in.args[2].imm >= -64 && in.args[2].imm <= 64 && type_bits(f.regs[static_cast<size_t>(in.args[0].reg)].ty) == 64)
+        walked.push_back(in.args[0].reg);
+    }
+    for (size_t i = h; i <= j; ++i) {
+      const Instr& in = f.body[i];
+      if (in.op != "ld" && in.op != "st") continue;
+      for (const Operand& a : in.args)
+        if (a.kind == Operand::Kind::kAddr && std::find(walked.begin(), walked.end(), a.reg) != walked.end()) return true;
+    }
+    return false;
+  }
+
   static bool mentions(const Operand& o, int r) {
     if (o.reg == r || o.pair == r) return true;
     for (const Operand& e : o.elems)
@@ -180,7 +205,7 @@ std::vector<RoundEdge> round_back_edges(const Function& f, const Remat& remat, c
     for (const Edge& o : edges)
       if (&o != &e && ((o.head >= e.head && o.back <= e.back) || (o.head <= e.head && o.back >= e.back))) alone = false;
     for (size_t i = e.head; i <= e.back && alone; ++i) alone = !is_cut[i] && f.body[i].op != "call";
-    if (!alone) continue;
+    if (!alone || scan.walks_own_memory(e.head, e.back)) continue;
     const int iv = scan.steps_uniformly(e.head, e.back);
     if (iv >= 0) out.push_back({e.head, e.back, iv, scan.start_of(e.head, e.back, iv)});
   }
