@@ -42,7 +42,7 @@ struct LoopScan {
   // or -1: loops step a 64-bit register and compare its low half, or the
   // other way round.
   int copied_from(size_t h, size_t j, int x) const {
-    if (writes_in(h, j, x) != 1) return -1;
+    if (writes_in(x) != 1) return -1;
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
       if (in.args.size() != 2 || in.args[0].kind != Operand::Kind::kReg || in.args[0].reg != x) continue;
@@ -53,15 +53,19 @@ struct LoopScan {
     return -1;
   }
 
-  // How many instructions of [h, j] write register r.
-  int writes_in(size_t h, size_t j, int r) const {
-    int n = 0;
+  // By register: how many instructions of the loop being scanned write it
+  // (count_writes sets it once a loop).
+  std::vector<int> loop_writes;
+
+  void count_writes(size_t h, size_t j) {
+    loop_writes.assign(f.regs.size(), 0);
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
-      if (!in.args.empty() && writes_first_operand(in.op) && in.args[0].kind == Operand::Kind::kReg && in.args[0].reg == r) ++n;
+      if (!in.args.empty() && writes_first_operand(in.op) && in.args[0].kind == Operand::Kind::kReg && in.args[0].reg >= 0)
+        ++loop_writes[static_cast<size_t>(in.args[0].reg)];
     }
-    return n;
   }
+  int writes_in(int r) const { return loop_writes[static_cast<size_t>(r)]; }
 
   // The loop [h, j] steps a register by a uniform amount once a trip and
   // leaves (or repeats) on a comparison of that register with a uniform
@@ -77,7 +81,7 @@ struct LoopScan {
       for (size_t k = h; k <= j; ++k) {
         const Instr& s = f.body[k];
         if (s.op != "setp" || s.args.size() < 3 || s.args[0].kind != Operand::Kind::kReg || s.args[0].reg != br.guard ||
-            s.args[0].pair >= 0 || writes_in(h, j, br.guard) != 1)
+            s.args[0].pair >= 0 || writes_in(br.guard) != 1)
           continue;
         for (int side = 1; side <= 2; ++side) {
           const Operand& iv = s.args[static_cast<size_t>(side)];
@@ -156,7 +160,7 @@ struct LoopScan {
 
   // Register r is written once in [h, j], by r = r + uniform.
   bool is_uniform_step(size_t h, size_t j, int r) const {
-    if (writes_in(h, j, r) != 1) return false;
+    if (writes_in(r) != 1) return false;
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
       if ((in.op != "add" && in.op != "sub") || in.guard >= 0 || in.args.size() != 3 || in.args[0].kind != Operand::Kind::kReg ||
@@ -199,13 +203,14 @@ std::vector<RoundEdge> round_back_edges(const Function& f, const Remat& remat, c
     const int to = branch_target(f, f.body[j]);
     if (to >= 0 && static_cast<size_t>(to) <= j) edges.push_back({static_cast<size_t>(to), j});
   }
-  const LoopScan scan{f, remat};
+  LoopScan scan{f, remat, {}};
   for (const Edge& e : edges) {
     bool alone = true;  // no loop inside it, none around it
     for (const Edge& o : edges)
       if (&o != &e && ((o.head >= e.head && o.back <= e.back) || (o.head <= e.head && o.back >= e.back))) alone = false;
     for (size_t i = e.head; i <= e.back && alone; ++i) alone = !is_cut[i] && f.body[i].op != "call";
     if (!alone || scan.walks_own_memory(e.head, e.back)) continue;
+    scan.count_writes(e.head, e.back);
     const int iv = scan.steps_uniformly(e.head, e.back);
     if (iv >= 0) out.push_back({e.head, e.back, iv, scan.start_of(e.head, e.back, iv)});
   }

@@ -15,12 +15,12 @@
 // to them is not a place where bits are seen, and a value read back from
 // them counts as arithmetic's (a NaN crossing a barrier or a shuffle is far
 // more often computed than moved; a moved one loses its payload there).
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 
-#include <map>
 #include <set>
 #include <vector>
 
@@ -93,7 +93,7 @@ std::vector<llvm::Value*> handed_on(llvm::Instruction& i) {
 }
 
 struct Classes {
-  std::map<const llvm::Value*, uint8_t> of;
+  llvm::DenseMap<const llvm::Value*, uint8_t> of;
 
   uint8_t source(const llvm::Value* v) const {
     if (const auto* c = llvm::dyn_cast<llvm::ConstantFP>(v)) return c->isNaN() ? kPassed : kNever;
