@@ -107,8 +107,8 @@ void say_not_supported(ptx::DeviceCall c, const std::string& kernel) {
     said[i] = true;
   }
   std::fprintf(stderr,
-               "cucpu: kernel %s called %s, which cucpu's device runtime does not support (3D copies and sets, "
-               "cudaFuncGetAttributes and the occupancy calculator in device code): it answers "
+               "cucpu: kernel %s called %s, which cucpu's device runtime does not support "
+               "(cudaFuncGetAttributes and the occupancy calculator in device code): it answers "
                "cudaErrorNotSupported\n",
                kernel.c_str(), ptx::device_call_info(c).name);
 }
@@ -202,6 +202,61 @@ int32_t DeviceLaunches::queue_set(uint64_t dst, uint64_t pitch, int value, uint6
   item.bytes = width;
   item.height = height;
   return queue(std::move(item), stream);
+}
+
+// cudaMemcpy3DParms and its parts as the device runtime's ABI lays them
+// out (cuda_runtime_api.h): positions and widths in bytes for linear memory.
+struct PitchedPtr {
+  uint64_t ptr, pitch, xsize, ysize;
+};
+struct Box {
+  uint64_t x, y, z;
+};
+struct Copy3DParams {
+  uint64_t src_array;
+  Box src_pos;
+  PitchedPtr src;
+  uint64_t dst_array;
+  Box dst_pos;
+  PitchedPtr dst;
+  Box extent;
+  int32_t kind;
+};
+static_assert(sizeof(Copy3DParams) == 160);
+
+// A 3D copy between pitched linear ranges, queued row by row. Arrays have
+// no device-side form in cucpu: a copy naming one is refused.
+int32_t DeviceLaunches::queue_copy_3d(uint64_t params, uint64_t stream) {
+  if (!params) return kInvalidValue;
+  Copy3DParams p;
+  std::memcpy(&p, reinterpret_cast<const void*>(params), sizeof p);  // a wild pointer faults the block
+  if (p.src_array || p.dst_array) return kNotSupported;
+  const Box& e = p.extent;
+  if (e.x == 0 || e.y == 0 || e.z == 0) return kSuccess;
+  if (p.src_pos.x + e.x > p.src.pitch || p.dst_pos.x + e.x > p.dst.pitch) return kInvalidValue;
+  int32_t r = kSuccess;
+  for (uint64_t z = 0; z < e.z && r == kSuccess; ++z)
+    for (uint64_t y = 0; y < e.y && r == kSuccess; ++y) {
+      const uint64_t src_row = (p.src_pos.z + z) * p.src.ysize + p.src_pos.y + y;
+      const uint64_t dst_row = (p.dst_pos.z + z) * p.dst.ysize + p.dst_pos.y + y;
+      r = queue_copy(p.dst.ptr + dst_row * p.dst.pitch + p.dst_pos.x, p.src.ptr + src_row * p.src.pitch + p.src_pos.x,
+                     e.x, stream);
+    }
+  return r;
+}
+
+// A 3D set of a pitched range: one 2D set per slice.
+int32_t DeviceLaunches::queue_set_3d(const void* pitched, int value, const void* extent, uint64_t stream) {
+  PitchedPtr p;
+  Box e;
+  std::memcpy(&p, pitched, sizeof p);
+  std::memcpy(&e, extent, sizeof e);
+  if (e.x == 0 || e.y == 0 || e.z == 0) return kSuccess;
+  if (e.x > p.pitch || (e.z > 1 && e.y > p.ysize)) return kInvalidValue;
+  int32_t r = kSuccess;
+  for (uint64_t z = 0; z < e.z && r == kSuccess; ++z)
+    r = queue_set(p.ptr + z * p.ysize * p.pitch, p.pitch, value, e.x, e.y, stream);
+  return r;
 }
 
 int32_t DeviceLaunches::new_token(std::unordered_set<uint64_t>& set, uint64_t out) {
@@ -326,6 +381,12 @@ void DeviceLaunches::call(ptx::DeviceCall c, const ptx::Dim3& block, const ptx::
                        arg<uint64_t>(args, 7));
       break;
     }
+    case C::kMemcpy3DAsync:
+    case C::kMemcpy3DAsyncPtsz: e = queue_copy_3d(arg<uint64_t>(args, 0), arg<uint64_t>(args, 1)); break;
+    case C::kMemset3DAsync:
+    case C::kMemset3DAsyncPtsz:
+      e = queue_set_3d(args[0], arg<int32_t>(args, 1), args[2], arg<uint64_t>(args, 3));
+      break;
     case C::kGetDevice: store(arg<uint64_t>(args, 0), parent_->module->ctx->device->ordinal); break;
     case C::kGetDeviceCount: store(arg<uint64_t>(args, 0), static_cast<int>(rt().devices.size())); break;
     case C::kDeviceGetAttribute: {

@@ -56,6 +56,8 @@ class DeviceLaunches final : public ptx::DeviceRuntime {
   int32_t launch(Function* f, const LaunchShape& shape, const void* params, uint64_t stream);
   int32_t queue_copy(uint64_t dst, uint64_t src, uint64_t bytes, uint64_t stream);
   int32_t queue_set(uint64_t dst, uint64_t pitch, int value, uint64_t width, uint64_t height, uint64_t stream);
+  int32_t queue_copy_3d(uint64_t params, uint64_t stream);
+  int32_t queue_set_3d(const void* pitched, int value, const void* extent, uint64_t stream);
   int32_t queue(Item item, uint64_t stream);
   Function* function_at(uint64_t address) const;
   void* parameter_buffer(Function* f, const LaunchShape& shape, size_t bytes, size_t align);

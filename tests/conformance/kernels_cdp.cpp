@@ -150,14 +150,37 @@ CONF_TEST(KernelCdpRuntimeReportsErrorsAndTheDevice) {
   });
 }
 
-// What a 3D copy of nothing from device code answers (INFO: cucpu's device
-// runtime has no 3D copies and says cudaErrorNotSupported on stderr).
+// A 3D copy of nothing answers success; a 3D copy of a box lands where it
+// should. The 3D set is checked on cucpu alone, as the 1D one above.
+CONF_TEST(KernelCdpDevice3DCopiesAndSets) {
+  for_each_cdp_variant([&](CdpModule& m) {
+    std::vector<uint8_t> src(8 * 4 * 3), dst(8 * 4 * 3, 0x11);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i + 1);
+    kt::Buf<uint8_t> s(src), d(dst);
+    kt::Buf<int32_t> out(4);
+    kt::run(m.fn("cdp_copies_3d"), {1}, {1}, 0, out.p, s.p, d.p);
+    const std::vector<int32_t> got = out.get();
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(got[i] == 0);
+    std::vector<uint8_t> want = dst;
+    for (int z = 0; z < 2; ++z)
+      for (int y = 0; y < 2; ++y)
+        for (int x = 0; x < 3; ++x) want[((z + 1) * 4 + y) * 8 + 2 + x] = src[((z + 1) * 4 + y + 1) * 8 + 1 + x];
+    const std::vector<uint8_t> after = d.get();
+    conf::info_value("cdp_device_memset3d_byte", after[0]);
+    for (size_t i = 32; i < want.size(); ++i) EXPECT_TRUE(after[i] == want[i]);
+    if (conf::on_cucpu())
+      for (size_t i = 0; i < 32; ++i) EXPECT_TRUE(after[i] == 0x22);
+  });
+}
+
+// What cudaFuncGetAttributes answers from device code (INFO: cucpu's device
+// runtime does not provide it and says cudaErrorNotSupported on stderr).
 CONF_TEST(KernelCdpUnsupportedCallsAnswerAnError) {
   for_each_cdp_variant([&](CdpModule& m) {
     kt::Buf<int32_t> out(2);
     kt::run(m.fn("cdp_unsupported"), {1}, {1}, 0, out.p);
     const std::vector<int32_t> got = out.get();
-    conf::info_value("cdp_memcpy3d_of_nothing", got[0]);
+    conf::info_value("cdp_func_get_attributes", got[0]);
     if (conf::on_cucpu()) EXPECT_TRUE(got[0] == 801 && got[1] == 801);
   });
 }

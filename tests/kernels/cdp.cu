@@ -71,9 +71,29 @@ extern "C" __global__ void cdp_errors(int* out) {
 // A child grid of many blocks (the workers share it).
 extern "C" __global__ void cdp_big(int* out) { cdp_fill<<<256, 256>>>(out, 0, 11); }
 
+// 3D copies and sets from device code. Boxes of 8-byte rows, 4 rows a
+// slice: slice 0 of dst set to 0x22, then a 3x2x2 box of src copied to
+// (2, 0, 1) of dst; and a copy of nothing.
+__device__ cudaPitchedPtr pitched(unsigned char* p) { return {p, 8, 8, 4}; }
+
+extern "C" __global__ void cdp_copies_3d(int* out, unsigned char* src, unsigned char* dst) {
+  cudaMemcpy3DParms none = {};
+  out[0] = cudaMemcpy3DAsync(&none, 0);
+  out[1] = cudaMemset3DAsync(pitched(dst), 0x22, {8, 4, 1}, 0);
+  cudaMemcpy3DParms p = {};
+  p.srcPtr = pitched(src);
+  p.srcPos = {1, 1, 1};
+  p.dstPtr = pitched(dst);
+  p.dstPos = {2, 0, 1};
+  p.extent = {3, 2, 2};
+  p.kind = cudaMemcpyDeviceToDevice;
+  out[2] = cudaMemcpy3DAsync(&p, 0);
+  out[3] = cudaGetLastError();
+}
+
 // A device runtime call cucpu does not provide answers an error, never a hang or a fault.
 extern "C" __global__ void cdp_unsupported(int* out) {
-  cudaMemcpy3DParms p = {};
-  out[0] = cudaMemcpy3DAsync(&p, 0);
+  cudaFuncAttributes a;
+  out[0] = cudaFuncGetAttributes(&a, cdp_fill);
   out[1] = cudaGetLastError();
 }
