@@ -521,7 +521,12 @@ Value* FnLowering::address(const Operand& o, Space space) {
     r.reg = o.reg;
     const int bits = type_bits(f.regs[static_cast<size_t>(o.reg)].ty);
     a = read(r, bits == 32 ? Ty::kU32 : Ty::kU64);
-    if (bits == 32) a = b.CreateZExt(a, i64);
+    // A 32-bit address wraps: [%r+imm] is (r + imm) mod 2^32, and a
+    // register may hold a "negative" offset that the immediate brings back
+    // into the window. Shared and local windows are far below 2^31, so
+    // sign-extending gives every in-window address and keeps the sum in
+    // 64 bits, where accesses at different immediates share one base.
+    if (bits == 32) a = space == Space::kShared || space == Space::kLocal ? b.CreateSExt(a, i64) : b.CreateZExt(a, i64);
   } else if (!o.sym.empty()) {
     a = symbol_address(o.sym, &sym_space);
   } else {

@@ -274,3 +274,18 @@ CONF_TEST(KernelWmma16x16x16MatchesTheHostProduct) {
     ck.done();
   });
 }
+
+CONF_TEST(KernelAsmSharedAddressesWrapAt32Bits) {
+  std::vector<int32_t> want(128);
+  for (int t = 0; t < 64; ++t) {
+    want[t] = t * 3 + 1;
+    want[64 + t] = 2 * ((63 - t) * 3 + 1);
+  }
+  kt::for_each_variant("asm", [&](kt::Module& m) {
+    kt::Buf<int32_t> out(128);
+    kt::run(m.fn("asm_shared_address_wraps"), {1}, {64}, 0, out.p);
+    kt::Checker ck("asm_shared_address_wraps");
+    ck.all(out.get(), want);
+    ck.done();
+  });
+}

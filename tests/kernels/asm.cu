@@ -136,3 +136,20 @@ extern "C" __global__ void wmma_16x16x16(const __half* A, const __half* B, const
   wmma::mma_sync(fc, fa, fb, fc);
   wmma::store_matrix_sync(D, fc, 16, wmma::mem_row_major);
 }
+
+// 32-bit shared addresses wrap: a register below the block's window (the
+// array's address minus 1 KiB, "negative" when the array sits at offset 0,
+// as the block's only shared array does) plus an immediate that brings it
+// back, and a local address formed the same way.
+extern "C" __global__ void asm_shared_address_wraps(int* out) {
+  __shared__ int buf[64];
+  buf[threadIdx.x] = threadIdx.x * 3 + 1;
+  __syncthreads();
+  const unsigned below = static_cast<unsigned>(__cvta_generic_to_shared(buf)) - 1024u + threadIdx.x * 4u;
+  int v;
+  asm volatile("ld.shared.u32 %0, [%1+1024];" : "=r"(v) : "r"(below));
+  out[threadIdx.x] = v;
+  asm volatile("st.shared.u32 [%0+1024], %1;" : : "r"(below), "r"(v * 2));
+  __syncthreads();
+  out[64 + threadIdx.x] = buf[63 - threadIdx.x];
+}
