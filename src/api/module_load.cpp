@@ -10,6 +10,7 @@
 #include <set>
 
 #include "base/raw_enum.h"
+#include "core/device_arch.h"
 #include "core/runtime.h"
 #include "ptx/image.h"
 #include "ptx/lexer.h"
@@ -19,12 +20,24 @@ namespace cucpu::api {
 
 namespace {
 
-// The newest PTX ISA this driver accepts (CUDA 13.0: PTX ISA 9.0), and the
-// device's architecture.
-constexpr int kMaxPtxVersion = 90;
-constexpr int kDeviceSm = 90;
+// The newest PTX ISA this driver accepts. Driver 580 stops at 9.0 (CUDA
+// 13.0); cucpu takes what CUDA 13.x's compilers emit up to 9.5, since
+// libraries built with them (CuPy's) ship PTX alone for a CPU to run. A
+// construct of a newer ISA the parser lacks is refused by name.
+constexpr int kMaxPtxVersion = 95;
 
 constexpr char kLinkMagic[16] = "cucpu-link-v1";
+
+// Whether PTX for `sm` (with its suffix) compiles for the device, as the
+// driver decides: plain PTX for this architecture or an older one;
+// architecture-specific PTX (sm_90a) for this one alone; family PTX
+// (sm_100f) for this major at its minor or a later one.
+bool target_runs_here(int sm, char variant) {
+  const DeviceArch& d = device_arch();
+  if (variant == 'a') return sm == d.sm;
+  if (variant == 'f') return sm / 10 == d.major && sm % 10 <= d.minor;
+  return sm <= d.sm;
+}
 
 }  // namespace
 
@@ -89,9 +102,11 @@ CUresult parse_ptx(const std::string& text, std::shared_ptr<ptx::Program>* out, 
     *error += m;
     return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
   }
-  if (p->target_sm() > kDeviceSm) {
-    char m[128];
-    std::snprintf(m, sizeof m, ".target sm_%d is newer than the device (sm_%d)\n", p->target_sm(), kDeviceSm);
+  if (!target_runs_here(p->target_sm(), p->target_variant())) {
+    char m[200];
+    const char suffix[2] = {p->target_variant(), 0};
+    std::snprintf(m, sizeof m, ".target sm_%d%s does not run on the device (sm_%d; CUCPU_ARCH chooses it)\n",
+                  p->target_sm(), suffix, device_arch().sm);
     *error += m;
     return CUDA_ERROR_INVALID_PTX;
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "api/launch_common.h"
+#include "core/device_arch.h"
 #include "exec/scheduler.h"
 
 using namespace cucpu;
@@ -54,7 +55,7 @@ CUresult potential_block_size(int* min_grid, int* block_size, CUfunction func, C
       best_blocks = blocks;
       best_size = size;
     }
-    if (best_threads == limits::kMaxThreadsPerSm) break;  // cannot do better
+    if (best_threads == device_arch().threads_per_sm) break;  // cannot do better
   }
   *block_size = best_size;
   *min_grid = best_blocks * static_cast<int>(Scheduler::instance().worker_count());
@@ -73,7 +74,7 @@ CUresult available_smem(size_t* out, CUfunction func, int blocks, int block_size
   const FuncSettings s = f->settings();
   *out = 0;
   if (blocks_per_sm(info, s, block_size, 0) < blocks) return CUDA_SUCCESS;  // threads or registers do not fit
-  const long per_block = limits::kSharedPerSm / blocks / 128 * 128 - limits::kReservedSharedPerBlock -
+  const long per_block = device_arch().shared_per_sm / blocks / 128 * 128 - limits::kReservedSharedPerBlock -
                          static_cast<long>((info.static_shared_bytes + 127) / 128 * 128);
   // At most what a launch of this function may ask for now (driver 580:
   // 48 KiB until the opt-in attribute raises it).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/allocation.h"
+#include "core/device_arch.h"
 #include "core/check.h"
 #include "core/context.h"
 #include "core/device_launch.h"
@@ -119,7 +120,7 @@ CUresult check_launch_shape(const Function& f, const ptx::Kernel& k, const Launc
   int max_dyn = f.max_dyn_shared.load(std::memory_order_relaxed);
   if (max_dyn < 0) max_dyn = std::max(0, kDefaultSharedPerBlock - static_cast<int>(info.static_shared_bytes));
   if (s.shared > static_cast<uint32_t>(max_dyn) ||
-      uint64_t{s.shared} + info.static_shared_bytes > static_cast<uint64_t>(kOptinSharedPerBlock))
+      uint64_t{s.shared} + info.static_shared_bytes > static_cast<uint64_t>(device_arch().optin_shared_per_block))
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "core/allocation.h"
+#include "core/device_arch.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "core/stream.h"
@@ -67,14 +68,15 @@ int blocks_per_sm(const ptx::KernelInfo& info, const FuncSettings& s, int thread
   if (threads <= 0 || threads > static_cast<int>(kMaxThreadsPerBlock)) return 0;
   if (dynamic_shared > static_cast<size_t>(max_dynamic_shared(info, s))) return 0;
   const int warps = (threads + kWarpSize - 1) / kWarpSize;
-  int n = std::min(kMaxBlocksPerSm, kMaxThreadsPerSm / kWarpSize / warps);
+  const DeviceArch& arch = device_arch();
+  int n = std::min(arch.blocks_per_sm, arch.threads_per_sm / kWarpSize / warps);
   // Registers are allocated per warp in units of 256.
   const int regs = std::max(info.num_regs, 1);
   const int per_warp = (regs * kWarpSize + 255) / 256 * 256;
   n = std::min(n, kRegistersPerSm / per_warp / warps);
   // Shared memory is allocated in units of 128 bytes, plus the block's reserved kilobyte.
   const size_t shared = (info.static_shared_bytes + dynamic_shared + 127) / 128 * 128 + kReservedSharedPerBlock;
-  n = std::min<int>(n, static_cast<int>(kSharedPerSm / shared));
+  n = std::min<int>(n, static_cast<int>(arch.shared_per_sm / shared));
   return std::max(n, 1);
 }
 
@@ -88,7 +90,7 @@ CUresult get_function_attribute(const ptx::KernelInfo& info, const FuncSettings&
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *out = info.ptx_version; break;
     // PTX is compiled for the device, as the driver's JIT does: the binary
     // is the device's own architecture.
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *out = info.binary_version ? info.binary_version : 90; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *out = device_arch().sm; break;
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *out = 0; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *out = max_dynamic_shared(info, s); break;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *out = s.carveout; break;
@@ -106,7 +108,7 @@ CUresult get_function_attribute(const ptx::KernelInfo& info, const FuncSettings&
 CUresult set_function_attribute(const ptx::KernelInfo& info, FuncSettings& s, int attr, int v) {
   switch (attr) {
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-      if (v < 0 || v > limits::kOptinSharedPerBlock - static_cast<int>(info.static_shared_bytes))
+      if (v < 0 || v > device_arch().optin_shared_per_block - static_cast<int>(info.static_shared_bytes))
         return CUDA_ERROR_INVALID_VALUE;
       s.max_dynamic_shared = v;
       return CUDA_SUCCESS;
@@ -117,7 +119,7 @@ CUresult set_function_attribute(const ptx::KernelInfo& info, FuncSettings& s, in
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-      if (v < 0 || v > limits::kMaxNonPortableCluster) return CUDA_ERROR_INVALID_VALUE;
+      if (v < 0 || v > device_arch().max_non_portable_cluster) return CUDA_ERROR_INVALID_VALUE;
       s.cluster[attr - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH] = v;
       return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:

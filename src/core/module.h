@@ -59,21 +59,17 @@ struct FuncSettings {
   int cluster_policy = 0;
 };
 
-// Launch limits of the device cucpu presents (an sm_90 part; the same
-// figures as core/device_attributes.inc).
+// Launch limits every architecture cucpu presents shares (the same figures
+// as core/device_attributes.inc); those that vary are device_arch()'s.
 namespace limits {
 constexpr uint32_t kMaxBlockX = 1024, kMaxBlockY = 1024, kMaxBlockZ = 64;
 constexpr uint32_t kMaxThreadsPerBlock = 1024;
 constexpr uint32_t kMaxGridX = 0x7fffffffu, kMaxGridY = 65535, kMaxGridZ = 65535;
 constexpr int kDefaultSharedPerBlock = 48 * 1024;     // without the opt-in attribute
-constexpr int kOptinSharedPerBlock = 232448;          // 227 KiB
-constexpr int kSharedPerSm = 233472;                  // 228 KiB
 constexpr int kReservedSharedPerBlock = 1024;
-constexpr int kMaxBlocksPerSm = 32;
-constexpr int kMaxThreadsPerSm = 2048;
 constexpr int kRegistersPerSm = 65536;
 constexpr int kWarpSize = 32;
-constexpr int kMaxPortableCluster = 8, kMaxNonPortableCluster = 16;
+constexpr int kMaxPortableCluster = 8;
 }  // namespace limits
 
 // Reads and writes of function attributes, shared by cuFuncGet/SetAttribute
@@ -83,8 +79,8 @@ CUresult set_function_attribute(const ptx::KernelInfo& info, FuncSettings& s, in
 // The largest dynamic shared size a launch may ask for under `s`.
 int max_dynamic_shared(const ptx::KernelInfo& info, const FuncSettings& s);
 // Blocks of `threads` threads with `dynamic_shared` bytes each that one
-// multiprocessor holds at once (the occupancy calculator's answer for an
-// sm_90 part). At least 1 for any launch the limits allow: cucpu does not
+// multiprocessor holds at once (the occupancy calculator's answer for the
+// architecture presented). At least 1 for any launch the limits allow: cucpu does not
 // refuse launches for their register count, which is an estimate.
 int blocks_per_sm(const ptx::KernelInfo& info, const FuncSettings& s, int threads, size_t dynamic_shared);
 

@@ -73,6 +73,12 @@ class ProgramImpl final : public Program {
   }
   int ptx_version() const override { return ast_.version_major * 10 + ast_.version_minor; }
   int target_sm() const override { return ast_.target_sm; }
+  char target_variant() const override {
+    for (const std::string& m : ast_.target_mods)
+      if ((m.rfind("sm_", 0) == 0 || m.rfind("compute_", 0) == 0) && (m.back() == 'a' || m.back() == 'f'))
+        return m.back();
+    return 0;
+  }
 
   std::shared_ptr<const Kernel> kernel(int index, std::string* log) const override {
     if (index < 0 || static_cast<size_t>(index) >= entries_.size()) {
@@ -314,9 +320,8 @@ std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) 
   info.static_shared_bytes = k->layout_.static_shared;
   info.local_bytes = k->layout_.local_bytes;
   info.const_bytes = const_bytes_;
-  // As the driver reports them: the PTX's target, and the device's own architecture.
+  // As the driver reports it: the PTX's target.
   info.ptx_version = ast_.target_sm;
-  info.binary_version = 90;
   for (const Function& g : ast_.funcs)
     if (find_device_call(g.name)) info.device_runtime = true;
   uint32_t limit = 1024;

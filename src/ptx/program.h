@@ -66,7 +66,6 @@ struct KernelInfo {
   uint32_t const_bytes = 0;         // module .const bytes
   int max_threads_per_block = 1024; // lowered by .maxntid/.reqntid
   int ptx_version = 0;              // the PTX's .target (75 for sm_75), as the driver reports it
-  int binary_version = 0;           // the architecture the code runs as (90)
   bool device_runtime = false;      // its program calls the device runtime (LaunchConfig::device_runtime)
 };
 
@@ -185,6 +184,9 @@ class Program {
   virtual int find_global(std::string_view name) const = 0;  // -1 when absent
   virtual int ptx_version() const = 0;                       // major*10 + minor
   virtual int target_sm() const = 0;                         // e.g. 90 for sm_90
+  // The target's suffix: 'a' (sm_90a: that architecture alone), 'f'
+  // (sm_100f: its family, the same major at this minor or later), or 0.
+  virtual char target_variant() const = 0;
 
   // The address of device function `name` as compiled code calls it
   // through a pointer (for initializers holding function addresses).

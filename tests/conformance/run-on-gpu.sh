@@ -28,5 +28,8 @@ run_all() {
   done
 }
 run_all > "$out/conformance-nvidia.txt"
-LD_LIBRARY_PATH="$lib" run_all > "$out/conformance-cucpu.txt"
+# cucpu presents the GPU's own architecture, so that both sides answer for
+# the same compute capability (its default is sm_121: README, CUCPU_ARCH).
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
+CUCPU_ARCH="sm_${cc:-90}" LD_LIBRARY_PATH="$lib" run_all > "$out/conformance-cucpu.txt"
 python3 tests/conformance/compare.py "$out/conformance-nvidia.txt" "$out/conformance-cucpu.txt" | tee "$out/conformance-table.md"

@@ -18,3 +18,16 @@ wait
 "$nvcc" -arch=sm_90 -O2 -cudart shared -o "$out/kernels_basic_shared" "$here/kernels_basic.cu"
 # Green contexts come from the driver API (cudart 13.0 has none): -lcuda.
 "$nvcc" -arch=sm_90 -O2 -o "$out/green_contexts" "$here/green_contexts.cu" -lcuda
+# NVIDIA's libraries, where the toolkit has them: each program links its
+# library as a user's build would (the shared library).
+libdir=$(dirname "$(command -v "$nvcc" || echo "$nvcc")")/../lib64
+for spec in curand_generators:curand cusparse_products:cusparse cublas_gemm:cublas cufft_transforms:cufft \
+            cusolver_factorizations:cusolver; do
+  p=${spec%%:*} lib=${spec#*:}
+  if [ -e "$libdir/lib$lib.so" ]; then
+    extra=
+    [ "$lib" = cusolver ] && extra=-lcublas
+    "$nvcc" -arch=sm_90 -O2 -o "$out/$p" "$here/$p.cu" -l"$lib" $extra &
+  fi
+done
+wait

@@ -72,6 +72,7 @@ class FakeProgram final : public ptx::Program {
   }
   int ptx_version() const override { return 80; }
   int target_sm() const override { return 90; }
+  char target_variant() const override { return 0; }
   uint64_t function_address(std::string_view, std::string* log) const override {
     if (log) *log = "the fake program has no device functions";
     return 0;

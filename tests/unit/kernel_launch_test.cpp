@@ -147,9 +147,13 @@ TEST_F(Launch, DynamicSharedMemoryStopsAt48KiBUnlessOptedIn) {
   int v = 0;
   ASSERT_EQ(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, small_), CUDA_SUCCESS);
   EXPECT_EQ(v, 48 * 1024 - 1024);
-  // The opt-in raises the limit up to 227 KiB in all.
-  EXPECT_EQ(cuFuncSetAttribute(small_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232448 - 1023),
+  // The opt-in raises the limit up to the device's opt-in figure in all
+  // (227 KiB on sm_90, 99 KiB on sm_12x).
+  int optin = 0;
+  ASSERT_EQ(cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuFuncSetAttribute(small_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin - 1023),
             CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuFuncSetAttribute(small_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin - 1024), CUDA_SUCCESS);
   EXPECT_EQ(cuFuncSetAttribute(small_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, -1), CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(cuFuncSetAttribute(small_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000), CUDA_SUCCESS);
   EXPECT_EQ(cuLaunchKernel(small_, 1, 1, 1, 1, 1, 1, 100000, nullptr, nullptr, nullptr), CUDA_SUCCESS);

@@ -187,7 +187,12 @@ TEST_F(Modules, FunctionAttributesAndOccupancyFollowTheKernelInfo) {
   EXPECT_EQ(get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), 16);
   EXPECT_EQ(get(CU_FUNC_ATTRIBUTE_NUM_REGS), 32);
   EXPECT_EQ(get(CU_FUNC_ATTRIBUTE_PTX_VERSION), 80);
-  EXPECT_EQ(get(CU_FUNC_ATTRIBUTE_BINARY_VERSION), 90);
+  int major = 0, minor = 0, threads_per_sm = 0;
+  ASSERT_EQ(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuDeviceGetAttribute(&threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 0),
+            CUDA_SUCCESS);
+  EXPECT_EQ(get(CU_FUNC_ATTRIBUTE_BINARY_VERSION), major * 10 + minor);  // the device's own architecture
   EXPECT_EQ(get(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), 48 * 1024 - 4096);
   EXPECT_EQ(get(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT), -1);
   int v;
@@ -200,19 +205,20 @@ TEST_F(Modules, FunctionAttributesAndOccupancyFollowTheKernelInfo) {
   EXPECT_EQ(cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_SHARED), CUDA_SUCCESS);
   EXPECT_EQ(cuFuncSetCacheConfig(f, static_cast<CUfunc_cache>(9)), CUDA_ERROR_INVALID_VALUE);
 
-  // Occupancy with 512 threads per block: 4 warps-worth of blocks of 16 warps.
+  // Occupancy with 512 threads per block: as many as the SM's threads hold
+  // (registers and shared memory leave room for them).
   int blocks = 0;
   ASSERT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 512, 0), CUDA_SUCCESS);
-  EXPECT_EQ(blocks, 4);
+  EXPECT_EQ(blocks, threads_per_sm / 512);
   ASSERT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 1024, 0), CUDA_SUCCESS);
-  EXPECT_EQ(blocks, 2);  // above the kernel's limit, driver 580 answers as for any kernel
+  EXPECT_EQ(blocks, threads_per_sm / 1024);  // above the kernel's limit, driver 580 answers as for any kernel
   EXPECT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, f, 128, 0, 4), CUDA_ERROR_INVALID_VALUE);
   int min_grid = 0, block = 0;
   ASSERT_EQ(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, f, nullptr, 0, 0), CUDA_SUCCESS);
   EXPECT_EQ(block, 512);
   int workers = 0;
   ASSERT_EQ(cuDeviceGetAttribute(&workers, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0), CUDA_SUCCESS);
-  EXPECT_EQ(min_grid, 4 * workers);
+  EXPECT_EQ(min_grid, threads_per_sm / 512 * workers);
   ASSERT_EQ(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, f, [](int b) -> size_t { return b * 64; }, 0, 0),
             CUDA_SUCCESS);
   EXPECT_GT(block, 0);
