@@ -136,7 +136,7 @@ enum : uint8_t {
 // (bit 3) and D (bit 4) are f32 rather than f16 (the other inputs fix
 // them: bf16 and tf32 f32, f64 f64, s8 and u8 s32); bit 5 .satfinite;
 // bit 6, B is u8 where A is s8 or the other way round.
-enum : uint8_t { kMmaF16, kMmaBF16, kMmaTF32, kMmaF64, kMmaS8, kMmaU8 };
+enum : uint8_t { kMmaF16, kMmaBF16, kMmaTF32, kMmaF64, kMmaS8, kMmaU8, kMmaE4M3, kMmaE5M2 };
 constexpr uint8_t kMmaCF32 = 1 << 3, kMmaDF32 = 1 << 4, kMmaSatfinite = 1 << 5, kMmaBOtherSign = 1 << 6;
 constexpr uint8_t mma_input(uint8_t types) { return types & 7; }
 enum : uint8_t { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor, kRedPopc };

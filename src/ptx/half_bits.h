@@ -26,6 +26,19 @@ inline float half_bits_to_float(uint16_t h) {
   return f;
 }
 
+// fp8 bits to float: kind 0 is e4m3 (bias 7, no infinity, S.1111.111 is
+// NaN), kind 1 is e5m2 (bias 15, IEEE-like).
+inline float fp8_to_float(uint8_t v, int kind) {
+  const int mbits = kind == 0 ? 3 : 2, bias = kind == 0 ? 7 : 15;
+  const bool neg = v & 0x80;
+  const int exp = (v & 0x7f) >> mbits, mant = v & ((1 << mbits) - 1);
+  if (kind == 0 && (v & 0x7f) == 0x7f) return std::nanf("");
+  if (kind == 1 && exp == 31) return mant ? std::nanf("") : (neg ? -INFINITY : INFINITY);
+  const float r = exp == 0 ? std::ldexp(static_cast<float>(mant), 1 - bias - mbits)
+                           : std::ldexp(static_cast<float>(mant + (1 << mbits)), exp - bias - mbits);
+  return neg ? -r : r;
+}
+
 inline uint16_t float_to_half_bits(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);

@@ -62,8 +62,15 @@ bool FnLowering::lower_matrix(const Instr& in, size_t index) {
   }
   if (op == "mma") {
     // mma.sync.aligned.shape.row.col[.satfinite].dtype.atype.btype.ctype d, a, b, c
-    if (!in.has("row") || !in.has("col") || type_count(in) != 4) unsupported();
-    const Ty dt = type_suffix(in, 0), at = type_suffix(in, 1), bt = type_suffix(in, 2), ct = type_suffix(in, 3);
+    if (!in.has("row") || !in.has("col")) unsupported();
+    // fp8 inputs (e4m3, e5m2) are not register types: A's and B's, in order.
+    uint8_t fp8[2];
+    int fp8_count = 0;
+    for (const std::string& m : in.mods)
+      if ((m == "e4m3" || m == "e5m2") && fp8_count < 2) fp8[fp8_count++] = m == "e4m3" ? kMmaE4M3 : kMmaE5M2;
+    if (type_count(in) != (fp8_count == 2 ? 2 : 4) || fp8_count == 1) unsupported();
+    const Ty dt = type_suffix(in, 0), ct = type_suffix(in, fp8_count ? 1 : 3);
+    const Ty at = fp8_count ? Ty::kNone : type_suffix(in, 1), bt = fp8_count ? Ty::kNone : type_suffix(in, 2);
     std::vector<Value*> words;
     if (at == Ty::kF16 || at == Ty::kBF16) {
       const bool k16 = in.has("m16n8k16"), k8 = in.has("m16n8k8");
@@ -83,7 +90,7 @@ bool FnLowering::lower_matrix(const Instr& in, size_t index) {
       return true;
     }
     // tf32 (m16n8k8, m16n8k4), f64 (m8n8k4), s8 and u8 (m16n8k16, m16n8k32),
-    // in the ISA's fragment layouts (warp_matrix.cpp).
+    // e4m3 and e5m2 (m16n8k32), in the ISA's fragment layouts (warp_matrix.cpp).
     uint8_t input, mode;
     const bool integer = (at == Ty::kS8 || at == Ty::kU8) && (bt == Ty::kS8 || bt == Ty::kU8);
     if (at == Ty::kTF32 && bt == at && dt == Ty::kF32 && ct == dt && (in.has("m16n8k8") || in.has("m16n8k4"))) {
@@ -95,13 +102,16 @@ bool FnLowering::lower_matrix(const Instr& in, size_t index) {
     } else if (integer && dt == Ty::kS32 && ct == dt && (in.has("m16n8k16") || in.has("m16n8k32"))) {
       input = at == Ty::kS8 ? kMmaS8 : kMmaU8;
       mode = in.has("m16n8k16") ? kMmaM16N8K16 : kMmaM16N8K32;
+    } else if (fp8_count == 2 && dt == Ty::kF32 && ct == dt && in.has("m16n8k32")) {
+      input = fp8[0];
+      mode = kMmaM16N8K32;
     } else {
       unsupported();
     }
     site.kind = CutKind::kMma;
     site.mode = mode;
     site.mma_types = input;
-    if (integer && bt != at) site.mma_types |= kMmaBOtherSign;
+    if ((integer && bt != at) || (fp8_count == 2 && fp8[1] != fp8[0])) site.mma_types |= kMmaBOtherSign;
     if (in.has("satfinite")) site.mma_types |= kMmaSatfinite;
     const bool f64 = input == kMmaF64;
     for (int i = 1; i <= 3; ++i)

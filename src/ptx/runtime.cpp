@@ -166,17 +166,6 @@ uint8_t float_to_fp8(float f, int kind) {
   return r;
 }
 
-float fp8_to_float(uint8_t v, int kind) {
-  const int mbits = kind == 0 ? 3 : 2, bias = kind == 0 ? 7 : 15;
-  const bool neg = v & 0x80;
-  const int exp = (v & 0x7f) >> mbits, mant = v & ((1 << mbits) - 1);
-  float r;
-  if (kind == 0 && (v & 0x7f) == 0x7f) return std::nanf("");
-  if (kind == 1 && exp == 31) return mant ? std::nanf("") : (neg ? -INFINITY : INFINITY);
-  if (exp == 0) r = std::ldexp(static_cast<float>(mant), 1 - bias - mbits);
-  else r = std::ldexp(static_cast<float>(mant + (1 << mbits)), exp - bias - mbits);
-  return neg ? -r : r;
-}
 
 }  // namespace
 

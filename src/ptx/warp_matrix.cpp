@@ -220,13 +220,17 @@ void resolve_laid_out_mma(const CutSite& site, uint64_t* const in[32], uint64_t*
   const uint8_t input = mma_input(site.mma_types);
   const int bits = wmma_input_bits(input), c_bits = input == kMmaF64 ? 64 : 32;
   const bool integer = input == kMmaS8 || input == kMmaU8;
-  const bool b_signed = (input == kMmaS8) != ((site.mma_types & kMmaBOtherSign) != 0);
+  // B's kind differs from A's: the other sign (8-bit integers), the other fp8.
+  const bool b_other = (site.mma_types & kMmaBOtherSign) != 0;
+  const bool b_signed = (input == kMmaS8) != b_other;
+  const int a_fp8 = input == kMmaE5M2 ? 1 : 0, b_fp8 = a_fp8 ^ (b_other ? 1 : 0);
   const MmaFragments fr = mma_fragments(site.mode, input);
   const int ea = d.m * d.k / 32, eb = d.k * d.n / 32, ec = d.m * d.n / 32;
-  auto value = [&](uint64_t v, bool is_signed) -> double {
+  auto value = [&](uint64_t v, bool is_signed, int fp8_kind) -> double {
     switch (input) {
       case kMmaTF32: return as_f32(v & ~uint64_t{0x1fff});
       case kMmaF64: return as_f64(v);
+      case kMmaE4M3: case kMmaE5M2: return fp8_to_float(static_cast<uint8_t>(v), fp8_kind);
       default: return is_signed ? static_cast<int8_t>(v) : static_cast<uint8_t>(v);
     }
   };
@@ -237,11 +241,11 @@ void resolve_laid_out_mma(const CutSite& site, uint64_t* const in[32], uint64_t*
     const int g = l / 4, t = l % 4;
     for (int i = 0; i < ea; ++i) {
       const Cell e = a_cell(site.mode, input, g, t, i);
-      a[e.row][e.col] = value(field(x, 0, bits, i), input == kMmaS8);
+      a[e.row][e.col] = value(field(x, 0, bits, i), input == kMmaS8, a_fp8);
     }
     for (int i = 0; i < eb; ++i) {
       const Cell e = b_cell(site.mode, input, g, t, i);
-      bm[e.row][e.col] = value(field(x, fr.a_words, bits, i), b_signed);
+      bm[e.row][e.col] = value(field(x, fr.a_words, bits, i), b_signed, b_fp8);
     }
     for (int i = 0; i < ec; ++i) {
       const Cell e = c_cell(input, g, t, i);

@@ -1,8 +1,8 @@
-// mma.sync of tf32, f64 and 8-bit integer inputs (tests/kernels/mma.cu):
+// mma.sync of tf32, f64, 8-bit integer and fp8 inputs (tests/kernels/mma.cu):
 // the host lays A, B and C out in lanes by the PTX ISA's fragment figures
 // (groupID g = lane / 4, threadID_in_group t = lane % 4), reads D back the
 // same way, and compares it bit for bit with the host product (integer
-// inputs: every sum is exact).
+// inputs, and fp8 ones of small integers: every sum is exact).
 #include <cstring>
 
 #include "kernels_util.h"
@@ -13,7 +13,7 @@ struct Cell {
   int row, col;
 };
 
-enum class Kind { kTF32K8, kTF32K4, kF64, kI8K16, kI8K32 };
+enum class Kind { kTF32K8, kTF32K4, kF64, kI8K16, kI8K32, kF8K32 };
 
 // Element i of a lane's A, B or C fragment (in register order, low byte
 // first within a register of 8-bit elements).
@@ -45,7 +45,19 @@ struct Shape {
   int m, n, k;
   int a_elems, b_elems, c_elems;  // per lane
   bool a_signed, b_signed;
+  int a_fp8 = -1, b_fp8 = -1;  // fp8 inputs: 0 e4m3, 1 e5m2
 };
+
+// Integer v (|v| <= 8, exact in both) as fp8: e4m3 (bias 7, 3 mantissa
+// bits) or e5m2 (bias 15, 2 mantissa bits).
+uint8_t fp8_of(int v, int kind) {
+  if (v == 0) return 0;
+  const int mbits = kind == 0 ? 3 : 2, bias = kind == 0 ? 7 : 15;
+  int a = v < 0 ? -v : v, e = 0;
+  while ((a >> e) > 1) ++e;
+  const int mant = ((a << mbits) >> e) & ((1 << mbits) - 1);
+  return static_cast<uint8_t>((v < 0 ? 0x80 : 0) | (e + bias) << mbits | mant);
+}
 
 // The bits of integer v as an element: a float (tf32 is a float whose low
 // 13 bits the tensor core ignores), a double, or a byte.
@@ -67,12 +79,14 @@ uint64_t bits_of(Kind k, int v) {
 
 void run_shape(kt::Module& mod, const Shape& s, kt::Rng& rng) {
   const bool f64 = s.kind == Kind::kF64, integer = s.kind == Kind::kI8K16 || s.kind == Kind::kI8K32;
+  const bool fp8 = s.kind == Kind::kF8K32;
   std::vector<int> A(static_cast<size_t>(s.m * s.k)), B(static_cast<size_t>(s.k * s.n)), C(static_cast<size_t>(s.m * s.n));
-  for (int& x : A) x = integer ? (s.a_signed ? rng.range(-128, 127) : rng.range(0, 255)) : rng.range(-4, 4);
-  for (int& x : B) x = integer ? (s.b_signed ? rng.range(-128, 127) : rng.range(0, 255)) : rng.range(-4, 4);
+  for (int& x : A) x = integer ? (s.a_signed ? rng.range(-128, 127) : rng.range(0, 255)) : rng.range(fp8 ? -8 : -4, fp8 ? 8 : 4);
+  for (int& x : B) x = integer ? (s.b_signed ? rng.range(-128, 127) : rng.range(0, 255)) : rng.range(fp8 ? -8 : -4, fp8 ? 8 : 4);
   for (int& x : C) x = integer ? rng.range(-100000, 100000) : rng.range(-30, 30);
   // Registers per lane: 32-bit words (8-bit elements four to a word), or doubles.
-  const int per_word = integer ? 4 : 1;
+  const int per_word = integer || fp8 ? 4 : 1;
+  auto element = [&](int v, int fp8_kind) -> uint64_t { return fp8 ? fp8_of(v, fp8_kind) : bits_of(s.kind, v); };
   const int a_regs = s.a_elems / per_word, b_regs = s.b_elems / per_word;
   std::vector<uint64_t> ra(static_cast<size_t>(32 * a_regs)), rb(static_cast<size_t>(32 * b_regs));
   std::vector<uint64_t> rc(static_cast<size_t>(32 * s.c_elems));
@@ -80,12 +94,12 @@ void run_shape(kt::Module& mod, const Shape& s, kt::Rng& rng) {
     const int g = l / 4, t = l % 4;
     for (int i = 0; i < s.a_elems; ++i) {
       const Cell e = a_cell(s.kind, g, t, i);
-      ra[static_cast<size_t>(l * a_regs + i / per_word)] |= bits_of(s.kind, A[static_cast<size_t>(e.row * s.k + e.col)])
+      ra[static_cast<size_t>(l * a_regs + i / per_word)] |= element(A[static_cast<size_t>(e.row * s.k + e.col)], s.a_fp8)
                                                            << (8 * (i % per_word));
     }
     for (int i = 0; i < s.b_elems; ++i) {
       const Cell e = b_cell(s.kind, g, t, i);
-      rb[static_cast<size_t>(l * b_regs + i / per_word)] |= bits_of(s.kind, B[static_cast<size_t>(e.row * s.n + e.col)])
+      rb[static_cast<size_t>(l * b_regs + i / per_word)] |= element(B[static_cast<size_t>(e.row * s.n + e.col)], s.b_fp8)
                                                            << (8 * (i % per_word));
     }
     for (int i = 0; i < s.c_elems; ++i) {
@@ -135,6 +149,8 @@ CONF_TEST(KernelMmaTf32F64AndIntegerFragmentsFollowTheIsaLayouts) {
       {"mma_f64_m8n8k4", Kind::kF64, 8, 8, 4, 1, 1, 2, true, true},
       {"mma_s8_m16n8k16", Kind::kI8K16, 16, 8, 16, 8, 4, 4, true, true},
       {"mma_u8_s8_m16n8k32_satfinite", Kind::kI8K32, 16, 8, 32, 16, 8, 4, false, true},
+      {"mma_e4m3_m16n8k32", Kind::kF8K32, 16, 8, 32, 16, 8, 4, true, true, 0, 0},
+      {"mma_e5m2_e4m3_m16n8k32", Kind::kF8K32, 16, 8, 32, 16, 8, 4, true, true, 1, 0},
   };
   for (const Shape& s : shapes) run_shape(mod, s, rng);
 }

@@ -59,3 +59,19 @@ extern "C" __global__ void mma_u8_s8_m16n8k32_satfinite(const unsigned* a, const
         "r"(c[l * 4]), "r"(c[l * 4 + 1]), "r"(c[l * 4 + 2]), "r"(c[l * 4 + 3]));
   d[l * 4] = d0, d[l * 4 + 1] = d1, d[l * 4 + 2] = d2, d[l * 4 + 3] = d3;
 }
+
+// fp8 inputs (sm_89+), f32 accumulation: A and B of the same kind and of
+// different kinds; the fragments are laid out as the 8-bit integers' are.
+#define MMA_FP8(name, types)                                                                          \
+  extern "C" __global__ void name(const unsigned* a, const unsigned* b, const float* c, float* d) {   \
+    const unsigned l = LANE;                                                                          \
+    float d0, d1, d2, d3;                                                                             \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." types                                       \
+                 ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"          \
+                 : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)                                             \
+                 : "r"(a[l * 4]), "r"(a[l * 4 + 1]), "r"(a[l * 4 + 2]), "r"(a[l * 4 + 3]), "r"(b[l * 2]), \
+                   "r"(b[l * 2 + 1]), "f"(c[l * 4]), "f"(c[l * 4 + 1]), "f"(c[l * 4 + 2]), "f"(c[l * 4 + 3])); \
+    d[l * 4] = d0, d[l * 4 + 1] = d1, d[l * 4 + 2] = d2, d[l * 4 + 3] = d3;                          \
+  }
+MMA_FP8(mma_e4m3_m16n8k32, "e4m3.e4m3")
+MMA_FP8(mma_e5m2_e4m3_m16n8k32, "e5m2.e4m3")
