@@ -40,9 +40,13 @@ constexpr Uuid kContextChecks = {0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43,
 constexpr Uuid kIntegrityCheck = {0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b,
                                   0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2};
 
-enum Table { kCudart, kHooks, kTls, kStorage, kChecks, kIntegrity, kTableCount };
+constexpr Uuid kToolsObjectIds = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
+                                  0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
+
+enum Table { kCudart, kHooks, kTls, kStorage, kChecks, kIntegrity, kObjectIds, kTableCount };
 constexpr const char* kTableNames[kTableCount] = {"cudart_interface", "tools_callback_hooks", "tools_tls",
-                                                  "context_local_storage", "context_checks", "integrity_check"};
+                                                  "context_local_storage", "context_checks", "integrity_check",
+                                                  "tools_object_ids"};
 
 // A slot never seen called: refuses, and says so once.
 template <int T, int S>
@@ -116,7 +120,67 @@ const void* const tools_callback_hooks[7] = {
     size_slot(7),      fn(quiet_slot<kHooks, 1>), fn(hooks_buffer_a), fn(quiet_slot<kHooks, 3>),
     fn(quiet_slot<kHooks, 4>), fn(quiet_slot<kHooks, 5>), fn(hooks_buffer_b)};
 
-const void* const tools_tls[3] = {size_slot(3), fn(quiet_slot<kTls, 1>), fn(quiet_slot<kTls, 2>)};
+// Slot 2: the calling thread's current context (null when none). cuBLAS,
+// cuBLASLt and cuFFT read it and hand it to TOOLS_OBJECT_IDS below.
+CUresult tls_current_context(CUcontext* out) {
+  return api::call("tools_tls.current_context", api::kInHostFn, [&] {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    *out = reinterpret_cast<CUcontext>(current_context());
+    return CUDA_SUCCESS;
+  }, out);
+}
+const void* const tools_tls[3] = {size_slot(3), fn(quiet_slot<kTls, 1>), fn(tls_current_context)};
+
+// --- TOOLS_OBJECT_IDS: identities of contexts and streams -------------------
+// cuBLAS, cuBLASLt and cuFFT key their per-context and per-stream caches
+// (handles, workspaces) on what these slots answer, with the context
+// TOOLS_TLS slot 2 gave. What each slot means was read from how the
+// libraries use its answer; CUPTI and the profiling libraries ask for the
+// same table.
+
+// The context's unique id (as cuCtxGetId; null: the current context).
+CUresult object_context_id(CUcontext ctx, unsigned long long* id) {
+  return api::call("tools_object_ids.context_id", api::kInHostFn, [&] {
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    Context* c;
+    if (CUresult r = ctx ? api::ctx_handle(ctx, &c) : api::current_ctx_handle(&c)) return r;
+    *id = c->id;
+    return CUDA_SUCCESS;
+  }, ctx, id);
+}
+// The stream a handle names: a created stream as it is; NULL (the legacy
+// default stream, or the per-thread one when `per_thread`), CU_STREAM_LEGACY
+// and CU_STREAM_PER_THREAD as the special handle of that default stream.
+CUresult object_stream(CUcontext, CUstream s, CUstream* out, int per_thread) {
+  return api::call("tools_object_ids.stream", api::kInHostFn, [&] {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    Stream* st;
+    if (CUresult r = api::stream_handle(s, per_thread ? api::NullStream::kPerThread : api::NullStream::kLegacy, &st))
+      return r;
+    *out = s ? s : per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    return CUDA_SUCCESS;
+  }, s, out, per_thread);
+}
+// The unique id of the stream a handle names (as cuStreamGetId).
+CUresult object_stream_id(CUcontext, CUstream s, unsigned long long* id) {
+  return api::call("tools_object_ids.stream_id", api::kInHostFn, [&] {
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    Stream* st;
+    if (CUresult r = api::stream_handle(s, api::NullStream::kLegacy, &st)) return r;
+    *id = st->id;
+    return CUDA_SUCCESS;
+  }, s, id);
+}
+
+template <size_t... I>
+constexpr auto object_ids_table(std::index_sequence<I...>) {
+  return std::array<const void*, 64>{{I == 0    ? size_slot(64)
+                                      : I == 4  ? fn(object_context_id)
+                                      : I == 39 ? fn(object_stream_id)
+                                      : I == 51 ? fn(object_stream)
+                                                : fn(unknown_slot<kObjectIds, int(I)>)...}};
+}
+const std::array<const void*, 64> tools_object_ids = object_ids_table(std::make_index_sequence<64>{});
 
 // --- Context-local storage ----------------------------------------------------
 // NVIDIA's answers: no context current (ctx NULL) -> INVALID_CONTEXT; a key
@@ -206,6 +270,7 @@ const Served kServed[] = {
     {kCudartInterface, cudart_interface},   {kToolsCallbackHooks, tools_callback_hooks},
     {kToolsTls, tools_tls},                 {kContextLocalStorage, context_local_storage},
     {kContextChecks, context_checks.data()}, {kIntegrityCheck, integrity_table},
+    {kToolsObjectIds, tools_object_ids.data()},
 };
 
 void uuid_text(const CUuuid* id, char* out) {
