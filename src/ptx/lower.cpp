@@ -78,6 +78,13 @@ bool is_runtime_extern(const std::string& name) {
 
 }  // namespace
 
+bool is_device_fence(const Instr& in) {
+  if (in.op != "membar" && in.op != "fence") return false;
+  for (const std::string& m : in.mods)
+    if (m == "cta" || m == "proxy" || m == "mbarrier_init" || m.rfind("proxy", 0) == 0) return false;
+  return true;
+}
+
 bool is_cut_instruction(const Instr& in) {
   const std::string& op = in.op;
   if (op == "bar" || op == "barrier") {

@@ -279,6 +279,9 @@ bool loop_rounds_enabled();
 // a cut, to the next cuts) of their sizes in instructions.
 size_t region_sizes(const Function& f, const std::vector<bool>& is_cut);
 bool is_cut_instruction(const Instr& in);
+// membar.gl/.sys and fence at gpu or system scope: cuts in a kernel's own
+// body (lower_warp.cpp says why); plain fences in the functions it calls.
+bool is_device_fence(const Instr& in);
 // Appends the registers operand `o` names (its elements' too).
 void collect_regs(const Operand& o, std::vector<int>& out);
 // Per register of `f`: how many instructions name it (guards included).

@@ -216,7 +216,7 @@ void FnLowering::lower_body() {
   if (is_kernel) {
     is_yield = spin_back_edges(f);
     for (size_t i = 0; i < f.body.size(); ++i)
-      if (is_cut_instruction(f.body[i]) || is_yield[i]) is_cut[i] = has_cuts = true;
+      if (is_cut_instruction(f.body[i]) || is_device_fence(f.body[i]) || is_yield[i]) is_cut[i] = has_cuts = true;
     remat = remat_analysis(f, entry_params);
     round_remat = remat_analysis(f, entry_params, kRoundChain);
     is_round.assign(f.body.size(), false);

@@ -218,6 +218,19 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
     return true;
   }
+  if (is_device_fence(in)) {
+    // A fence at gpu or system scope (__threadfence): the lanes that reach
+    // it stop there together before the fence itself. A warp's lanes run in
+    // step on a GPU, so every lane's stores before the fence are visible
+    // before any lane's stores after it; libraries rely on that (cuBLAS's
+    // trsv: each lane stores its part of the solution, fences, and lane 0
+    // then raises the flag another block waits on). The runner resolves it
+    // as it does activemask: over the lanes that arrived, waiting for no other.
+    site.kind = CutKind::kActiveMask;
+    emit_cut(site, index, ops);
+    b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+    return true;
+  }
   if (op == "activemask") {
     site.kind = CutKind::kActiveMask;
     emit_cut(site, index, ops);

@@ -67,3 +67,26 @@ CONF_TEST(KernelSoftwareGridBarrierInAnOrdinaryLaunch) {
     }
   });
 }
+
+// Each block waits for the one before it and reads what all 32 of its
+// lanes stored before lane 0 raised the flag (tests/kernels/spin.cu).
+CONF_TEST(KernelSpinLanesPublishBeforeLaneZeroFlags) {
+  const int blocks = 48;
+  auto mix = [](uint32_t v, uint32_t b, uint32_t l) {
+    for (int i = 0; i < 2000; ++i) v = v * 1664525u + 1013904223u + b * 31u + l;
+    return v;
+  };
+  std::vector<uint32_t> want(blocks * 32);
+  for (int b = 0; b < blocks; ++b)
+    for (int l = 0; l < 32; ++l) want[b * 32 + l] = mix(b ? want[(b - 1) * 32 + (31 - l)] : 7u, b, l);
+  kt::for_each_variant("spin", [&](kt::Module& m) {
+    for (int round = 0; round < 4; ++round) {
+      kt::Buf<uint32_t> data(blocks * 32);
+      kt::Buf<int32_t> flags(blocks);
+      kt::run(m.fn("lanes_publish_then_lane0_flags"), {blocks}, {32}, 0, data.p, flags.p);
+      kt::Checker ck("lanes_publish_then_lane0_flags");
+      ck.all(data.get(), want);
+      ck.done();
+    }
+  });
+}

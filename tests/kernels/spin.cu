@@ -79,3 +79,27 @@ extern "C" __global__ void software_grid_barrier(int* sum, volatile int* arrived
     out[blockIdx.x] = atomicAdd(sum, 0);
   }
 }
+
+// Publication by a warp's lanes, as cuBLAS's trsv does it: every lane
+// works out and stores its value, fences, and lane 0 alone raises the flag
+// the next block waits on; the next block reads all 32 values. A GPU's
+// lanes run in step, so the flag is seen only after every lane's store.
+// Block b's lane l stores mix(block b-1's value of lane 31 - l, b, l).
+__device__ unsigned mix(unsigned v, unsigned b, unsigned l) {
+  for (int i = 0; i < 2000; ++i) v = v * 1664525u + 1013904223u + b * 31u + l;
+  return v;
+}
+extern "C" __global__ void lanes_publish_then_lane0_flags(unsigned* data, int* flags) {
+  const unsigned b = blockIdx.x, l = threadIdx.x;
+  unsigned prev = 7;
+  if (b > 0) {
+    if (l == 0)
+      while (reinterpret_cast<volatile int*>(flags)[b - 1] == 0) {
+      }
+    __syncwarp();
+    prev = reinterpret_cast<volatile unsigned*>(data)[(b - 1) * 32 + (31 - l)];
+  }
+  reinterpret_cast<volatile unsigned*>(data)[b * 32 + l] = mix(prev, b, l);
+  __threadfence();
+  if (l == 0) reinterpret_cast<volatile int*>(flags)[b] = 1;
+}
