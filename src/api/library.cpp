@@ -20,13 +20,15 @@ CUresult load(CUlibrary* out, const void* code, size_t size, CUjit_option* jit_o
   if (!out || !code) return CUDA_ERROR_INVALID_VALUE;
   api::JitOptions jit;
   if (CUresult r = api::read_jit_options(num_jit, jit_options, jit_values, &jit)) return r;
-  if (num_lib > 0 && (!lib_options || !lib_values)) return CUDA_ERROR_INVALID_VALUE;
+  if (num_lib > 0 && !lib_options) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < num_lib; ++i) {
     // The host function and data table serves cudart's own registration;
-    // the code is copied either way, so "binary is preserved" holds.
+    // the code is copied either way, so "binary is preserved" holds. That
+    // one is a flag: cuBLASLt passes it with no values array at all.
     int o = raw_enum(lib_options[i]);
     if (o != CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE && o != CU_LIBRARY_BINARY_IS_PRESERVED)
       return CUDA_ERROR_INVALID_VALUE;
+    if (!lib_values && o != CU_LIBRARY_BINARY_IS_PRESERVED) return CUDA_ERROR_INVALID_VALUE;
   }
   const auto start = std::chrono::steady_clock::now();
   std::string info, error;

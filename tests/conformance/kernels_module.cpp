@@ -240,6 +240,23 @@ CONF_TEST(LibraryFromPtxGivesKernelsGlobalsAndAModule) {
   ASSERT_CU(cuLibraryUnload(lib));
 }
 
+// Library options as cuBLASLt passes them: "binary is preserved" with no
+// values array (the option takes no value); another option needs one.
+CONF_TEST(LibraryOptionBinaryIsPreservedNeedsNoValue) {
+  std::vector<char> ptx = kt::read_image(kModulePtx);
+  CUlibraryOption preserved = CU_LIBRARY_BINARY_IS_PRESERVED;
+  CUlibrary lib = nullptr;
+  const CUresult r = cuLibraryLoadData(&lib, ptx.data(), nullptr, nullptr, 0, &preserved, nullptr, 1);
+  conf::info("library.binary_is_preserved_without_values", r);
+  EXPECT_CU(CUDA_SUCCESS, r);
+  if (r == CUDA_SUCCESS) {
+    CUkernel k = nullptr;
+    EXPECT_CU(CUDA_SUCCESS, cuLibraryGetKernel(&k, lib, "add_one"));
+    ASSERT_CU(cuLibraryUnload(lib));
+  }
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuLibraryLoadData(&lib, ptx.data(), nullptr, nullptr, 0, nullptr, nullptr, 1));
+}
+
 namespace {
 CUresult load_text(const std::string& text) {
   CUmodule m = nullptr;

@@ -8,6 +8,8 @@ layers below it:
     exec   the engine: ops, timelines, workers
     copy   copy walks and planning      ptx   the kernel compiler
     base   helpers that depend on nothing
+    blas   a library of its own (cuBLAS GEMMs on the host's BLAS): it reaches
+           the driver through its exported C API only, and imports no layer
 copy and ptx are leaves: neither imports the other, nor exec or core.
 "cuda.h" (the public ABI header) may be included anywhere.
 usage: check_layers.py [SRC_DIR]
@@ -23,6 +25,7 @@ ALLOWED = {
     "copy": {"copy", "base"},
     "ptx": {"ptx", "base"},
     "base": {"base"},
+    "blas": {"blas"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

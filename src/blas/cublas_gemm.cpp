@@ -1,0 +1,240 @@
+// cuBLAS's GEMM entry points, computed by the host's BLAS (OpenBLAS), for
+// programs cucpu runs. `cucpu run` preloads this library ahead of NVIDIA's
+// libcublas: every other cuBLAS call goes to NVIDIA's, unmodified.
+//
+// Why (docs/architecture.md, "NVIDIA's libraries"): for the GEMMs programs
+// call most, cuBLASLt's heuristic on an sm_12x device chooses CUTLASS
+// kernels it ships as SASS alone (cutlass_80_simt_sgemm_*, ..._s1688gemm_*),
+// which cucpu cannot run, and it keeps choosing them whatever their
+// attributes or occupancy say.
+//
+// Each call is checked as cuBLAS checks it, then enqueued on the handle's
+// stream as a host function (cuLaunchHostFunc), so it runs in stream order
+// and is captured into graphs like a kernel. Scalars in host memory are
+// read at the call; in device memory (CUBLAS_POINTER_MODE_DEVICE), when
+// the GEMM runs. Types this file does not compute go to NVIDIA's function.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <climits>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "blas/host_blas.h"
+
+namespace {
+
+// The ABI facts this file needs (cublas_api.h, library_types.h of CUDA 13.0).
+using Handle = void*;
+using Stream = void*;
+using Status = int;
+constexpr Status kSuccess = 0, kNotInitialized = 1, kInvalidValue = 7, kExecutionFailed = 13, kNotSupported = 15;
+constexpr int kOpN = 0, kOpT = 1, kOpC = 2;
+constexpr int kPointerModeDevice = 1;
+enum DataType : int { kR32F = 0, kR64F = 1, kR16F = 2, kC32F = 4, kC64F = 5, kR16BF = 14 };
+// cublasComputeType_t values that compute in float or double.
+bool float_compute(int c) { return c == 68 || c == 69 || c == 74 || c == 75 || c == 77 || c == kR32F; }
+bool double_compute(int c) { return c == 70 || c == 71 || c == kR64F; }
+
+template <class F>
+F nvidia(const char* name) {
+  void* f = dlvsym(RTLD_NEXT, name, "libcublas.so.13");
+  if (!f) f = dlsym(RTLD_NEXT, name);
+  return reinterpret_cast<F>(f);
+}
+
+// cuLaunchHostFunc of the driver the process loaded (cudart opens it
+// RTLD_LOCAL, so it is looked up by name, never loaded here).
+using HostFunc = int (*)(Stream, void (*)(void*), void*);
+HostFunc driver_host_func() {
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  return driver ? reinterpret_cast<HostFunc>(dlsym(driver, "cuLaunchHostFunc")) : nullptr;
+}
+
+size_t type_bytes(int t) {
+  switch (t) {
+    case kR16F: case kR16BF: return 2;
+    case kR32F: return 4;
+    case kR64F: case kC32F: return 8;
+    case kC64F: return 16;
+    default: return 0;
+  }
+}
+
+// One GEMM call: C_i = alpha op(A_i) op(B_i) + beta C_i for i < batch.
+struct Gemm {
+  int a_type = kR32F, c_type = kR32F;  // B's type is A's
+  int transa = kOpN, transb = kOpN;
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, batch = 1;
+  // Operands: the matrices with strides between batch members, or (arrays)
+  // device arrays of pointers to them.
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  bool arrays = false;
+  // The scalars: copied at the call (host mode), or read when it runs.
+  unsigned char alpha[16] = {}, beta[16] = {};
+  size_t scalar_bytes = 4;
+  const void* alpha_at = nullptr;
+  const void* beta_at = nullptr;
+};
+
+Status check(const Gemm& g) {
+  auto op_ok = [](int op) { return op == kOpN || op == kOpT || op == kOpC; };
+  if (!op_ok(g.transa) || !op_ok(g.transb) || g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0) return kInvalidValue;
+  const int64_t a_rows = g.transa == kOpN ? g.m : g.k, b_rows = g.transb == kOpN ? g.k : g.n;
+  if (g.lda < std::max<int64_t>(1, a_rows) || g.ldb < std::max<int64_t>(1, b_rows) ||
+      g.ldc < std::max<int64_t>(1, g.m))
+    return kInvalidValue;
+  // The host's CBLAS takes int sizes.
+  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc})
+    if (v > INT_MAX) return kNotSupported;
+  return kSuccess;
+}
+
+const void* member(const void* base, int64_t i, int64_t stride, size_t bytes, bool arrays) {
+  if (arrays) return static_cast<const void* const*>(base)[i];
+  return static_cast<const unsigned char*>(base) + i * stride * static_cast<int64_t>(bytes);
+}
+
+// Runs on the stream (a host function): every member of the batch.
+void run_gemm(void* data) {
+  std::unique_ptr<Gemm> g(static_cast<Gemm*>(data));
+  const size_t ab = type_bytes(g->a_type), cb = type_bytes(g->c_type);
+  if (g->alpha_at) std::memcpy(g->alpha, g->alpha_at, g->scalar_bytes);
+  if (g->beta_at) std::memcpy(g->beta, g->beta_at, g->scalar_bytes);
+  for (int64_t i = 0; i < g->batch; ++i) {
+    host_blas::Product p{g->transa, g->transb, g->m, g->n, g->k, g->lda, g->ldb, g->ldc};
+    p.a = member(g->a, i, g->stride_a, ab, g->arrays);
+    p.b = member(g->b, i, g->stride_b, ab, g->arrays);
+    p.c = const_cast<void*>(member(g->c, i, g->stride_c, cb, g->arrays));
+    p.alpha = g->alpha;
+    p.beta = g->beta;
+    host_blas::gemm(g->a_type, g->c_type, p);
+  }
+}
+
+Status enqueue(Handle h, const Gemm& g, const void* alpha, const void* beta) {
+  if (!h) return kNotInitialized;
+  if (Status s = check(g)) return s;
+  if (!host_blas::available()) {
+    std::fprintf(stderr, "cucpu: cuBLAS GEMMs need the host's BLAS (libopenblas.so.0 or libcblas.so.3), not found\n");
+    return kNotSupported;
+  }
+  static auto get_stream = nvidia<Status (*)(Handle, Stream*)>("cublasGetStream_v2");
+  static auto get_mode = nvidia<Status (*)(Handle, int*)>("cublasGetPointerMode_v2");
+  static auto host_func = driver_host_func();
+  if (!get_stream || !get_mode || !host_func) return kNotInitialized;
+  Stream stream = nullptr;
+  int mode = 0;
+  if (Status s = get_stream(h, &stream)) return s;
+  if (Status s = get_mode(h, &mode)) return s;
+  if (!alpha || !beta) return kInvalidValue;
+  auto job = std::make_unique<Gemm>(g);
+  // The scalars are of the compute type: float, double or their complexes.
+  job->scalar_bytes = g.c_type == kC64F ? 16 : g.c_type == kC32F || g.c_type == kR64F ? 8 : 4;
+  if (mode == kPointerModeDevice) {
+    job->alpha_at = alpha;
+    job->beta_at = beta;
+  } else {
+    std::memcpy(job->alpha, alpha, job->scalar_bytes);
+    std::memcpy(job->beta, beta, job->scalar_bytes);
+  }
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return kSuccess;
+  if (host_func(stream, run_gemm, job.get()) != 0) return kExecutionFailed;
+  job.release();  // run_gemm owns it now
+  return kSuccess;
+}
+
+Gemm make(int type, int c_type, int ta, int tb, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
+          const void* b, int64_t ldb, void* c, int64_t ldc) {
+  Gemm g;
+  g.a_type = type, g.c_type = c_type, g.transa = ta, g.transb = tb;
+  g.m = m, g.n = n, g.k = k, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+  g.a = a, g.b = b, g.c = c;
+  return g;
+}
+
+// GemmEx's types: inputs of one type, computed in float or double.
+bool ex_supported(int a_type, int b_type, int c_type, int compute) {
+  if (a_type != b_type) return false;
+  if (float_compute(compute))
+    return ((a_type == kR32F || a_type == kR16F || a_type == kR16BF) && (c_type == kR32F || c_type == a_type)) ||
+           (a_type == kC32F && c_type == kC32F);
+  if (double_compute(compute)) return (a_type == kR64F || a_type == kC64F) && c_type == a_type;
+  return false;
+}
+
+}  // namespace
+
+// The entry points, 32- and 64-bit sizes alike, from one table.
+#define CUCPU_TYPED_GEMMS(X) \
+  X(S, float, kR32F)         \
+  X(D, double, kR64F)        \
+  X(C, std::complex<float>, kC32F) \
+  X(Z, std::complex<double>, kC64F)
+
+#define CUCPU_DEFINE_GEMMS(P, T, TYPE, I, SUFFIX)                                                                  \
+  extern "C" Status cublas##P##gemm_v2##SUFFIX(Handle h, int ta, int tb, I m, I n, I k, const T* alpha,          \
+                                                 const T* a, I lda, const T* b, I ldb, const T* beta, T* c,    \
+                                                 I ldc) {                                                      \
+    return enqueue(h, make(TYPE, TYPE, ta, tb, m, n, k, a, lda, b, ldb, c, ldc), alpha, beta);                 \
+  }                                                                                                            \
+  extern "C" Status cublas##P##gemmStridedBatched##SUFFIX(Handle h, int ta, int tb, I m, I n, I k,              \
+                                                          const T* alpha, const T* a, I lda, long long sa,     \
+                                                          const T* b, I ldb, long long sb, const T* beta,      \
+                                                          T* c, I ldc, long long sc, I batch) {                \
+    Gemm g = make(TYPE, TYPE, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);                                        \
+    g.stride_a = sa, g.stride_b = sb, g.stride_c = sc, g.batch = batch;                                        \
+    return enqueue(h, g, alpha, beta);                                                                         \
+  }                                                                                                            \
+  extern "C" Status cublas##P##gemmBatched##SUFFIX(Handle h, int ta, int tb, I m, I n, I k, const T* alpha,    \
+                                                   const T* const* a, I lda, const T* const* b, I ldb,         \
+                                                   const T* beta, T* const* c, I ldc, I batch) {               \
+    Gemm g = make(TYPE, TYPE, ta, tb, m, n, k, a, lda, b, ldb, const_cast<T**>(c), ldc);                       \
+    g.arrays = true, g.batch = batch;                                                                          \
+    return enqueue(h, g, alpha, beta);                                                                         \
+  }
+#define CUCPU_GEMMS_32(P, T, TYPE) CUCPU_DEFINE_GEMMS(P, T, TYPE, int, )
+#define CUCPU_GEMMS_64(P, T, TYPE) CUCPU_DEFINE_GEMMS(P, T, TYPE, int64_t, _64)
+CUCPU_TYPED_GEMMS(CUCPU_GEMMS_32)
+CUCPU_TYPED_GEMMS(CUCPU_GEMMS_64)
+
+#define CUCPU_DEFINE_GEMM_EX(I, SUFFIX)                                                                           \
+  extern "C" Status cublasGemmEx##SUFFIX(Handle h, int ta, int tb, I m, I n, I k, const void* alpha,             \
+                                          const void* a, int at, I lda, const void* b, int bt, I ldb,            \
+                                          const void* beta, void* c, int ct, I ldc, int compute, int algo) {     \
+    if (!ex_supported(at, bt, ct, compute))                                                                       \
+      return nvidia<decltype(&cublasGemmEx##SUFFIX)>("cublasGemmEx" #SUFFIX)(h, ta, tb, m, n, k, alpha, a, at,   \
+                                                                             lda, b, bt, ldb, beta, c, ct, ldc, \
+                                                                             compute, algo);                    \
+    return enqueue(h, make(at, ct, ta, tb, m, n, k, a, lda, b, ldb, c, ldc), alpha, beta);                        \
+  }                                                                                                               \
+  extern "C" Status cublasGemmStridedBatchedEx##SUFFIX(                                                           \
+      Handle h, int ta, int tb, I m, I n, I k, const void* alpha, const void* a, int at, I lda, long long sa,     \
+      const void* b, int bt, I ldb, long long sb, const void* beta, void* c, int ct, I ldc, long long sc,        \
+      I batch, int compute, int algo) {                                                                          \
+    if (!ex_supported(at, bt, ct, compute))                                                                       \
+      return nvidia<decltype(&cublasGemmStridedBatchedEx##SUFFIX)>("cublasGemmStridedBatchedEx" #SUFFIX)(        \
+          h, ta, tb, m, n, k, alpha, a, at, lda, sa, b, bt, ldb, sb, beta, c, ct, ldc, sc, batch, compute, algo); \
+    Gemm g = make(at, ct, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);                                               \
+    g.stride_a = sa, g.stride_b = sb, g.stride_c = sc, g.batch = batch;                                           \
+    return enqueue(h, g, alpha, beta);                                                                            \
+  }                                                                                                               \
+  extern "C" Status cublasGemmBatchedEx##SUFFIX(Handle h, int ta, int tb, I m, I n, I k, const void* alpha,      \
+                                                 const void* const* a, int at, I lda, const void* const* b,       \
+                                                 int bt, I ldb, const void* beta, void* const* c, int ct, I ldc,  \
+                                                 I batch, int compute, int algo) {                                \
+    if (!ex_supported(at, bt, ct, compute))                                                                       \
+      return nvidia<decltype(&cublasGemmBatchedEx##SUFFIX)>("cublasGemmBatchedEx" #SUFFIX)(                      \
+          h, ta, tb, m, n, k, alpha, a, at, lda, b, bt, ldb, beta, c, ct, ldc, batch, compute, algo);             \
+    Gemm g = make(at, ct, ta, tb, m, n, k, a, lda, b, ldb, const_cast<void**>(c), ldc);                           \
+    g.arrays = true, g.batch = batch;                                                                             \
+    return enqueue(h, g, alpha, beta);                                                                            \
+  }
+CUCPU_DEFINE_GEMM_EX(int, )
+CUCPU_DEFINE_GEMM_EX(int64_t, _64)

@@ -1,0 +1,151 @@
+#include "blas/host_blas.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <vector>
+
+namespace host_blas {
+namespace {
+
+// CBLAS's ABI: column-major is 102; NoTrans 111, Trans 112, ConjTrans 113.
+constexpr int kColMajor = 102;
+using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
+                       int);
+using Xgemm = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*,
+                       void*, int);
+
+struct Library {
+  Sgemm sgemm = nullptr;
+  Dgemm dgemm = nullptr;
+  Xgemm cgemm = nullptr, zgemm = nullptr;
+};
+
+const Library& library() {
+  static const Library lib = [] {
+    Library l;
+    for (const char* name : {"libopenblas.so.0", "libcblas.so.3", "libblas.so.3"}) {
+      void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (!h) continue;
+      l.sgemm = reinterpret_cast<Sgemm>(dlsym(h, "cblas_sgemm"));
+      l.dgemm = reinterpret_cast<Dgemm>(dlsym(h, "cblas_dgemm"));
+      l.cgemm = reinterpret_cast<Xgemm>(dlsym(h, "cblas_cgemm"));
+      l.zgemm = reinterpret_cast<Xgemm>(dlsym(h, "cblas_zgemm"));
+      if (l.sgemm && l.dgemm && l.cgemm && l.zgemm) break;
+      l = Library{};
+    }
+    return l;
+  }();
+  return lib;
+}
+
+int op(int cublas_op) { return 111 + cublas_op; }
+
+// IEEE half and bfloat16 bits to float and back (round to nearest even).
+float from_half(uint16_t h) {
+  const uint32_t sign = uint32_t{h & 0x8000u} << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
+    std::memcpy(&bits, &v, 4);
+    bits |= sign;
+  } else {
+    bits = sign | (exp == 31 ? 0x7f800000u | (mant << 13) : ((exp + 112) << 23) | (mant << 13));
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint16_t to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  x &= 0x7fffffffu;
+  if (x > 0x7f800000u) return sign | 0x7e00u;
+  if (x >= 0x477ff000u) return sign | 0x7c00u;
+  if (x < 0x38800000u) {
+    float v;
+    std::memcpy(&v, &x, 4);
+    const float scaled = v * 16777216.0f;  // units of 2^-24, exact
+    uint32_t q = static_cast<uint32_t>(scaled);
+    const float rest = scaled - static_cast<float>(q);
+    if (rest > 0.5f || (rest == 0.5f && (q & 1))) ++q;
+    return sign | static_cast<uint16_t>(q);
+  }
+  const uint32_t r = x + 0xfffu + ((x >> 13) & 1);
+  return sign | static_cast<uint16_t>((r - 0x38000000u) >> 13);
+}
+float from_bf16(uint16_t h) {
+  const uint32_t bits = uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint16_t to_bf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);
+  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kC32F = 4, kC64F = 5, kR16BF = 14;
+
+// A column-major matrix of `rows` x `cols` (leading dimension ld) of half
+// or bf16, widened to float with the same leading dimension.
+std::vector<float> widen(const void* src, int type, int64_t rows, int64_t cols, int64_t ld) {
+  if (rows <= 0 || cols <= 0) return {};
+  std::vector<float> out(static_cast<size_t>(ld * (cols - 1) + rows));
+  const auto* h = static_cast<const uint16_t*>(src);
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i)
+      out[static_cast<size_t>(j * ld + i)] = type == kR16F ? from_half(h[j * ld + i]) : from_bf16(h[j * ld + i]);
+  return out;
+}
+void narrow(const std::vector<float>& src, void* dst, int type, int64_t rows, int64_t cols, int64_t ld) {
+  auto* h = static_cast<uint16_t*>(dst);
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i) {
+      const float v = src[static_cast<size_t>(j * ld + i)];
+      h[j * ld + i] = type == kR16F ? to_half(v) : to_bf16(v);
+    }
+}
+
+}  // namespace
+
+bool available() { return library().sgemm != nullptr; }
+
+void gemm(int a_type, int c_type, const Product& p) {
+  const Library& l = library();
+  const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+  const int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb), ldc = static_cast<int>(p.ldc);
+  const int ta = op(p.transa), tb = op(p.transb);
+  switch (a_type) {
+    case kR64F:
+      l.dgemm(kColMajor, ta, tb, m, n, k, *static_cast<const double*>(p.alpha), static_cast<const double*>(p.a), lda,
+              static_cast<const double*>(p.b), ldb, *static_cast<const double*>(p.beta), static_cast<double*>(p.c),
+              ldc);
+      return;
+    case kC32F: l.cgemm(kColMajor, ta, tb, m, n, k, p.alpha, p.a, lda, p.b, ldb, p.beta, p.c, ldc); return;
+    case kC64F: l.zgemm(kColMajor, ta, tb, m, n, k, p.alpha, p.a, lda, p.b, ldb, p.beta, p.c, ldc); return;
+    default: break;
+  }
+  const float alpha = *static_cast<const float*>(p.alpha), beta = *static_cast<const float*>(p.beta);
+  const float* a = static_cast<const float*>(p.a);
+  const float* b = static_cast<const float*>(p.b);
+  std::vector<float> wa, wb, wc;
+  if (a_type != kR32F) {
+    wa = widen(p.a, a_type, p.transa == 0 ? p.m : p.k, p.transa == 0 ? p.k : p.m, p.lda);
+    wb = widen(p.b, a_type, p.transb == 0 ? p.k : p.n, p.transb == 0 ? p.n : p.k, p.ldb);
+    a = wa.data(), b = wb.data();
+  }
+  if (c_type == kR32F) {
+    l.sgemm(kColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, static_cast<float*>(p.c), ldc);
+    return;
+  }
+  wc = widen(p.c, c_type, p.m, p.n, p.ldc);
+  l.sgemm(kColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, wc.data(), ldc);
+  narrow(wc, p.c, c_type, p.m, p.n, p.ldc);
+}
+
+}  // namespace host_blas

@@ -1,0 +1,30 @@
+// The host's BLAS (OpenBLAS, else the reference CBLAS), opened on first
+// use, and the GEMM of cuBLAS's types on it: f32, f64 and their complexes
+// as they are; f16 and bf16 inputs (and outputs) widened to f32, as cuBLAS
+// computes them with CUBLAS_COMPUTE_32F.
+#pragma once
+
+#include <cstdint>
+
+namespace host_blas {
+
+// One column-major product C = alpha op(A) op(B) + beta C (cuBLAS's
+// operation codes: 0 N, 1 T, 2 C). alpha and beta point to scalars of
+// the compute type (float for f16 and bf16).
+struct Product {
+  int transa, transb;
+  int64_t m, n, k, lda, ldb, ldc;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  const void* alpha = nullptr;
+  const void* beta = nullptr;
+};
+
+// Whether a BLAS library could be opened (thread-safe; opens it once).
+bool available();
+// `a_type` is A's and B's cudaDataType, `c_type` C's (R_32F, R_64F, C_32F,
+// C_64F, R_16F, R_16BF).
+void gemm(int a_type, int c_type, const Product& p);
+
+}  // namespace host_blas
