@@ -43,10 +43,13 @@ constexpr Uuid kIntegrityCheck = {0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b
 constexpr Uuid kToolsObjectIds = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
                                   0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
 
-enum Table { kCudart, kHooks, kTls, kStorage, kChecks, kIntegrity, kObjectIds, kTableCount };
+constexpr Uuid kToolsModuleQueries = {0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
+                                     0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e};
+
+enum Table { kCudart, kHooks, kTls, kStorage, kChecks, kIntegrity, kObjectIds, kModuleQueries, kTableCount };
 constexpr const char* kTableNames[kTableCount] = {"cudart_interface", "tools_callback_hooks", "tools_tls",
                                                   "context_local_storage", "context_checks", "integrity_check",
-                                                  "tools_object_ids"};
+                                                  "tools_object_ids", "tools_module_queries"};
 
 // A slot never seen called: refuses, and says so once.
 template <int T, int S>
@@ -182,6 +185,32 @@ constexpr auto object_ids_table(std::index_sequence<I...>) {
 }
 const std::array<const void*, 64> tools_object_ids = object_ids_table(std::make_index_sequence<64>{});
 
+// --- TOOLS_MODULE_QUERIES (6e163fbe…) ------------------------------------------
+// cuFFT loads each of its kernels as a module of one function and asks for
+// that function without its name: slot 7 calls `visit(user, f)` for every
+// function of the module and answers how many there were (cuFFT wants 1).
+// Like TOOLS_OBJECT_IDS, read from how cuFFT uses the answer.
+int module_for_each_function(CUcontext, CUmodule mod, void (*visit)(void*, CUfunction), void* user) {
+  unsigned count = 0;
+  const CUresult r = api::call("tools_module_queries.for_each_function", api::kInHostFn, [&] {
+    if (!visit) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult e = cuModuleGetFunctionCount(&count, mod)) return e;
+    std::vector<CUfunction> fns(count);
+    if (CUresult e = cuModuleEnumerateFunctions(fns.data(), count, mod)) return e;
+    for (CUfunction f : fns) visit(user, f);
+    return CUDA_SUCCESS;
+  }, mod, visit, user);
+  return r == CUDA_SUCCESS ? static_cast<int>(count) : 0;
+}
+
+template <size_t... I>
+constexpr auto module_queries_table(std::index_sequence<I...>) {
+  return std::array<const void*, 16>{{I == 0   ? size_slot(16)
+                                      : I == 7 ? fn(module_for_each_function)
+                                               : fn(unknown_slot<kModuleQueries, int(I)>)...}};
+}
+const std::array<const void*, 16> tools_module_queries = module_queries_table(std::make_index_sequence<16>{});
+
 // --- Context-local storage ----------------------------------------------------
 // NVIDIA's answers: no context current (ctx NULL) -> INVALID_CONTEXT; a key
 // never put -> INVALID_HANDLE.
@@ -270,7 +299,7 @@ const Served kServed[] = {
     {kCudartInterface, cudart_interface},   {kToolsCallbackHooks, tools_callback_hooks},
     {kToolsTls, tools_tls},                 {kContextLocalStorage, context_local_storage},
     {kContextChecks, context_checks.data()}, {kIntegrityCheck, integrity_table},
-    {kToolsObjectIds, tools_object_ids.data()},
+    {kToolsObjectIds, tools_object_ids.data()},  {kToolsModuleQueries, tools_module_queries.data()},
 };
 
 void uuid_text(const CUuuid* id, char* out) {
