@@ -92,7 +92,8 @@ bool FnLowering::lower_float(const Instr& in) {
     if (rnd > 0) return finish(directed(op.c_str(), {a, c}));
     Value* r = op == "add" ? b.CreateFAdd(a, c) : op == "sub" ? b.CreateFSub(a, c) : b.CreateFMul(a, c);
     // Without a rounding suffix ptxas may contract mul and add into fma; so may we.
-    if (rnd < 0) llvm::cast<llvm::Instruction>(r)->setHasAllowContract(true);
+    // (Two constants fold to a constant, which carries no flags.)
+    if (auto* i = llvm::dyn_cast<llvm::Instruction>(r); i && rnd < 0) i->setHasAllowContract(true);
     return finish(r);
   }
   if (op == "fma" || op == "mad") {
