@@ -115,6 +115,44 @@ bool real_pair(const char* what, std::vector<int> dims) {
   return ok;
 }
 
+// Single precision R2C then C2R of a 1D signal, several in a batch.
+bool real_pair_f32(const char* what, int n, int batch) {
+  const int kept = n / 2 + 1;
+  std::vector<cd> in = signal(size_t(n) * batch, 3);
+  std::vector<float> h(size_t(n) * batch);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = float(in[i].real()), in[i] = h[i];
+  float* dr = nullptr;
+  cufftComplex* dc = nullptr;
+  cudaMalloc(&dr, h.size() * sizeof(float));
+  cudaMalloc(&dc, size_t(kept) * batch * sizeof(cufftComplex));
+  cudaMemcpy(dr, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice);
+  cufftHandle fwd, inv;
+  cufftResult r = cufftPlan1d(&fwd, n, CUFFT_R2C, batch);
+  if (r == CUFFT_SUCCESS) r = cufftPlan1d(&inv, n, CUFFT_C2R, batch);
+  if (r == CUFFT_SUCCESS) r = cufftExecR2C(fwd, dr, dc);
+  std::vector<cufftComplex> hc(size_t(kept) * batch);
+  cudaMemcpy(hc.data(), dc, hc.size() * sizeof(cufftComplex), cudaMemcpyDeviceToHost);
+  std::vector<cd> got(hc.size()), want(hc.size());
+  for (int b = 0; b < batch; ++b) {
+    const auto full = host_dft(std::vector<cd>(in.begin() + size_t(b) * n, in.begin() + size_t(b + 1) * n), {n}, -1);
+    for (int k = 0; k < kept; ++k) {
+      got[size_t(b) * kept + k] = cd(hc[size_t(b) * kept + k].x, hc[size_t(b) * kept + k].y);
+      want[size_t(b) * kept + k] = full[k];
+    }
+  }
+  bool ok = near(what, r, got, want);
+  if (r == CUFFT_SUCCESS) r = cufftExecC2R(inv, dc, dr);
+  cudaMemcpy(h.data(), dr, h.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  std::vector<cd> back(h.size());
+  for (size_t i = 0; i < h.size(); ++i) back[i] = h[i] / double(n);
+  ok &= near(what, r, back, in);
+  cufftDestroy(fwd);
+  cufftDestroy(inv);
+  cudaFree(dr);
+  cudaFree(dc);
+  return ok;
+}
+
 int main() {
   CHECK(c2c("c2c 256", {256}, 1));
   CHECK(c2c("c2c 4096 x3", {4096}, 3));
@@ -125,5 +163,6 @@ int main() {
   CHECK(c2c("c2c 3d 8x12x16", {8, 12, 16}, 2));
   CHECK(real_pair("d2z/z2d 128", {128}));
   CHECK(real_pair("d2z/z2d 2d 24x30", {24, 30}));
+  CHECK(real_pair_f32("r2c/c2r 1000 x3", 1000, 3));
   return finish("cufft_transforms");
 }
