@@ -13,46 +13,23 @@
 // and is captured into graphs like a kernel. Scalars in host memory are
 // read at the call; in device memory (CUBLAS_POINTER_MODE_DEVICE), when
 // the GEMM runs. Types this file does not compute go to NVIDIA's function.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <climits>
 #include <complex>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 
+#include "blas/cublas_call.h"
 #include "blas/host_blas.h"
+
+using namespace cublas_call;
 
 namespace {
 
-// The ABI facts this file needs (cublas_api.h, library_types.h of CUDA 13.0).
-using Handle = void*;
-using Stream = void*;
-using Status = int;
-constexpr Status kSuccess = 0, kNotInitialized = 1, kInvalidValue = 7, kExecutionFailed = 13, kNotSupported = 15;
-constexpr int kOpN = 0, kOpT = 1, kOpC = 2;
-constexpr int kPointerModeDevice = 1;
-enum DataType : int { kR32F = 0, kR64F = 1, kR16F = 2, kC32F = 4, kC64F = 5, kR16BF = 14 };
 // cublasComputeType_t values that compute in float or double.
 bool float_compute(int c) { return c == 68 || c == 69 || c == 74 || c == 75 || c == 77 || c == kR32F; }
 bool double_compute(int c) { return c == 70 || c == 71 || c == kR64F; }
-
-template <class F>
-F nvidia(const char* name) {
-  void* f = dlvsym(RTLD_NEXT, name, "libcublas.so.13");
-  if (!f) f = dlsym(RTLD_NEXT, name);
-  return reinterpret_cast<F>(f);
-}
-
-// cuLaunchHostFunc of the driver the process loaded (cudart opens it
-// RTLD_LOCAL, so it is looked up by name, never loaded here).
-using HostFunc = int (*)(Stream, void (*)(void*), void*);
-HostFunc driver_host_func() {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  return driver ? reinterpret_cast<HostFunc>(dlsym(driver, "cuLaunchHostFunc")) : nullptr;
-}
 
 size_t type_bytes(int t) {
   switch (t) {
@@ -65,7 +42,8 @@ size_t type_bytes(int t) {
 }
 
 // One GEMM call: C_i = alpha op(A_i) op(B_i) + beta C_i for i < batch.
-struct Gemm {
+struct Gemm final : Job {
+  void run() override;
   int a_type = kR32F, c_type = kR32F;  // B's type is A's
   int transa = kOpN, transb = kOpN;
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, batch = 1;
@@ -76,11 +54,6 @@ struct Gemm {
   void* c = nullptr;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
   bool arrays = false;
-  // The scalars: copied at the call (host mode), or read when it runs.
-  unsigned char alpha[16] = {}, beta[16] = {};
-  size_t scalar_bytes = 4;
-  const void* alpha_at = nullptr;
-  const void* beta_at = nullptr;
 };
 
 Status check(const Gemm& g) {
@@ -102,52 +75,26 @@ const void* member(const void* base, int64_t i, int64_t stride, size_t bytes, bo
 }
 
 // Runs on the stream (a host function): every member of the batch.
-void run_gemm(void* data) {
-  std::unique_ptr<Gemm> g(static_cast<Gemm*>(data));
-  const size_t ab = type_bytes(g->a_type), cb = type_bytes(g->c_type);
-  if (g->alpha_at) std::memcpy(g->alpha, g->alpha_at, g->scalar_bytes);
-  if (g->beta_at) std::memcpy(g->beta, g->beta_at, g->scalar_bytes);
-  for (int64_t i = 0; i < g->batch; ++i) {
-    host_blas::Product p{g->transa, g->transb, g->m, g->n, g->k, g->lda, g->ldb, g->ldc};
-    p.a = member(g->a, i, g->stride_a, ab, g->arrays);
-    p.b = member(g->b, i, g->stride_b, ab, g->arrays);
-    p.c = const_cast<void*>(member(g->c, i, g->stride_c, cb, g->arrays));
-    p.alpha = g->alpha;
-    p.beta = g->beta;
-    host_blas::gemm(g->a_type, g->c_type, p);
+void Gemm::run() {
+  const size_t ab = type_bytes(a_type), cb = type_bytes(c_type);
+  for (int64_t i = 0; i < batch; ++i) {
+    host_blas::Product p{transa, transb, m, n, k, lda, ldb, ldc};
+    p.a = member(a, i, stride_a, ab, arrays);
+    p.b = member(b, i, stride_b, ab, arrays);
+    p.c = const_cast<void*>(member(c, i, stride_c, cb, arrays));
+    p.alpha = alpha;
+    p.beta = beta;
+    host_blas::gemm(a_type, c_type, p);
   }
 }
 
 Status enqueue(Handle h, const Gemm& g, const void* alpha, const void* beta) {
   if (!h) return kNotInitialized;
   if (Status s = check(g)) return s;
-  if (!host_blas::available()) {
-    std::fprintf(stderr, "cucpu: cuBLAS GEMMs need the host's BLAS (libopenblas.so.0 or libcblas.so.3), not found\n");
-    return kNotSupported;
-  }
-  static auto get_stream = nvidia<Status (*)(Handle, Stream*)>("cublasGetStream_v2");
-  static auto get_mode = nvidia<Status (*)(Handle, int*)>("cublasGetPointerMode_v2");
-  static auto host_func = driver_host_func();
-  if (!get_stream || !get_mode || !host_func) return kNotInitialized;
-  Stream stream = nullptr;
-  int mode = 0;
-  if (Status s = get_stream(h, &stream)) return s;
-  if (Status s = get_mode(h, &mode)) return s;
-  if (!alpha || !beta) return kInvalidValue;
   auto job = std::make_unique<Gemm>(g);
   // The scalars are of the compute type: float, double or their complexes.
   job->scalar_bytes = g.c_type == kC64F ? 16 : g.c_type == kC32F || g.c_type == kR64F ? 8 : 4;
-  if (mode == kPointerModeDevice) {
-    job->alpha_at = alpha;
-    job->beta_at = beta;
-  } else {
-    std::memcpy(job->alpha, alpha, job->scalar_bytes);
-    std::memcpy(job->beta, beta, job->scalar_bytes);
-  }
-  if (g.m == 0 || g.n == 0 || g.batch == 0) return kSuccess;
-  if (host_func(stream, run_gemm, job.get()) != 0) return kExecutionFailed;
-  job.release();  // run_gemm owns it now
-  return kSuccess;
+  return cublas_call::enqueue(h, std::move(job), alpha, beta, g.m == 0 || g.n == 0 || g.batch == 0);
 }
 
 Gemm make(int type, int c_type, int ta, int tb, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,

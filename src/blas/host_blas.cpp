@@ -16,10 +16,23 @@ using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int,
 using Xgemm = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*,
                        void*, int);
 
+using Sgemv = void (*)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using Dgemv = void (*)(int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+using Xgemv = void (*)(int, int, int, int, const void*, const void*, int, const void*, int, const void*, void*, int);
+using Ssyrk = void (*)(int, int, int, int, int, float, const float*, int, float, float*, int);
+using Dsyrk = void (*)(int, int, int, int, int, double, const double*, int, double, double*, int);
+using Xsyrk = void (*)(int, int, int, int, int, const void*, const void*, int, const void*, void*, int);
+
 struct Library {
   Sgemm sgemm = nullptr;
   Dgemm dgemm = nullptr;
   Xgemm cgemm = nullptr, zgemm = nullptr;
+  Sgemv sgemv = nullptr;
+  Dgemv dgemv = nullptr;
+  Xgemv cgemv = nullptr, zgemv = nullptr;
+  Ssyrk ssyrk = nullptr;
+  Dsyrk dsyrk = nullptr;
+  Xsyrk csyrk = nullptr, zsyrk = nullptr;
 };
 
 const Library& library() {
@@ -32,7 +45,17 @@ const Library& library() {
       l.dgemm = reinterpret_cast<Dgemm>(dlsym(h, "cblas_dgemm"));
       l.cgemm = reinterpret_cast<Xgemm>(dlsym(h, "cblas_cgemm"));
       l.zgemm = reinterpret_cast<Xgemm>(dlsym(h, "cblas_zgemm"));
-      if (l.sgemm && l.dgemm && l.cgemm && l.zgemm) break;
+      l.sgemv = reinterpret_cast<Sgemv>(dlsym(h, "cblas_sgemv"));
+      l.dgemv = reinterpret_cast<Dgemv>(dlsym(h, "cblas_dgemv"));
+      l.cgemv = reinterpret_cast<Xgemv>(dlsym(h, "cblas_cgemv"));
+      l.zgemv = reinterpret_cast<Xgemv>(dlsym(h, "cblas_zgemv"));
+      l.ssyrk = reinterpret_cast<Ssyrk>(dlsym(h, "cblas_ssyrk"));
+      l.dsyrk = reinterpret_cast<Dsyrk>(dlsym(h, "cblas_dsyrk"));
+      l.csyrk = reinterpret_cast<Xsyrk>(dlsym(h, "cblas_csyrk"));
+      l.zsyrk = reinterpret_cast<Xsyrk>(dlsym(h, "cblas_zsyrk"));
+      if (l.sgemm && l.dgemm && l.cgemm && l.zgemm && l.sgemv && l.dgemv && l.cgemv && l.zgemv && l.ssyrk &&
+          l.dsyrk && l.csyrk && l.zsyrk)
+        break;
       l = Library{};
     }
     return l;
@@ -146,6 +169,44 @@ void gemm(int a_type, int c_type, const Product& p) {
   wc = widen(p.c, c_type, p.m, p.n, p.ldc);
   l.sgemm(kColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, wc.data(), ldc);
   narrow(wc, p.c, c_type, p.m, p.n, p.ldc);
+}
+
+void gemv(int type, const Vector& v) {
+  const Library& l = library();
+  const int m = static_cast<int>(v.m), n = static_cast<int>(v.n), lda = static_cast<int>(v.lda);
+  const int incx = static_cast<int>(v.incx), incy = static_cast<int>(v.incy), t = op(v.trans);
+  switch (type) {
+    case kR32F:
+      l.sgemv(kColMajor, t, m, n, *static_cast<const float*>(v.alpha), static_cast<const float*>(v.a), lda,
+              static_cast<const float*>(v.x), incx, *static_cast<const float*>(v.beta), static_cast<float*>(v.y), incy);
+      return;
+    case kR64F:
+      l.dgemv(kColMajor, t, m, n, *static_cast<const double*>(v.alpha), static_cast<const double*>(v.a), lda,
+              static_cast<const double*>(v.x), incx, *static_cast<const double*>(v.beta), static_cast<double*>(v.y),
+              incy);
+      return;
+    case kC32F: l.cgemv(kColMajor, t, m, n, v.alpha, v.a, lda, v.x, incx, v.beta, v.y, incy); return;
+    default: l.zgemv(kColMajor, t, m, n, v.alpha, v.a, lda, v.x, incx, v.beta, v.y, incy); return;
+  }
+}
+
+void syrk(int type, const RankK& r) {
+  const Library& l = library();
+  const int uplo = r.uplo == 0 ? 122 : 121, t = op(r.trans);  // CblasLower, CblasUpper
+  const int n = static_cast<int>(r.n), k = static_cast<int>(r.k), lda = static_cast<int>(r.lda);
+  const int ldc = static_cast<int>(r.ldc);
+  switch (type) {
+    case kR32F:
+      l.ssyrk(kColMajor, uplo, t, n, k, *static_cast<const float*>(r.alpha), static_cast<const float*>(r.a), lda,
+              *static_cast<const float*>(r.beta), static_cast<float*>(r.c), ldc);
+      return;
+    case kR64F:
+      l.dsyrk(kColMajor, uplo, t, n, k, *static_cast<const double*>(r.alpha), static_cast<const double*>(r.a), lda,
+              *static_cast<const double*>(r.beta), static_cast<double*>(r.c), ldc);
+      return;
+    case kC32F: l.csyrk(kColMajor, uplo, t, n, k, r.alpha, r.a, lda, r.beta, r.c, ldc); return;
+    default: l.zsyrk(kColMajor, uplo, t, n, k, r.alpha, r.a, lda, r.beta, r.c, ldc); return;
+  }
 }
 
 }  // namespace host_blas

@@ -21,6 +21,29 @@ struct Product {
   const void* beta = nullptr;
 };
 
+// y = alpha op(A) x + beta y (A m x n), and the lower (uplo 0) or upper
+// (uplo 1) triangle of C = alpha op(A) op(A)^T + beta C (C n x n, A n x k
+// for op N), in cuBLAS's codes; `type` is R_32F, R_64F, C_32F or C_64F.
+struct Vector {
+  int trans;
+  int64_t m, n, lda, incx, incy;
+  const void* a;
+  const void* x;
+  void* y;
+  const void* alpha;
+  const void* beta;
+};
+void gemv(int type, const Vector& v);
+struct RankK {
+  int uplo, trans;
+  int64_t n, k, lda, ldc;
+  const void* a;
+  void* c;
+  const void* alpha;
+  const void* beta;
+};
+void syrk(int type, const RankK& r);
+
 // Whether a BLAS library could be opened (thread-safe; opens it once).
 bool available();
 // `a_type` is A's and B's cudaDataType, `c_type` C's (R_32F, R_64F, C_32F,

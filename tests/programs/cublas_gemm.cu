@@ -118,6 +118,33 @@ bool mixed(const char* what, cudaDataType type, int m, int n, int k) {
   return ok;
 }
 
+// gemv and syrk, which cuBLAS computes with its GEMM machinery.
+bool gemv_and_syrk(int n) {
+  auto a = ramp<double>(size_t(n) * n, 11), x = ramp<double>(n, 12), y = ramp<double>(n, 13);
+  double *da = to_device(a), *dx = to_device(x), *dy = to_device(y), *dc = to_device(std::vector<double>(n * n, 1.0));
+  const double alpha = 2.0, beta = 0.5;
+  cublasStatus_t s1 = cublasDgemv(handle, CUBLAS_OP_T, n, n, &alpha, da, n, dx, 1, &beta, dy, 1);
+  std::vector<double> want_y(n);
+  for (int j = 0; j < n; ++j) {
+    double sum = 0;
+    for (int i = 0; i < n; ++i) sum += a[i + size_t(j) * n] * x[i];
+    want_y[j] = alpha * sum + beta * y[j];
+  }
+  bool ok = close("dgemv", s1, to_host(dy, n), want_y, 1e-12);
+  cublasStatus_t s2 = cublasDsyrk(handle, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &alpha, da, n, &beta, dc, n);
+  std::vector<double> c = to_host(dc, size_t(n) * n), got, want;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      double sum = 0;
+      for (int k = 0; k < n; ++k) sum += a[i + size_t(k) * n] * a[j + size_t(k) * n];
+      got.push_back(c[i + size_t(j) * n]);
+      want.push_back(alpha * sum + beta * 1.0);
+    }
+  ok &= close("dsyrk", s2, got, want, 1e-12);
+  cudaFree(da), cudaFree(dx), cudaFree(dy), cudaFree(dc);
+  return ok;
+}
+
 int main() {
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
     std::printf("cublasCreate failed\n");
@@ -146,6 +173,7 @@ int main() {
   CHECK(batched(16, 8, 12, 3));
   CHECK(mixed<__half>("half gemm", CUDA_R_16F, 64, 64, 64));
   CHECK(mixed<__nv_bfloat16>("bf16 gemm", CUDA_R_16BF, 64, 64, 64));
+  CHECK(gemv_and_syrk(96));
   cublasDestroy(handle);
   return finish("cublas_gemm");
 }
