@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/half_bits.h"
+
 namespace host_blas {
 namespace {
 
@@ -65,53 +67,6 @@ const Library& library() {
 
 int op(int cublas_op) { return 111 + cublas_op; }
 
-// IEEE half and bfloat16 bits to float and back (round to nearest even).
-float from_half(uint16_t h) {
-  const uint32_t sign = uint32_t{h & 0x8000u} << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
-    std::memcpy(&bits, &v, 4);
-    bits |= sign;
-  } else {
-    bits = sign | (exp == 31 ? 0x7f800000u | (mant << 13) : ((exp + 112) << 23) | (mant << 13));
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint16_t to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  x &= 0x7fffffffu;
-  if (x > 0x7f800000u) return sign | 0x7e00u;
-  if (x >= 0x477ff000u) return sign | 0x7c00u;
-  if (x < 0x38800000u) {
-    float v;
-    std::memcpy(&v, &x, 4);
-    const float scaled = v * 16777216.0f;  // units of 2^-24, exact
-    uint32_t q = static_cast<uint32_t>(scaled);
-    const float rest = scaled - static_cast<float>(q);
-    if (rest > 0.5f || (rest == 0.5f && (q & 1))) ++q;
-    return sign | static_cast<uint16_t>(q);
-  }
-  const uint32_t r = x + 0xfffu + ((x >> 13) & 1);
-  return sign | static_cast<uint16_t>((r - 0x38000000u) >> 13);
-}
-float from_bf16(uint16_t h) {
-  const uint32_t bits = uint32_t{h} << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint16_t to_bf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
 constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kC32F = 4, kC64F = 5, kR16BF = 14;
 
 // A column-major matrix of `rows` x `cols` (leading dimension ld) of half
@@ -122,7 +77,7 @@ std::vector<float> widen(const void* src, int type, int64_t rows, int64_t cols, 
   const auto* h = static_cast<const uint16_t*>(src);
   for (int64_t j = 0; j < cols; ++j)
     for (int64_t i = 0; i < rows; ++i)
-      out[static_cast<size_t>(j * ld + i)] = type == kR16F ? from_half(h[j * ld + i]) : from_bf16(h[j * ld + i]);
+      out[static_cast<size_t>(j * ld + i)] = type == kR16F ? cucpu::half_bits_to_float(h[j * ld + i]) : cucpu::bf16_bits_to_float(h[j * ld + i]);
   return out;
 }
 void narrow(const std::vector<float>& src, void* dst, int type, int64_t rows, int64_t cols, int64_t ld) {
@@ -130,7 +85,7 @@ void narrow(const std::vector<float>& src, void* dst, int type, int64_t rows, in
   for (int64_t j = 0; j < cols; ++j)
     for (int64_t i = 0; i < rows; ++i) {
       const float v = src[static_cast<size_t>(j * ld + i)];
-      h[j * ld + i] = type == kR16F ? to_half(v) : to_bf16(v);
+      h[j * ld + i] = type == kR16F ? cucpu::float_to_half_bits(v) : cucpu::float_to_bf16_bits(v);
     }
 }
 

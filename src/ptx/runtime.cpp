@@ -16,7 +16,7 @@
 #include "ptx/abi.h"
 #include "ptx/block_runner.h"
 #include "ptx/check_rt.h"
-#include "ptx/half_bits.h"
+#include "base/half_bits.h"
 
 namespace cucpu::ptx {
 
@@ -113,18 +113,8 @@ std::string format(const char* fmt, const uint8_t* args) {
 
 float half_to_float(uint16_t h) { return half_bits_to_float(h); }
 uint16_t float_to_half(float f) { return float_to_half_bits(f); }
-float bf16_to_float(uint16_t h) {
-  uint32_t x = uint32_t{h} << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-uint16_t float_to_bf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if (std::isnan(f)) return static_cast<uint16_t>((x >> 16) | 0x40);
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
+float bf16_to_float(uint16_t h) { return bf16_bits_to_float(h); }
+uint16_t float_to_bf16(float f) { return float_to_bf16_bits(f); }
 
 // fp8 (e4m3: bias 7, no infinity, max 448; e5m2: bias 15, IEEE-like),
 // round to nearest even, saturating to the largest finite (satfinite).
@@ -328,8 +318,8 @@ uint16_t cucpu_rt_f32x2_to_fp8x2(float hi, float lo, int32_t kind) {
   return static_cast<uint16_t>(float_to_fp8(hi, kind) << 8 | float_to_fp8(lo, kind));
 }
 uint32_t cucpu_rt_fp8x2_to_f16x2(uint16_t v, int32_t kind) {
-  const uint16_t lo = float_to_half(fp8_to_float(static_cast<uint8_t>(v & 0xff), kind));
-  const uint16_t hi = float_to_half(fp8_to_float(static_cast<uint8_t>(v >> 8), kind));
+  const uint16_t lo = float_to_half(cucpu::fp8_to_float(static_cast<uint8_t>(v & 0xff), kind));
+  const uint16_t hi = float_to_half(cucpu::fp8_to_float(static_cast<uint8_t>(v >> 8), kind));
   return uint32_t{hi} << 16 | lo;
 }
 

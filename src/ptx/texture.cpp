@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "ptx/block_runner.h"
-#include "ptx/half_bits.h"
+#include "base/half_bits.h"
 
 namespace cucpu::ptx {
 namespace {

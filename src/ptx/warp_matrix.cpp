@@ -3,7 +3,7 @@
 // cucpu's own layout (warp_matrix.h).
 #include "ptx/warp_matrix.h"
 
-#include "ptx/half_bits.h"
+#include "base/half_bits.h"
 
 #include <cmath>
 #include <cstdint>
@@ -20,7 +20,7 @@ float half_bits_to_float(uint16_t h, bool bf16) {
     std::memcpy(&f, &x, 4);
     return f;
   }
-  return ptx::half_bits_to_float(h);
+  return cucpu::half_bits_to_float(h);
 }
 
 // The i-th b32 word a lane packed into its exchange slots.

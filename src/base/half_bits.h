@@ -1,4 +1,4 @@
-// IEEE half-precision bits to and from float, by hand (portable: no
+// IEEE half-precision and bfloat16 bits to and from float, by hand (portable: no
 // _Float16, which older compilers lack on x86). Round to nearest even;
 // NaNs become the quiet NaN of the target format.
 #pragma once
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace cucpu::ptx {
+namespace cucpu {
 
 inline float half_bits_to_float(uint16_t h) {
   const uint32_t sign = uint32_t{h & 0x8000u} << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
@@ -57,4 +57,19 @@ inline uint16_t float_to_half_bits(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
-}  // namespace cucpu::ptx
+// bfloat16 bits to and from float (round to nearest even; a NaN stays a
+// quiet NaN).
+inline float bf16_bits_to_float(uint16_t h) {
+  const uint32_t x = uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+inline uint16_t float_to_bf16_bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);
+  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+}  // namespace cucpu
