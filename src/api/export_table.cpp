@@ -137,9 +137,9 @@ const void* const tools_tls[3] = {size_slot(3), fn(quiet_slot<kTls, 1>), fn(tls_
 // --- TOOLS_OBJECT_IDS: identities of contexts and streams -------------------
 // cuBLAS, cuBLASLt and cuFFT key their per-context and per-stream caches
 // (handles, workspaces) on what these slots answer, with the context
-// TOOLS_TLS slot 2 gave. What each slot means was read from how the
-// libraries use its answer; CUPTI and the profiling libraries ask for the
-// same table.
+// TOOLS_TLS slot 2 gave. 64 slots, as on driver 580; what each slot means
+// was read from how the libraries use its answer and confirmed by a trace
+// against the driver (docs/conformance.md). CUPTI asks for it too.
 
 // The context's unique id (as cuCtxGetId; null: the current context).
 CUresult object_context_id(CUcontext ctx, unsigned long long* id) {
@@ -189,7 +189,7 @@ const std::array<const void*, 64> tools_object_ids = object_ids_table(std::make_
 // cuFFT loads each of its kernels as a module of one function and asks for
 // that function without its name: slot 7 calls `visit(user, f)` for every
 // function of the module and answers how many there were (cuFFT wants 1).
-// Like TOOLS_OBJECT_IDS, read from how cuFFT uses the answer.
+// 64 slots, as on driver 580 (traced: docs/conformance.md).
 int module_for_each_function(CUcontext, CUmodule mod, void (*visit)(void*, CUfunction), void* user) {
   unsigned count = 0;
   const CUresult r = api::call("tools_module_queries.for_each_function", api::kInHostFn, [&] {
@@ -205,11 +205,11 @@ int module_for_each_function(CUcontext, CUmodule mod, void (*visit)(void*, CUfun
 
 template <size_t... I>
 constexpr auto module_queries_table(std::index_sequence<I...>) {
-  return std::array<const void*, 16>{{I == 0   ? size_slot(16)
+  return std::array<const void*, 64>{{I == 0   ? size_slot(64)
                                       : I == 7 ? fn(module_for_each_function)
                                                : fn(unknown_slot<kModuleQueries, int(I)>)...}};
 }
-const std::array<const void*, 16> tools_module_queries = module_queries_table(std::make_index_sequence<16>{});
+const std::array<const void*, 64> tools_module_queries = module_queries_table(std::make_index_sequence<64>{});
 
 // --- Context-local storage ----------------------------------------------------
 // NVIDIA's answers: no context current (ctx NULL) -> INVALID_CONTEXT; a key

@@ -254,7 +254,9 @@ CONF_TEST(LibraryOptionBinaryIsPreservedNeedsNoValue) {
     EXPECT_CU(CUDA_SUCCESS, cuLibraryGetKernel(&k, lib, "add_one"));
     ASSERT_CU(cuLibraryUnload(lib));
   }
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuLibraryLoadData(&lib, ptx.data(), nullptr, nullptr, 0, nullptr, nullptr, 1));
+  // Options counted and not given: driver 580 crashes (H100); cucpu refuses.
+  if (conf::on_cucpu())
+    EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuLibraryLoadData(&lib, ptx.data(), nullptr, nullptr, 0, nullptr, nullptr, 1));
 }
 
 namespace {
