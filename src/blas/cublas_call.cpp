@@ -24,7 +24,7 @@ HostFunc driver_host_func() {
 void run_job(void* data) {
   std::unique_ptr<Job> job(static_cast<Job*>(data));
   if (job->alpha_at) std::memcpy(job->alpha, job->alpha_at, job->scalar_bytes);
-  if (job->beta_at) std::memcpy(job->beta, job->beta_at, job->scalar_bytes);
+  if (job->beta_at) std::memcpy(job->beta, job->beta_at, job->beta_size());
   job->run();
 }
 
@@ -54,7 +54,7 @@ Status enqueue(Handle h, std::unique_ptr<Job> job, const void* alpha, const void
     job->beta_at = beta;
   } else {
     std::memcpy(job->alpha, alpha, job->scalar_bytes);
-    std::memcpy(job->beta, beta, job->scalar_bytes);
+    std::memcpy(job->beta, beta, job->beta_size());
   }
   if (empty) return kSuccess;
   if (host_func(stream, run_job, job.get()) != 0) return kExecutionFailed;

@@ -22,14 +22,15 @@ F nvidia(const char* name) {
 }
 
 // Work for the host's BLAS, run on the stream. The scalars alpha and beta
-// (`scalar_bytes` each: float, double or their complexes) are copied at the
-// call when they are in host memory, or read from `*_at` when it runs
-// (CUBLAS_POINTER_MODE_DEVICE).
+// (float, double or their complexes: `scalar_bytes`, and `beta_bytes` where
+// beta's type differs, as in herk) are copied at the call when they are in
+// host memory, or read from `*_at` when it runs (CUBLAS_POINTER_MODE_DEVICE).
 struct Job {
   virtual ~Job() = default;
   virtual void run() = 0;
+  size_t beta_size() const { return beta_bytes ? beta_bytes : scalar_bytes; }
   unsigned char alpha[16] = {}, beta[16] = {};
-  size_t scalar_bytes = 4;
+  size_t scalar_bytes = 4, beta_bytes = 0;
   const void* alpha_at = nullptr;
   const void* beta_at = nullptr;
 };

@@ -183,5 +183,18 @@ CUCPU_TYPED_GEMMS(CUCPU_GEMMS_64)
     g.arrays = true, g.batch = batch;                                                                             \
     return enqueue(h, g, alpha, beta);                                                                            \
   }
+// cublasSgemmEx: GemmEx computed in float, its scalars floats.
+#define CUCPU_DEFINE_SGEMM_EX(I, SUFFIX)                                                                           \
+  extern "C" Status cublasSgemmEx##SUFFIX(Handle h, int ta, int tb, I m, I n, I k, const float* alpha,            \
+                                           const void* a, int at, I lda, const void* b, int bt, I ldb,            \
+                                           const float* beta, void* c, int ct, I ldc) {                           \
+    if (!ex_supported(at, bt, ct, kR32F) || at == kC32F)                                                          \
+      return nvidia<decltype(&cublasSgemmEx##SUFFIX)>("cublasSgemmEx" #SUFFIX)(h, ta, tb, m, n, k, alpha, a, at, \
+                                                                               lda, b, bt, ldb, beta, c, ct,    \
+                                                                               ldc);                            \
+    return enqueue(h, make(at, ct, ta, tb, m, n, k, a, lda, b, ldb, c, ldc), alpha, beta);                        \
+  }
+CUCPU_DEFINE_SGEMM_EX(int, )
+CUCPU_DEFINE_SGEMM_EX(int64_t, _64)
 CUCPU_DEFINE_GEMM_EX(int, )
 CUCPU_DEFINE_GEMM_EX(int64_t, _64)

@@ -1,6 +1,7 @@
-// cuBLAS's gemv and syrk, on the host's BLAS like the GEMMs
-// (cublas_gemm.cpp): NVIDIA's compute them with cuBLASLt's GEMM kernels,
-// which cucpu cannot run (SASS alone), so they fail the same way.
+// cuBLAS's gemv and rank-k updates (syrk, syr2k, herk, her2k), on the
+// host's BLAS like the GEMMs (cublas_gemm.cpp): NVIDIA's compute them with
+// cuBLASLt's GEMM kernels, which cucpu cannot run (SASS alone), so they
+// fail the same way.
 #include <algorithm>
 #include <climits>
 #include <complex>
@@ -45,28 +46,50 @@ Status gemv(Handle h, int type, int trans, int64_t m, int64_t n, const void* alp
   return enqueue(h, std::move(job), alpha, beta, m == 0 || n == 0);
 }
 
-struct Syrk final : Job {
+enum class RankKind { kSyrk, kSyr2k, kHerk, kHer2k };
+
+struct Rank final : Job {
+  RankKind kind;
   int type;
   host_blas::RankK r;
+  const void* b = nullptr;
+  int64_t ldb = 0;
   void run() override {
     r.alpha = alpha;
     r.beta = beta;
-    host_blas::syrk(type, r);
+    switch (kind) {
+      case RankKind::kSyrk: host_blas::syrk(type, r); return;
+      case RankKind::kSyr2k: host_blas::syr2k(type, r, b, ldb); return;
+      case RankKind::kHerk: host_blas::herk(type, r); return;
+      case RankKind::kHer2k: host_blas::her2k(type, r, b, ldb); return;
+    }
   }
 };
 
-Status syrk(Handle h, int type, int uplo, int trans, int64_t n, int64_t k, const void* alpha, const void* a,
-            int64_t lda, const void* beta, void* c, int64_t ldc) {
+// `b`: syr2k's and her2k's second matrix (ldb checked as lda is).
+Status rank(Handle h, RankKind kind, int type, int uplo, int trans, int64_t n, int64_t k, const void* alpha,
+            const void* a, int64_t lda, const void* b, int64_t ldb, const void* beta, void* c, int64_t ldc) {
   if (!h) return kNotInitialized;
   const bool complex = type == kC32F || type == kC64F;
-  if ((uplo != 0 && uplo != 1) || (trans != kOpN && trans != kOpT && (complex || trans != kOpC)) || n < 0 || k < 0 ||
-      lda < std::max<int64_t>(1, trans == kOpN ? n : k) || ldc < std::max<int64_t>(1, n))
+  const bool hermitian = kind == RankKind::kHerk || kind == RankKind::kHer2k;
+  const bool two = kind == RankKind::kSyr2k || kind == RankKind::kHer2k;
+  const bool trans_ok = hermitian ? trans == kOpN || trans == kOpC
+                                  : trans == kOpN || trans == kOpT || (!complex && trans == kOpC);
+  const int64_t rows = trans == kOpN ? n : k;
+  if ((uplo != 0 && uplo != 1) || !trans_ok || n < 0 || k < 0 || lda < std::max<int64_t>(1, rows) ||
+      (two && ldb < std::max<int64_t>(1, rows)) || ldc < std::max<int64_t>(1, n))
     return kInvalidValue;
-  if (!fits_int({n, k, lda, ldc})) return kNotSupported;
-  auto job = std::make_unique<Syrk>();
+  if (!fits_int({n, k, lda, ldb, ldc})) return kNotSupported;
+  auto job = std::make_unique<Rank>();
+  job->kind = kind;
   job->type = type;
-  job->r = host_blas::RankK{uplo, trans == kOpC ? kOpT : trans, n, k, lda, ldc, a, c, nullptr, nullptr};
-  job->scalar_bytes = scalar_bytes(type);
+  job->r = host_blas::RankK{uplo, !hermitian && trans == kOpC ? kOpT : trans, n, k, lda, ldc, a, c, nullptr, nullptr};
+  job->b = b;
+  job->ldb = ldb;
+  // herk's scalars and her2k's beta are real.
+  const size_t real = type == kC64F ? 8 : 4;
+  job->scalar_bytes = kind == RankKind::kHerk ? real : scalar_bytes(type);
+  job->beta_bytes = hermitian ? real : 0;
   return enqueue(h, std::move(job), alpha, beta, n == 0);
 }
 
@@ -85,9 +108,30 @@ Status syrk(Handle h, int type, int uplo, int trans, int64_t n, int64_t k, const
   }                                                                                                              \
   extern "C" Status cublas##P##syrk_v2##SUFFIX(Handle h, int uplo, int trans, I n, I k, const T* alpha,           \
                                                  const T* a, I lda, const T* beta, T* c, I ldc) {                \
-    return syrk(h, TYPE, uplo, trans, n, k, alpha, a, lda, beta, c, ldc);                                        \
+    return rank(h, RankKind::kSyrk, TYPE, uplo, trans, n, k, alpha, a, lda, nullptr, 0, beta, c, ldc);          \
+  }                                                                                                              \
+  extern "C" Status cublas##P##syr2k_v2##SUFFIX(Handle h, int uplo, int trans, I n, I k, const T* alpha,          \
+                                                  const T* a, I lda, const T* b, I ldb, const T* beta, T* c,     \
+                                                  I ldc) {                                                       \
+    return rank(h, RankKind::kSyr2k, TYPE, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);             \
   }
 #define CUCPU_RANK_32(P, T, TYPE) CUCPU_DEFINE_RANK(P, T, TYPE, int, )
 #define CUCPU_RANK_64(P, T, TYPE) CUCPU_DEFINE_RANK(P, T, TYPE, int64_t, _64)
 CUCPU_TYPED(CUCPU_RANK_32)
 CUCPU_TYPED(CUCPU_RANK_64)
+
+// The Hermitian rank-k updates: R is the real type of the complex T.
+#define CUCPU_DEFINE_HERMITIAN(P, T, R, TYPE, I, SUFFIX)                                                          \
+  extern "C" Status cublas##P##herk_v2##SUFFIX(Handle h, int uplo, int trans, I n, I k, const R* alpha,           \
+                                                 const T* a, I lda, const R* beta, T* c, I ldc) {                \
+    return rank(h, RankKind::kHerk, TYPE, uplo, trans, n, k, alpha, a, lda, nullptr, 0, beta, c, ldc);          \
+  }                                                                                                              \
+  extern "C" Status cublas##P##her2k_v2##SUFFIX(Handle h, int uplo, int trans, I n, I k, const T* alpha,          \
+                                                  const T* a, I lda, const T* b, I ldb, const R* beta, T* c,     \
+                                                  I ldc) {                                                       \
+    return rank(h, RankKind::kHer2k, TYPE, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);             \
+  }
+CUCPU_DEFINE_HERMITIAN(C, std::complex<float>, float, kC32F, int, )
+CUCPU_DEFINE_HERMITIAN(Z, std::complex<double>, double, kC64F, int, )
+CUCPU_DEFINE_HERMITIAN(C, std::complex<float>, float, kC32F, int64_t, _64)
+CUCPU_DEFINE_HERMITIAN(Z, std::complex<double>, double, kC64F, int64_t, _64)

@@ -24,6 +24,14 @@ using Xgemv = void (*)(int, int, int, int, const void*, const void*, int, const 
 using Ssyrk = void (*)(int, int, int, int, int, float, const float*, int, float, float*, int);
 using Dsyrk = void (*)(int, int, int, int, int, double, const double*, int, double, double*, int);
 using Xsyrk = void (*)(int, int, int, int, int, const void*, const void*, int, const void*, void*, int);
+using Ssyr2k = void (*)(int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using Dsyr2k = void (*)(int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+using Xsyr2k = void (*)(int, int, int, int, int, const void*, const void*, int, const void*, int, const void*, void*,
+                        int);
+using Cherk = void (*)(int, int, int, int, int, float, const void*, int, float, void*, int);
+using Zherk = void (*)(int, int, int, int, int, double, const void*, int, double, void*, int);
+using Cher2k = void (*)(int, int, int, int, int, const void*, const void*, int, const void*, int, float, void*, int);
+using Zher2k = void (*)(int, int, int, int, int, const void*, const void*, int, const void*, int, double, void*, int);
 
 struct Library {
   Sgemm sgemm = nullptr;
@@ -35,6 +43,13 @@ struct Library {
   Ssyrk ssyrk = nullptr;
   Dsyrk dsyrk = nullptr;
   Xsyrk csyrk = nullptr, zsyrk = nullptr;
+  Ssyr2k ssyr2k = nullptr;
+  Dsyr2k dsyr2k = nullptr;
+  Xsyr2k csyr2k = nullptr, zsyr2k = nullptr;
+  Cherk cherk = nullptr;
+  Zherk zherk = nullptr;
+  Cher2k cher2k = nullptr;
+  Zher2k zher2k = nullptr;
 };
 
 const Library& library() {
@@ -55,8 +70,17 @@ const Library& library() {
       l.dsyrk = reinterpret_cast<Dsyrk>(dlsym(h, "cblas_dsyrk"));
       l.csyrk = reinterpret_cast<Xsyrk>(dlsym(h, "cblas_csyrk"));
       l.zsyrk = reinterpret_cast<Xsyrk>(dlsym(h, "cblas_zsyrk"));
+      l.ssyr2k = reinterpret_cast<Ssyr2k>(dlsym(h, "cblas_ssyr2k"));
+      l.dsyr2k = reinterpret_cast<Dsyr2k>(dlsym(h, "cblas_dsyr2k"));
+      l.csyr2k = reinterpret_cast<Xsyr2k>(dlsym(h, "cblas_csyr2k"));
+      l.zsyr2k = reinterpret_cast<Xsyr2k>(dlsym(h, "cblas_zsyr2k"));
+      l.cherk = reinterpret_cast<Cherk>(dlsym(h, "cblas_cherk"));
+      l.zherk = reinterpret_cast<Zherk>(dlsym(h, "cblas_zherk"));
+      l.cher2k = reinterpret_cast<Cher2k>(dlsym(h, "cblas_cher2k"));
+      l.zher2k = reinterpret_cast<Zher2k>(dlsym(h, "cblas_zher2k"));
       if (l.sgemm && l.dgemm && l.cgemm && l.zgemm && l.sgemv && l.dgemv && l.cgemv && l.zgemv && l.ssyrk &&
-          l.dsyrk && l.csyrk && l.zsyrk)
+          l.dsyrk && l.csyrk && l.zsyrk && l.ssyr2k && l.dsyr2k && l.csyr2k && l.zsyr2k && l.cherk && l.zherk &&
+          l.cher2k && l.zher2k)
         break;
       l = Library{};
     }
@@ -162,6 +186,50 @@ void syrk(int type, const RankK& r) {
     case kC32F: l.csyrk(kColMajor, uplo, t, n, k, r.alpha, r.a, lda, r.beta, r.c, ldc); return;
     default: l.zsyrk(kColMajor, uplo, t, n, k, r.alpha, r.a, lda, r.beta, r.c, ldc); return;
   }
+}
+
+void syr2k(int type, const RankK& r, const void* b, int64_t ldb) {
+  const Library& l = library();
+  const int uplo = r.uplo == 0 ? 122 : 121, t = op(r.trans);
+  const int n = static_cast<int>(r.n), k = static_cast<int>(r.k), lda = static_cast<int>(r.lda);
+  const int ldc = static_cast<int>(r.ldc), ld_b = static_cast<int>(ldb);
+  switch (type) {
+    case kR32F:
+      l.ssyr2k(kColMajor, uplo, t, n, k, *static_cast<const float*>(r.alpha), static_cast<const float*>(r.a), lda,
+               static_cast<const float*>(b), ld_b, *static_cast<const float*>(r.beta), static_cast<float*>(r.c), ldc);
+      return;
+    case kR64F:
+      l.dsyr2k(kColMajor, uplo, t, n, k, *static_cast<const double*>(r.alpha), static_cast<const double*>(r.a), lda,
+               static_cast<const double*>(b), ld_b, *static_cast<const double*>(r.beta), static_cast<double*>(r.c),
+               ldc);
+      return;
+    case kC32F: l.csyr2k(kColMajor, uplo, t, n, k, r.alpha, r.a, lda, b, ld_b, r.beta, r.c, ldc); return;
+    default: l.zsyr2k(kColMajor, uplo, t, n, k, r.alpha, r.a, lda, b, ld_b, r.beta, r.c, ldc); return;
+  }
+}
+
+void herk(int type, const RankK& r) {
+  const Library& l = library();
+  const int uplo = r.uplo == 0 ? 122 : 121, t = op(r.trans);
+  const int n = static_cast<int>(r.n), k = static_cast<int>(r.k), lda = static_cast<int>(r.lda);
+  if (type == kC32F)
+    l.cherk(kColMajor, uplo, t, n, k, *static_cast<const float*>(r.alpha), r.a, lda, *static_cast<const float*>(r.beta),
+            r.c, static_cast<int>(r.ldc));
+  else
+    l.zherk(kColMajor, uplo, t, n, k, *static_cast<const double*>(r.alpha), r.a, lda,
+            *static_cast<const double*>(r.beta), r.c, static_cast<int>(r.ldc));
+}
+
+void her2k(int type, const RankK& r, const void* b, int64_t ldb) {
+  const Library& l = library();
+  const int uplo = r.uplo == 0 ? 122 : 121, t = op(r.trans);
+  const int n = static_cast<int>(r.n), k = static_cast<int>(r.k), lda = static_cast<int>(r.lda);
+  if (type == kC32F)
+    l.cher2k(kColMajor, uplo, t, n, k, r.alpha, r.a, lda, b, static_cast<int>(ldb), *static_cast<const float*>(r.beta),
+             r.c, static_cast<int>(r.ldc));
+  else
+    l.zher2k(kColMajor, uplo, t, n, k, r.alpha, r.a, lda, b, static_cast<int>(ldb),
+             *static_cast<const double*>(r.beta), r.c, static_cast<int>(r.ldc));
 }
 
 }  // namespace host_blas

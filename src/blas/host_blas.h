@@ -43,6 +43,12 @@ struct RankK {
   const void* beta;
 };
 void syrk(int type, const RankK& r);
+// C = alpha op(A) op(B)^T + alpha op(B) op(A)^T + beta C, lower or upper.
+void syr2k(int type, const RankK& r, const void* b, int64_t ldb);
+// The Hermitian forms (complex types): herk's alpha and beta are real,
+// her2k's beta is.
+void herk(int type, const RankK& r);
+void her2k(int type, const RankK& r, const void* b, int64_t ldb);
 
 // Whether a BLAS library could be opened (thread-safe; opens it once).
 bool available();

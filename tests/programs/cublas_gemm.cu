@@ -145,6 +145,41 @@ bool gemv_and_syrk(int n) {
   return ok;
 }
 
+// syr2k and herk: the lower triangles against the host's sums.
+bool rank_updates(int n) {
+  auto a = ramp<double>(size_t(n) * n, 14), b = ramp<double>(size_t(n) * n, 15);
+  double *da = to_device(a), *db = to_device(b), *dc = to_device(std::vector<double>(size_t(n) * n, 0.0));
+  const double alpha = 1.5, beta = 0.0;
+  cublasStatus_t s1 = cublasDsyr2k(handle, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &alpha, da, n, db, n, &beta, dc, n);
+  std::vector<double> c = to_host(dc, size_t(n) * n), got, want;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      double sum = 0;
+      for (int k = 0; k < n; ++k) sum += a[i + size_t(k) * n] * b[j + size_t(k) * n] + b[i + size_t(k) * n] * a[j + size_t(k) * n];
+      got.push_back(c[i + size_t(j) * n]);
+      want.push_back(alpha * sum);
+    }
+  bool ok = close("dsyr2k", s1, got, want, 1e-12);
+  std::vector<std::complex<double>> z(size_t(n) * n);
+  for (size_t i = 0; i < z.size(); ++i) z[i] = {a[i], b[i]};
+  auto* dz = to_device(z);
+  auto* dh = to_device(std::vector<std::complex<double>>(size_t(n) * n));
+  cublasStatus_t s2 = cublasZherk(handle, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &alpha,
+                                  reinterpret_cast<cuDoubleComplex*>(dz), n, &beta,
+                                  reinterpret_cast<cuDoubleComplex*>(dh), n);
+  std::vector<std::complex<double>> h = to_host(dh, size_t(n) * n), hg, hw;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      std::complex<double> sum = 0;
+      for (int k = 0; k < n; ++k) sum += z[i + size_t(k) * n] * std::conj(z[j + size_t(k) * n]);
+      hg.push_back(h[i + size_t(j) * n]);
+      hw.push_back(alpha * sum);
+    }
+  ok &= close("zherk", s2, hg, hw, 1e-12);
+  cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dz), cudaFree(dh);
+  return ok;
+}
+
 int main() {
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
     std::printf("cublasCreate failed\n");
@@ -174,6 +209,7 @@ int main() {
   CHECK(mixed<__half>("half gemm", CUDA_R_16F, 64, 64, 64));
   CHECK(mixed<__nv_bfloat16>("bf16 gemm", CUDA_R_16BF, 64, 64, 64));
   CHECK(gemv_and_syrk(96));
+  CHECK(rank_updates(40));
   cublasDestroy(handle);
   return finish("cublas_gemm");
 }
