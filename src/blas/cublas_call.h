@@ -14,6 +14,10 @@ constexpr Status kSuccess = 0, kNotInitialized = 1, kInvalidValue = 7, kExecutio
 constexpr int kOpN = 0, kOpT = 1, kOpC = 2;
 enum DataType : int { kR32F = 0, kR64F = 1, kR16F = 2, kC32F = 4, kC64F = 5, kR16BF = 14 };
 
+// The bytes of a scalar of the computation on `type` (float for f16 and
+// bf16, whose products cuBLAS computes in float).
+inline size_t scalar_bytes(int type) { return type == kC64F ? 16 : type == kC32F || type == kR64F ? 8 : 4; }
+
 // NVIDIA's own entry point `name` (null when libcublas is not loaded).
 void* nvidia_symbol(const char* name);
 template <class F>

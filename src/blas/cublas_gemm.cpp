@@ -92,8 +92,7 @@ Status enqueue(Handle h, const Gemm& g, const void* alpha, const void* beta) {
   if (!h) return kNotInitialized;
   if (Status s = check(g)) return s;
   auto job = std::make_unique<Gemm>(g);
-  // The scalars are of the compute type: float, double or their complexes.
-  job->scalar_bytes = g.c_type == kC64F ? 16 : g.c_type == kC32F || g.c_type == kR64F ? 8 : 4;
+  job->scalar_bytes = scalar_bytes(g.c_type);
   return cublas_call::enqueue(h, std::move(job), alpha, beta, g.m == 0 || g.n == 0 || g.batch == 0);
 }
 

@@ -15,7 +15,6 @@ using namespace cublas_call;
 
 namespace {
 
-size_t scalar_bytes(int type) { return type == kC64F ? 16 : type == kC32F || type == kR64F ? 8 : 4; }
 bool fits_int(std::initializer_list<int64_t> values) {
   for (int64_t v : values)
     if (v > INT_MAX || v < INT_MIN) return false;
