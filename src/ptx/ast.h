@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ptx/opcode.h"
 #include "ptx/program.h"
 
 namespace cucpu::ptx {
@@ -64,7 +65,7 @@ struct Instr {
   int line = 0, col = 0;
   int guard = -1;            // predicate register guarding the instruction, or -1
   bool guard_neg = false;
-  std::string op;            // "ld", "add", "shfl"...
+  Op op = Op::kCount;        // ld, add, shfl... (kCount: not yet set)
   std::vector<std::string> mods;  // the dot suffixes in order, without dots
   std::vector<Operand> args;
   bool has(std::string_view m) const {

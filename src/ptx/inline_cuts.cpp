@@ -13,7 +13,7 @@ namespace {
 constexpr int kMaxDepth = 16;
 
 int callee_of(const Module& m, const Instr& in) {
-  if (in.op != "call") return -1;
+  if (in.op != Op::kCall) return -1;
   for (const Operand& o : in.args)
     if (o.kind == Operand::Kind::kSym) {
       auto it = m.func_index.find(o.sym);
@@ -53,7 +53,7 @@ struct Splice {
   }
 };
 
-Instr make_instr(const Instr& at, const std::string& op, std::vector<std::string> mods, std::vector<Operand> args) {
+Instr make_instr(const Instr& at, Op op, std::vector<std::string> mods, std::vector<Operand> args) {
   Instr in;
   in.line = at.line;
   in.col = at.col;
@@ -117,7 +117,7 @@ void splice_call(Function& caller, const Instr& call, const Function& callee, in
   };
   std::vector<Instr> before, after;
   if (call.guard >= 0) {
-    Instr skip = make_instr(call, "bra", {}, {sym_operand(end)});
+    Instr skip = make_instr(call, Op::kBra, {}, {sym_operand(end)});
     skip.guard = call.guard;
     skip.guard_neg = !call.guard_neg;
     before.push_back(std::move(skip));
@@ -129,7 +129,7 @@ void splice_call(Function& caller, const Instr& call, const Function& callee, in
     const ParamDecl& p = callee.params[i];
     const Operand& a = args->elems[i];
     if (p.space == Space::kReg) {
-      before.push_back(make_instr(call, "mov", {move_type(p.ty)}, {reg_operand(reg_named(p.name)), a}));
+      before.push_back(make_instr(call, Op::kMov, {move_type(p.ty)}, {reg_operand(reg_named(p.name)), a}));
     } else if (a.kind == Operand::Kind::kSym) {
       s.rename[p.name] = a.sym;
     } else {
@@ -145,14 +145,14 @@ void splice_call(Function& caller, const Instr& call, const Function& callee, in
       Operand addr;
       addr.kind = Operand::Kind::kAddr;
       addr.sym = v.name;
-      before.push_back(make_instr(call, "st", {"param", move_type(p.ty)}, {addr, a}));
+      before.push_back(make_instr(call, Op::kSt, {"param", move_type(p.ty)}, {addr, a}));
     }
   }
   for (size_t i = 0; i < nrets; ++i) {
     const ParamDecl& p = callee.rets[i];
     const Operand& r = rets->elems[i];
     if (p.space == Space::kReg) {
-      after.push_back(make_instr(call, "mov", {move_type(p.ty)}, {r, reg_operand(reg_named(p.name))}));
+      after.push_back(make_instr(call, Op::kMov, {move_type(p.ty)}, {r, reg_operand(reg_named(p.name))}));
     } else if (r.kind == Operand::Kind::kSym) {
       s.rename[p.name] = r.sym;
     } else {
@@ -165,8 +165,8 @@ void splice_call(Function& caller, const Instr& call, const Function& callee, in
     Instr in = callee.body[i];
     for (Operand& o : in.args) s.remap(o);
     if (in.guard >= 0) in.guard = s.reg_of[static_cast<size_t>(in.guard)];
-    if (in.op == "ret") {
-      in.op = "bra";
+    if (in.op == Op::kRet) {
+      in.op = Op::kBra;
       in.mods.clear();
       in.args = {sym_operand(end)};
     }

@@ -79,22 +79,15 @@ bool is_runtime_extern(const std::string& name) {
 }  // namespace
 
 bool is_device_fence(const Instr& in) {
-  if (in.op != "membar" && in.op != "fence") return false;
+  if (in.op != Op::kMembar && in.op != Op::kFence) return false;
   for (const std::string& m : in.mods)
     if (m == "cta" || m == "proxy" || m == "mbarrier_init" || m.rfind("proxy", 0) == 0) return false;
   return true;
 }
 
 bool is_cut_instruction(const Instr& in) {
-  const std::string& op = in.op;
-  if (op == "bar" || op == "barrier") {
-    for (auto& m : in.mods)
-      if (m == "warp") return true;  // bar.warp.sync
-    return true;
-  }
-  if (op == "wmma") return !in.mods.empty() && in.mods[0] == "mma";
-  return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask" || op == "elect" ||
-         op == "ldmatrix" || op == "mma";
+  if (in.op == Op::kWmma) return !in.mods.empty() && in.mods[0] == "mma";  // its loads and stores are a thread's own
+  return op_has(in.op, kCut);
 }
 
 std::unique_ptr<llvm::Module> lower_kernel(const Module& original, int entry, const std::string& prefix,
@@ -170,7 +163,7 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& original, int entry, co
     for (const Instr& in : f.body)
       if (is_cut_instruction(in))
         throw LowerError{in.line, in.col,
-                         "'" + in.op + "' inside the function '" + f.name +
+                         "'" + op_name(in.op) + "' inside the function '" + f.name +
                              "', which the kernel reaches through a pointer, is not supported (direct calls of "
                              "functions with barriers and warp collectives are inlined)"};
     FnLowering fl(m, f, *mod, mod->getFunction(prefix + "_f_" + f.name), *layout, shared, prefix, false);
@@ -222,7 +215,7 @@ std::unique_ptr<llvm::Module> lower_functions(const Module& m, const std::vector
     if (!f.has_body) continue;
     for (const Instr& in : f.body)
       if (is_cut_instruction(in))
-        throw LowerError{in.line, in.col, "'" + in.op + "' inside the function '" + f.name + "', called through a pointer"};
+        throw LowerError{in.line, in.col, "'" + op_name(in.op) + "' inside the function '" + f.name + "', called through a pointer"};
     FnLowering fl(m, f, *mod, mod->getFunction(prefix + "_f_" + f.name), unused, shared, prefix, false);
     fl.lower_body();
   }
@@ -248,11 +241,9 @@ void FnLowering::fail(const std::string& why) const {
 }
 
 void FnLowering::unsupported() const {
-  std::string name = cur->op;
+  std::string name = op_name(cur->op);
   for (auto& x : cur->mods) name += "." + x;
-  const std::string& op = cur->op;
-  const bool texture = op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "sust" || op == "sured" ||
-                       op == "suq" || op == "istypep";
+  const bool texture = op_info(cur->op).family == Family::kTexture;
   fail("unsupported instruction '" + name + "'" +
        (texture ? " (cucpu runs the bindless texture and surface forms: tex, tld4, txq on texture objects; "
                   "suld.b, sust.b, suq on surface objects)"

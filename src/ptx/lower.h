@@ -172,6 +172,7 @@ class FnLowering {
   llvm::Value* word_slot(unsigned words);
   llvm::Value* texture_coords(const Operand& o);
   void lower_instr(const Instr& in, size_t index);   // any instruction but bra, without its guard
+  bool lower_by_family(const Instr& in, size_t index);  // false: a form cucpu does not compile
 
   // Emits a cut: stores operands (in0..in3, null for none), saves the live
   // registers, returns the site id, and continues after the resume point,
@@ -286,7 +287,6 @@ bool is_device_fence(const Instr& in);
 void collect_regs(const Operand& o, std::vector<int>& out);
 // Per register of `f`: how many instructions name it (guards included).
 std::vector<int> register_mentions(const Function& f);
-bool writes_first_operand(const std::string& op);
 // Lays out an entry's parameters in the launch buffer; returns its size.
 uint32_t layout_params(const Function& f, std::vector<ParamDesc>* out);
 

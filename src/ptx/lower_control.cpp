@@ -24,20 +24,6 @@ uint32_t layout_params(const Function& f, std::vector<ParamDesc>* out) {
   return static_cast<uint32_t>(off);
 }
 
-// Opcodes whose first operand is a destination the instruction always writes.
-bool writes_first_operand(const std::string& op) {
-  static const char* const kOps[] = {
-      "mov", "ld", "ldu", "add", "sub", "mul", "mad", "fma", "cvt", "cvta", "setp", "selp", "and", "or",
-      "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "div", "rem", "rcp", "sqrt", "rsqrt", "ex2",
-      "lg2", "sin", "cos", "atom", "shfl", "vote", "popc", "clz", "brev", "bfe", "bfi", "prmt", "shf", "set",
-      "slct", "lop3", "cnot", "mul24", "mad24", "sad", "copysign", "testp", "tanh", "dp4a", "dp2a", "bfind",
-      "activemask", "match", "redux", "elect", "isspacep", "bmsk", "szext", "addc", "subc", "madc", "fns",
-      "ldmatrix", "mma", "wmma", "cvt.pack", "mapa", "getctarank", "mbarrier"};
-  for (const char* o : kOps)
-    if (op == o) return true;
-  return false;
-}
-
 void collect_regs(const Operand& o, std::vector<int>& out) {
   if (o.reg >= 0) out.push_back(o.reg);
   if (o.pair >= 0) out.push_back(o.pair);
@@ -60,13 +46,13 @@ std::vector<int> register_mentions(const Function& f) {
 namespace {
 
 bool ends_flow(const Instr& in) {
-  return in.guard < 0 && (in.op == "bra" || in.op == "ret" || in.op == "exit" || in.op == "trap" || in.op == "brx");
+  return in.guard < 0 && op_has(in.op, kEndsFlow);
 }
 
 }  // namespace
 
 int branch_target(const Function& f, const Instr& in) {
-  if (in.op != "bra" || in.args.empty() || in.args[0].kind != Operand::Kind::kSym) return -1;
+  if (in.op != Op::kBra || in.args.empty() || in.args[0].kind != Operand::Kind::kSym) return -1;
   auto it = f.labels.find(in.args[0].sym);
   return it == f.labels.end() ? -1 : it->second;
 }
@@ -78,7 +64,7 @@ std::vector<std::vector<int>> successors(const Function& f) {
     const Instr& in = f.body[i];
     if (!ends_flow(in) && i + 1 < n) succ[i].push_back(static_cast<int>(i + 1));
     if (const int t = branch_target(f, in); t >= 0 && static_cast<size_t>(t) < n) succ[i].push_back(t);
-    if (in.op == "brx") {  // every label may be a target
+    if (in.op == Op::kBrx) {  // every label may be a target
       for (auto& [name, idx] : f.labels)
         if (static_cast<size_t>(idx) < n) succ[i].push_back(idx);
     }
@@ -120,7 +106,7 @@ std::vector<std::vector<int>> cut_liveness(const Function& f, const std::vector<
     if (in.guard >= 0) uses[i].push_back(in.guard);
     for (size_t k = 0; k < in.args.size(); ++k) {
       const Operand& o = in.args[k];
-      if (k == 0 && (o.kind == Operand::Kind::kReg || o.kind == Operand::Kind::kVec) && writes_first_operand(in.op)) {
+      if (k == 0 && (o.kind == Operand::Kind::kReg || o.kind == Operand::Kind::kVec) && op_has(in.op, kDest)) {
         // A guarded write may not happen, and an element's write keeps the
         // other elements: the old value stays live.
         collect_regs(o, in.guard < 0 && o.elem < 0 ? defs[i] : uses[i]);
@@ -329,7 +315,7 @@ void FnLowering::lower_body() {
       }
       b.SetInsertPoint(lb);
     }
-    if (in.op == "bra") {
+    if (in.op == Op::kBra) {
       lower_control(in, i);
       continue;
     }
@@ -354,7 +340,7 @@ void FnLowering::lower_body() {
   }
   if (!b.GetInsertBlock()->getTerminator()) {
     Instr fake;
-    fake.op = "ret";
+    fake.op = Op::kRet;
     cur = &fake;
     lower_control(fake, f.body.size());
     cur = nullptr;
@@ -381,11 +367,26 @@ void FnLowering::lower_body() {
 void FnLowering::lower_instr(const Instr& in, size_t i) {
   const Instr* saved = cur;
   cur = &in;
-  const bool done = lower_matrix(in, i) || (is_cut[i] && lower_cut(in, i)) || lower_control(in, i) || lower_int(in) ||
-                    lower_float(in) || lower_half(in) || lower_convert(in) || lower_memory(in) || lower_atomic(in) ||
-                    lower_call(in) || lower_misc(in) || lower_video(in) || lower_texture(in);
-  if (!done) unsupported();
+  if (!lower_by_family(in, i)) unsupported();
   cur = saved;
+}
+
+bool FnLowering::lower_by_family(const Instr& in, size_t i) {
+  switch (op_info(in.op).family) {
+    case Family::kArith: return lower_int(in) || lower_float(in) || lower_half(in);
+    case Family::kConvert: return lower_convert(in);
+    case Family::kMemory: return lower_memory(in);
+    case Family::kAtomic: return lower_atomic(in);
+    case Family::kControl: return lower_control(in, i);
+    case Family::kCall: return lower_call(in);
+    case Family::kCollective: return is_cut[i] && lower_cut(in, i);
+    case Family::kMatrix: return lower_matrix(in, i);
+    case Family::kVideo: return lower_video(in);
+    case Family::kTexture: return lower_texture(in);
+    case Family::kMisc: return (is_cut[i] && lower_cut(in, i)) || lower_misc(in);  // fences cut in kernels
+    case Family::kMissing: return false;
+  }
+  return false;
 }
 
 // A back edge's poll of the launch's stop word (BlockEnv::stop): a block
@@ -424,8 +425,8 @@ llvm::BasicBlock* FnLowering::round_cut(size_t back) {
 }
 
 bool FnLowering::lower_control(const Instr& in, size_t index) {
-  const std::string& op = in.op;
-  if (op == "bra") {
+  const Op op = in.op;
+  if (op == Op::kBra) {
     if (in.args.size() != 1 || in.args[0].kind != Operand::Kind::kSym) fail("bra needs a label");
     auto it = f.labels.find(in.args[0].sym);
     if (it == f.labels.end()) fail("unknown label '" + in.args[0].sym + "'");
@@ -470,9 +471,9 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     b.SetInsertPoint(next);
     return true;
   }
-  if (op == "ret" || op == "exit") {
+  if (op == Op::kRet || op == Op::kExit) {
     report_misalignment();
-    if (!is_kernel && op == "ret") {
+    if (!is_kernel && op == Op::kRet) {
       // .reg return values go back through the caller's pointers.
       for (size_t k = 0; k < f.rets.size(); ++k) {
         const ParamDecl& p = f.rets[k];
@@ -482,11 +483,11 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
             b.CreateStore(b.CreateLoad(regs[r]->getAllocatedType(), regs[r]), fn->getArg(static_cast<unsigned>(2 + k)));
       }
     }
-    b.CreateRet(b.getInt32(!is_kernel && op == "exit" ? 1 : 0));
+    b.CreateRet(b.getInt32(!is_kernel && op == Op::kExit ? 1 : 0));
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "after_ret", fn));
     return true;
   }
-  if (op == "trap" || op == "brkpt") {
+  if (op == Op::kTrap || op == Op::kBrkpt) {
     emit_fault(static_cast<uint32_t>(FaultKind::kTrap), nullptr);
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "after_trap", fn));
     return true;
@@ -495,7 +496,7 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
 }
 
 bool FnLowering::lower_call(const Instr& in) {
-  if (in.op != "call") return false;
+  if (in.op != Op::kCall) return false;
   const Operand* rets = nullptr;
   const Operand* args = nullptr;
   size_t k = 0;

@@ -112,7 +112,7 @@ void FnLowering::lower_cvt_pack(const Instr& in) {
 }
 
 bool FnLowering::lower_convert(const Instr& in) {
-  if (in.op != "cvt") return false;
+  if (in.op != Op::kCvt) return false;
   if (in.has("pack")) return lower_cvt_pack(in), true;
   auto& A = in.args;
   if (A.size() < 2 || type_count(in) < 2) fail("cvt needs a destination and a source type");

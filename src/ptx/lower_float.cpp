@@ -63,7 +63,7 @@ Value* float_minmax(FnLowering& L, bool is_min, Value* a, Value* c, bool nan_pro
 bool FnLowering::lower_float(const Instr& in) {
   const Ty t = type_suffix(in);
   if (t != Ty::kF32 && t != Ty::kF64) return false;
-  const std::string& op = in.op;
+  const Op op = in.op;
   auto& A = in.args;
   const bool ftz = in.has("ftz") && t == Ty::kF32;
   auto arg = [&](size_t i) -> Value* {
@@ -86,55 +86,55 @@ bool FnLowering::lower_float(const Instr& in) {
     std::string full = std::string("cucpu_rt_") + name + (t == Ty::kF32 ? "_f32" : "_f64");
     return b.CreateCall(runtime(full.c_str(), llvm::FunctionType::get(ft, tys, false)), args);
   };
-  if (op == "add" || op == "sub" || op == "mul") {
+  if (op == Op::kAdd || op == Op::kSub || op == Op::kMul) {
     Value* a = arg(1);
     Value* c = arg(2);
-    if (rnd > 0) return finish(directed(op.c_str(), {a, c}));
-    Value* r = op == "add" ? b.CreateFAdd(a, c) : op == "sub" ? b.CreateFSub(a, c) : b.CreateFMul(a, c);
+    if (rnd > 0) return finish(directed(op_name(op).c_str(), {a, c}));
+    Value* r = op == Op::kAdd ? b.CreateFAdd(a, c) : op == Op::kSub ? b.CreateFSub(a, c) : b.CreateFMul(a, c);
     // Without a rounding suffix ptxas may contract mul and add into fma; so may we.
     // (Two constants fold to a constant, which carries no flags.)
     if (auto* i = llvm::dyn_cast<llvm::Instruction>(r); i && rnd < 0) i->setHasAllowContract(true);
     return finish(r);
   }
-  if (op == "fma" || op == "mad") {
+  if (op == Op::kFma || op == Op::kMad) {
     Value* a = arg(1);
     Value* c = arg(2);
     Value* d = arg(3);
     if (rnd > 0) return finish(directed("fma", {a, c, d}));
     return finish(intrinsic(llvm::Intrinsic::fma, {ft}, {a, c, d}));
   }
-  if (op == "div") {
+  if (op == Op::kDiv) {
     Value* a = arg(1);
     Value* c = arg(2);
     if (rnd > 0) return finish(directed("div", {a, c}));
     return finish(b.CreateFDiv(a, c));  // .rn, .full and .approx: the exact quotient is within every bound
   }
-  if (op == "rcp") {
+  if (op == Op::kRcp) {
     Value* a = arg(1);
     if (rnd > 0) return finish(directed("div", {llvm::ConstantFP::get(ft, 1.0), a}));
     return finish(b.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), a));
   }
-  if (op == "sqrt") {
+  if (op == Op::kSqrt) {
     Value* a = arg(1);
     if (rnd > 0) return finish(directed("sqrt", {a}));
     return finish(intrinsic(llvm::Intrinsic::sqrt, {ft}, {a}));
   }
-  if (op == "rsqrt") {
+  if (op == Op::kRsqrt) {
     Value* a = arg(1);
     return finish(b.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), intrinsic(llvm::Intrinsic::sqrt, {ft}, {a})));
   }
-  if (op == "abs") return finish(intrinsic(llvm::Intrinsic::fabs, {ft}, {arg(1)}));
-  if (op == "neg") return finish(b.CreateFNeg(arg(1)));
-  if (op == "min" || op == "max") {
-    Value* r = float_minmax(*this, op == "min", arg(1), arg(2), in.has("NaN"));
-    if (A.size() > 3) r = float_minmax(*this, op == "min", r, arg(3), in.has("NaN"));
+  if (op == Op::kAbs) return finish(intrinsic(llvm::Intrinsic::fabs, {ft}, {arg(1)}));
+  if (op == Op::kNeg) return finish(b.CreateFNeg(arg(1)));
+  if (op == Op::kMin || op == Op::kMax) {
+    Value* r = float_minmax(*this, op == Op::kMin, arg(1), arg(2), in.has("NaN"));
+    if (A.size() > 3) r = float_minmax(*this, op == Op::kMin, r, arg(3), in.has("NaN"));
     if (in.has("relu")) r = float_minmax(*this, false, r, llvm::ConstantFP::get(ft, 0.0), true);
     return finish(r);
   }
-  if (op == "sin" || op == "cos") return finish(intrinsic(op == "sin" ? llvm::Intrinsic::sin : llvm::Intrinsic::cos, {ft}, {arg(1)}));
-  if (op == "ex2") return finish(intrinsic(llvm::Intrinsic::exp2, {ft}, {arg(1)}));
-  if (op == "lg2") return finish(intrinsic(llvm::Intrinsic::log2, {ft}, {arg(1)}));
-  if (op == "tanh") {
+  if (op == Op::kSin || op == Op::kCos) return finish(intrinsic(op == Op::kSin ? llvm::Intrinsic::sin : llvm::Intrinsic::cos, {ft}, {arg(1)}));
+  if (op == Op::kEx2) return finish(intrinsic(llvm::Intrinsic::exp2, {ft}, {arg(1)}));
+  if (op == Op::kLg2) return finish(intrinsic(llvm::Intrinsic::log2, {ft}, {arg(1)}));
+  if (op == Op::kTanh) {
     auto* ty = llvm::FunctionType::get(ft, {ft}, false);
     return finish(b.CreateCall(runtime(t == Ty::kF32 ? "tanhf" : "tanh", ty), {arg(1)}));
   }

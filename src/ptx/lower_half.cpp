@@ -16,11 +16,11 @@ Value* compare_values(FnLowering& L, const std::string& cmp, Value* a, Value* b,
 Value* round_to_odd_f32(FnLowering& L, Value* d);
 
 bool FnLowering::lower_half(const Instr& in) {
-  const Ty t = type_suffix(in, in.op == "set" ? 1 : 0);
+  const Ty t = type_suffix(in, in.op == Op::kSet ? 1 : 0);
   const bool bf = t == Ty::kBF16 || t == Ty::kBF16x2;
   const bool packed = t == Ty::kF16x2 || t == Ty::kBF16x2;
   if (t != Ty::kF16 && t != Ty::kBF16 && !packed) return false;
-  const std::string& op = in.op;
+  const Op op = in.op;
   auto& A = in.args;
   // Lane k (0: low half) of operand i, as f32.
   auto lane = [&](size_t i, int k) -> Value* {
@@ -52,15 +52,15 @@ bool FnLowering::lower_half(const Instr& in) {
     return true;
   };
   auto sat = [&](Value* f) { return in.has("sat") ? saturate01(*this, f) : f; };
-  if (op == "add" || op == "sub" || op == "mul") {
+  if (op == Op::kAdd || op == Op::kSub || op == Op::kMul) {
     return emit([&](int k) {
       Value* x = flush(lane(1, k));
       Value* y = flush(lane(2, k));
-      Value* r = op == "add" ? b.CreateFAdd(x, y) : op == "sub" ? b.CreateFSub(x, y) : b.CreateFMul(x, y);
+      Value* r = op == Op::kAdd ? b.CreateFAdd(x, y) : op == Op::kSub ? b.CreateFSub(x, y) : b.CreateFMul(x, y);
       return sat(r);
     });
   }
-  if (op == "fma") {
+  if (op == Op::kFma) {
     return emit([&](int k) {
       // In f64: the product of two halves is exact there, so the sum rounds once more only.
       // a*b+c rounded once: the product of two halves is exact in f64, the
@@ -84,31 +84,31 @@ bool FnLowering::lower_half(const Instr& in) {
       return sat(r);
     });
   }
-  if (op == "neg" || op == "abs") {
+  if (op == Op::kNeg || op == Op::kAbs) {
     // Sign-bit operations: exact on the bits, NaNs included.
     Value* v = read(A[1], packed ? Ty::kB32 : Ty::kB16);
     const uint32_t sign = packed ? 0x80008000u : 0x8000u;
     Value* m = packed ? static_cast<Value*>(b.getInt32(sign)) : static_cast<Value*>(b.getInt16(static_cast<uint16_t>(sign)));
-    Value* r = op == "neg" ? b.CreateXor(v, m) : b.CreateAnd(v, b.CreateNot(m));
+    Value* r = op == Op::kNeg ? b.CreateXor(v, m) : b.CreateAnd(v, b.CreateNot(m));
     write(A[0], r, packed ? Ty::kB32 : Ty::kB16);
     return true;
   }
-  if (op == "min" || op == "max") {
+  if (op == Op::kMin || op == Op::kMax) {
     return emit([&](int k) {
-      Value* r = float_minmax(*this, op == "min", flush(lane(1, k)), flush(lane(2, k)), in.has("NaN"));
+      Value* r = float_minmax(*this, op == Op::kMin, flush(lane(1, k)), flush(lane(2, k)), in.has("NaN"));
       if (in.has("relu")) r = float_minmax(*this, false, r, llvm::ConstantFP::get(b.getFloatTy(), 0.0), true);
       return r;
     });
   }
-  if (op == "ex2" || op == "tanh") {
+  if (op == Op::kEx2 || op == Op::kTanh) {
     return emit([&](int k) {
       Value* x = lane(1, k);
-      if (op == "ex2") return intrinsic(llvm::Intrinsic::exp2, {b.getFloatTy()}, {x});
+      if (op == Op::kEx2) return intrinsic(llvm::Intrinsic::exp2, {b.getFloatTy()}, {x});
       auto* ty = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false);
       return static_cast<Value*>(b.CreateCall(runtime("tanhf", ty), {x}));
     });
   }
-  if (op == "setp" || op == "set") {
+  if (op == Op::kSetp || op == Op::kSet) {
     if (in.mods.empty()) fail("malformed setp");
     const std::string cmp = in.mods[0];
     Value* p[2];
@@ -119,7 +119,7 @@ bool FnLowering::lower_half(const Instr& in) {
       for (int k = 0; k < lanes; ++k)
         p[k] = bop == "and" ? b.CreateAnd(p[k], c) : bop == "or" ? b.CreateOr(p[k], c) : b.CreateXor(p[k], c);
     }
-    if (op == "setp") {
+    if (op == Op::kSetp) {
       write(A[0], p[0], Ty::kPred);
       write_pair(A[0], packed ? p[1] : b.CreateNot(p[0]));
       return true;

@@ -58,18 +58,18 @@ llvm::AllocaInst* FnLowering::carry_slot() {
 }
 
 bool FnLowering::lower_int(const Instr& in) {
-  const std::string& op = in.op;
+  const Op op = in.op;
   const Ty t = type_suffix(in);
   auto& A = in.args;
   auto arg = [&](size_t i, Ty as) -> Value* {
     if (i >= A.size()) fail("missing operand");
     return read(A[i], as);
   };
-  if (op == "setp" || op == "set") {
+  if (op == Op::kSetp || op == Op::kSet) {
     // setp.cmp[.bool].type p[|q], a, b[, {!}c]; set.cmp[.bool].dtype.stype d, a, b[, {!}c]
-    const Ty st = op == "set" ? type_suffix(in, 1) : t;
+    const Ty st = op == Op::kSet ? type_suffix(in, 1) : t;
     if (st == Ty::kF16 || st == Ty::kF16x2 || st == Ty::kBF16 || st == Ty::kBF16x2) return false;  // lower_half
-    if (in.mods.empty() || A.size() < 3) fail("malformed " + op);
+    if (in.mods.empty() || A.size() < 3) fail("malformed " + op_name(op));
     const std::string cmp = in.mods[0];
     Value* a = arg(1, st);
     Value* bb = arg(2, st);
@@ -96,7 +96,7 @@ bool FnLowering::lower_int(const Instr& in) {
       p = combine(p);
       q = combine(q);
     }
-    if (op == "setp") {
+    if (op == Op::kSetp) {
       write(A[0], p, Ty::kPred);
       write_pair(A[0], q);
     } else {
@@ -109,11 +109,11 @@ bool FnLowering::lower_int(const Instr& in) {
     }
     return true;
   }
-  if (op == "selp") {
+  if (op == Op::kSelp) {
     write(A[0], b.CreateSelect(arg(3, Ty::kPred), arg(1, t), arg(2, t)), t);
     return true;
   }
-  if (op == "slct") {
+  if (op == Op::kSlct) {
     const Ty ct = type_suffix(in, 1);
     Value* c = arg(3, ct);
     Value* ge = ct == Ty::kF32 ? b.CreateFCmpOGE(c, llvm::ConstantFP::get(b.getFloatTy(), 0.0)) : b.CreateICmpSGE(c, b.getInt32(0));
@@ -122,22 +122,22 @@ bool FnLowering::lower_int(const Instr& in) {
   }
   if (is_float(t) || t == Ty::kF16x2 || t == Ty::kBF16x2) return false;
   const int bits = type_bits(t);
-  if (op == "add" || op == "sub" || op == "addc" || op == "subc") {
+  if (op == Op::kAdd || op == Op::kSub || op == Op::kAddc || op == Op::kSubc) {
     if (t == Ty::kS16x2 || t == Ty::kU16x2) {
       Value* a = b.CreateBitCast(arg(1, Ty::kB32), llvm::FixedVectorType::get(b.getInt16Ty(), 2));
       Value* c = b.CreateBitCast(arg(2, Ty::kB32), llvm::FixedVectorType::get(b.getInt16Ty(), 2));
-      Value* r = op == "add" ? b.CreateAdd(a, c) : b.CreateSub(a, c);
+      Value* r = op == Op::kAdd ? b.CreateAdd(a, c) : b.CreateSub(a, c);
       write(A[0], b.CreateBitCast(r, b.getInt32Ty()), Ty::kB32);
       return true;
     }
     Value* a = arg(1, t);
     Value* c = arg(2, t);
-    const bool is_add = op[0] == 'a';
+    const bool is_add = op == Op::kAdd || op == Op::kAddc;
     if (in.has("sat")) {
       write(A[0], intrinsic(is_add ? llvm::Intrinsic::sadd_sat : llvm::Intrinsic::ssub_sat, {a->getType()}, {a, c}), t);
       return true;
     }
-    const bool with_carry_in = op == "addc" || op == "subc";
+    const bool with_carry_in = op == Op::kAddc || op == Op::kSubc;
     const bool carry_out = in.has("cc");
     if (!with_carry_in && !carry_out) {
       write(A[0], is_add ? b.CreateAdd(a, c) : b.CreateSub(a, c), t);
@@ -156,13 +156,13 @@ bool FnLowering::lower_int(const Instr& in) {
     if (carry_out) b.CreateStore(b.CreateTrunc(b.CreateLShr(w, static_cast<uint64_t>(bits)), b.getInt1Ty()), cc);
     return true;
   }
-  if (op == "mul" || op == "mad" || op == "mul24" || op == "mad24" || op == "madc") {
+  if (op == Op::kMul || op == Op::kMad || op == Op::kMul24 || op == Op::kMad24 || op == Op::kMadc) {
     const bool wide = in.has("wide"), hi = in.has("hi");
     const bool s = is_signed(t);
     Value* a = arg(1, t);
     Value* c = arg(2, t);
-    const bool is_mad = op == "mad" || op == "mad24" || op == "madc";
-    if (op == "mul24" || op == "mad24") {
+    const bool is_mad = op == Op::kMad || op == Op::kMad24 || op == Op::kMadc;
+    if (op == Op::kMul24 || op == Op::kMad24) {
       // 24-bit operands: hi takes bits 16..47 of the 48-bit product.
       llvm::Type* i64 = b.getInt64Ty();
       Value* a24 = s ? b.CreateAShr(b.CreateShl(b.CreateSExt(a, i64), 40), 40) : b.CreateAnd(b.CreateZExt(a, i64), 0xffffff);
@@ -180,7 +180,7 @@ bool FnLowering::lower_int(const Instr& in) {
       write(A[0], p, bits == 32 ? Ty::kB64 : Ty::kB32);
       return true;
     }
-    if (is_mad && (op == "madc" || in.has("cc"))) {
+    if (is_mad && (op == Op::kMadc || in.has("cc"))) {
       // mad.cc / madc (the extended-precision forms): the product's low or
       // high half plus c plus, for madc, the carry in; .cc keeps the carry out.
       llvm::Type* wt = b.getIntNTy(static_cast<unsigned>(bits * 2));
@@ -191,7 +191,7 @@ bool FnLowering::lower_int(const Instr& in) {
       }
       llvm::AllocaInst* cc = carry_slot();
       Value* w = b.CreateAdd(b.CreateZExt(half, wt), b.CreateZExt(arg(3, t), wt));
-      if (op == "madc") w = b.CreateAdd(w, b.CreateZExt(b.CreateLoad(b.getInt1Ty(), cc), wt));
+      if (op == Op::kMadc) w = b.CreateAdd(w, b.CreateZExt(b.CreateLoad(b.getInt1Ty(), cc), wt));
       write(A[0], b.CreateTrunc(w, a->getType()), t);
       if (in.has("cc")) b.CreateStore(b.CreateTrunc(b.CreateLShr(w, static_cast<uint64_t>(bits)), b.getInt1Ty()), cc);
       return true;
@@ -212,7 +212,7 @@ bool FnLowering::lower_int(const Instr& in) {
     write(A[0], p, t);
     return true;
   }
-  if (op == "sad") {
+  if (op == Op::kSad) {
     Value* a = arg(1, t);
     Value* c = arg(2, t);
     Value* gt = is_signed(t) ? b.CreateICmpSGT(a, c) : b.CreateICmpUGT(a, c);
@@ -220,7 +220,7 @@ bool FnLowering::lower_int(const Instr& in) {
     write(A[0], b.CreateAdd(d, arg(3, t)), t);
     return true;
   }
-  if (op == "div" || op == "rem") {
+  if (op == Op::kDiv || op == Op::kRem) {
     Value* a = arg(1, t);
     Value* c = arg(2, t);
     Value* zero = llvm::ConstantInt::get(a->getType(), 0);
@@ -232,28 +232,28 @@ bool FnLowering::lower_int(const Instr& in) {
       Value* ovf = b.CreateAnd(b.CreateICmpEQ(a, llvm::ConstantInt::get(a->getType(), llvm::APInt::getSignedMinValue(static_cast<unsigned>(bits)))),
                                b.CreateICmpEQ(c, llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(-1), true)));
       safe_c = b.CreateSelect(ovf, llvm::ConstantInt::get(a->getType(), 1), safe_c);
-      r = op == "div" ? b.CreateSDiv(a, safe_c) : b.CreateSRem(a, safe_c);
-      if (op == "rem") r = b.CreateSelect(ovf, zero, r);
+      r = op == Op::kDiv ? b.CreateSDiv(a, safe_c) : b.CreateSRem(a, safe_c);
+      if (op == Op::kRem) r = b.CreateSelect(ovf, zero, r);
     } else {
-      r = op == "div" ? b.CreateUDiv(a, safe_c) : b.CreateURem(a, safe_c);
+      r = op == Op::kDiv ? b.CreateUDiv(a, safe_c) : b.CreateURem(a, safe_c);
     }
-    r = b.CreateSelect(is0, op == "div" ? llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(-1), true) : a, r);
+    r = b.CreateSelect(is0, op == Op::kDiv ? llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(-1), true) : a, r);
     write(A[0], r, t);
     return true;
   }
-  if (op == "abs" || op == "neg") {
+  if (op == Op::kAbs || op == Op::kNeg) {
     Value* a = arg(1, t);
-    Value* r = op == "neg" ? b.CreateNeg(a) : intrinsic(llvm::Intrinsic::abs, {a->getType()}, {a, b.getFalse()});
+    Value* r = op == Op::kNeg ? b.CreateNeg(a) : intrinsic(llvm::Intrinsic::abs, {a->getType()}, {a, b.getFalse()});
     write(A[0], r, t);
     return true;
   }
-  if (op == "min" || op == "max") {
+  if (op == Op::kMin || op == Op::kMax) {
     if (t == Ty::kS16x2 || t == Ty::kU16x2) {
       auto* vt = llvm::FixedVectorType::get(b.getInt16Ty(), 2);
       Value* a = b.CreateBitCast(arg(1, Ty::kB32), vt);
       Value* c = b.CreateBitCast(arg(2, Ty::kB32), vt);
       const bool s = t == Ty::kS16x2;
-      auto id = op == "min" ? (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin) : (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+      auto id = op == Op::kMin ? (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin) : (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
       Value* r = intrinsic(id, {vt}, {a, c});
       if (in.has("relu")) r = intrinsic(llvm::Intrinsic::smax, {vt}, {r, llvm::Constant::getNullValue(vt)});
       write(A[0], b.CreateBitCast(r, b.getInt32Ty()), Ty::kB32);
@@ -262,54 +262,54 @@ bool FnLowering::lower_int(const Instr& in) {
     Value* a = arg(1, t);
     Value* c = arg(2, t);
     const bool s = is_signed(t);
-    auto id = op == "min" ? (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin) : (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+    auto id = op == Op::kMin ? (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin) : (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
     Value* r = intrinsic(id, {a->getType()}, {a, c});
     if (in.has("relu")) r = intrinsic(llvm::Intrinsic::smax, {a->getType()}, {r, llvm::ConstantInt::get(a->getType(), 0)});
     write(A[0], r, t);
     return true;
   }
-  if (op == "and" || op == "or" || op == "xor") {
+  if (op == Op::kAnd || op == Op::kOr || op == Op::kXor) {
     Value* a = arg(1, t);
     Value* c = arg(2, t);
-    Value* r = op == "and" ? b.CreateAnd(a, c) : op == "or" ? b.CreateOr(a, c) : b.CreateXor(a, c);
+    Value* r = op == Op::kAnd ? b.CreateAnd(a, c) : op == Op::kOr ? b.CreateOr(a, c) : b.CreateXor(a, c);
     write(A[0], r, t);
     return true;
   }
-  if (op == "not") {
+  if (op == Op::kNot) {
     write(A[0], b.CreateNot(arg(1, t)), t);
     return true;
   }
-  if (op == "cnot") {
+  if (op == Op::kCnot) {
     Value* a = arg(1, t);
     write(A[0], b.CreateZExt(b.CreateICmpEQ(a, llvm::ConstantInt::get(a->getType(), 0)), a->getType()), t);
     return true;
   }
-  if (op == "shl" || op == "shr") {
+  if (op == Op::kShl || op == Op::kShr) {
     Value* a = arg(1, t);
     Value* n = b.CreateZExtOrTrunc(arg(2, Ty::kU32), a->getType());
     Value* w = llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(bits));
     Value* big = b.CreateICmpUGE(n, w);
     Value* sn = b.CreateSelect(big, llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(bits - 1)), n);
     Value* r;
-    if (op == "shl") r = b.CreateSelect(big, llvm::ConstantInt::get(a->getType(), 0), b.CreateShl(a, sn));
+    if (op == Op::kShl) r = b.CreateSelect(big, llvm::ConstantInt::get(a->getType(), 0), b.CreateShl(a, sn));
     else if (is_signed(t)) r = b.CreateAShr(a, sn);
     else r = b.CreateSelect(big, llvm::ConstantInt::get(a->getType(), 0), b.CreateLShr(a, sn));
     write(A[0], r, t);
     return true;
   }
-  if (op == "popc" || op == "clz") {
+  if (op == Op::kPopc || op == Op::kClz) {
     Value* a = arg(1, t);
-    Value* r = op == "popc" ? intrinsic(llvm::Intrinsic::ctpop, {a->getType()}, {a})
+    Value* r = op == Op::kPopc ? intrinsic(llvm::Intrinsic::ctpop, {a->getType()}, {a})
                             : intrinsic(llvm::Intrinsic::ctlz, {a->getType()}, {a, b.getFalse()});
     write(A[0], b.CreateZExtOrTrunc(r, b.getInt32Ty()), Ty::kU32);
     return true;
   }
-  if (op == "brev") {
+  if (op == Op::kBrev) {
     Value* a = arg(1, t);
     write(A[0], intrinsic(llvm::Intrinsic::bitreverse, {a->getType()}, {a}), t);
     return true;
   }
-  if (op == "bfind") {
+  if (op == Op::kBfind) {
     // Position of the most significant non-sign bit; 0xffffffff when none.
     Value* a = arg(1, t);
     Value* x = is_signed(t) ? b.CreateSelect(b.CreateICmpSLT(a, llvm::ConstantInt::get(a->getType(), 0)), b.CreateNot(a), a) : a;
@@ -320,7 +320,7 @@ bool FnLowering::lower_int(const Instr& in) {
     write(A[0], b.CreateSelect(none, b.getInt32(0xffffffffu), pos), Ty::kU32);
     return true;
   }
-  if (op == "bfe") {
+  if (op == Op::kBfe) {
     // d = a[pos, pos+len) (sign-extended for .s types); pos and len are bytes 0 of b and c.
     Value* a = arg(1, t);
     llvm::Type* at = a->getType();
@@ -351,7 +351,7 @@ bool FnLowering::lower_int(const Instr& in) {
     write(A[0], r, t);
     return true;
   }
-  if (op == "bfi") {
+  if (op == Op::kBfi) {
     // d = a inserted into b at [pos, pos+len).
     Value* a = arg(1, t);
     Value* base = arg(2, t);

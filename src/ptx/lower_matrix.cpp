@@ -21,9 +21,9 @@ const Operand& vec_arg(FnLowering& L, const Instr& in, size_t i) {
 }  // namespace
 
 bool FnLowering::lower_matrix(const Instr& in, size_t index) {
-  const std::string& op = in.op;
-  if (op != "ldmatrix" && op != "mma" && op != "wmma") return false;
-  if (!is_kernel) fail("'" + op + "' inside a called function is not supported");
+  const Op op = in.op;
+  if (op != Op::kLdmatrix && op != Op::kMma && op != Op::kWmma) return false;
+  if (!is_kernel) fail("'" + op_name(op) + "' inside a called function is not supported");
   auto& A = in.args;
   Value* ops[kExchangeInSlots] = {};
   CutSite site;
@@ -46,7 +46,7 @@ bool FnLowering::lower_matrix(const Instr& in, size_t index) {
       write(d.elems[j], b.CreateTrunc(j % 2 ? b.CreateLShr(slot, 32) : slot, b.getInt32Ty()), Ty::kB32);
     }
   };
-  if (op == "ldmatrix") {
+  if (op == Op::kLdmatrix) {
     // ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 {d...}, [addr]
     if (!in.has("m8n8") || !in.has("b16")) unsupported();
     site.kind = CutKind::kLdmatrix;
@@ -60,7 +60,7 @@ bool FnLowering::lower_matrix(const Instr& in, size_t index) {
       write(d.elems[j], exchange_out(static_cast<int>(j), b.getInt32Ty()), Ty::kB32);
     return true;
   }
-  if (op == "mma") {
+  if (op == Op::kMma) {
     // mma.sync.aligned.shape.row.col[.satfinite].dtype.atype.btype.ctype d, a, b, c
     if (!in.has("row") || !in.has("col")) unsupported();
     // fp8 inputs (e4m3, e5m2) are not register types: A's and B's, in order.

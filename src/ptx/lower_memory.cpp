@@ -47,14 +47,14 @@ const Operand& FnLowering::vector_elements(const Operand& o, int vec) {
 }
 
 bool FnLowering::lower_memory(const Instr& in) {
-  const std::string& op = in.op;
+  const Op op = in.op;
   auto& A = in.args;
-  if (op == "ld" || op == "ldu" || op == "st") {
-    const bool load = op != "st";
-    if (A.size() < 2) fail(op + " needs two operands");
+  if (op == Op::kLd || op == Op::kLdu || op == Op::kSt) {
+    const bool load = op != Op::kSt;
+    if (A.size() < 2) fail(op_name(op) + " needs two operands");
     const Space space = space_of(in);
     const Ty t = type_suffix(in);
-    if (t == Ty::kNone) fail(op + " needs a type");
+    if (t == Ty::kNone) fail(op_name(op) + " needs a type");
     const int vec = vector_width(in);
     const uint32_t esize = static_cast<uint32_t>(type_bits(t) / 8);
     const Operand& addr = load ? A[1] : A[0];
@@ -103,7 +103,7 @@ bool FnLowering::lower_memory(const Instr& in) {
     }
     return true;
   }
-  if (op == "cvta") {
+  if (op == Op::kCvta) {
     // cvta.space.size d, a (window -> generic); cvta.to.space.size d, a (generic -> window).
     const bool to = in.has("to");
     const Space space = space_of(in);
@@ -122,7 +122,7 @@ bool FnLowering::lower_memory(const Instr& in) {
     write(A[0], a, t == Ty::kU32 ? Ty::kU32 : Ty::kU64);
     return true;
   }
-  if (op == "isspacep") {
+  if (op == Op::kIsspacep) {
     const Space space = space_of(in);
     Value* a = read(A[1], Ty::kU64);
     Value* r;
@@ -145,21 +145,21 @@ bool FnLowering::lower_memory(const Instr& in) {
 }
 
 bool FnLowering::lower_atomic(const Instr& in) {
-  const std::string& op = in.op;
-  if (op != "atom" && op != "red") return false;
+  const Op op = in.op;
+  if (op != Op::kAtom && op != Op::kRed) return false;
   auto& A = in.args;
-  const bool has_dest = op == "atom";
+  const bool has_dest = op == Op::kAtom;
   const size_t base = has_dest ? 1 : 0;
-  if (A.size() < base + 2) fail(op + " needs an address and a value");
+  if (A.size() < base + 2) fail(op_name(op) + " needs an address and a value");
   const Space space = space_of(in);
   const Ty t = type_suffix(in);
-  if (t == Ty::kNone) fail(op + " needs a type");
+  if (t == Ty::kNone) fail(op_name(op) + " needs a type");
   std::string what;
   static const char* const kOps[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
   for (auto& m : in.mods)
     for (const char* k : kOps)
       if (m == k) what = k;
-  if (what.empty()) fail(op + " needs an operation");
+  if (what.empty()) fail(op_name(op) + " needs an operation");
   // Vector atomics (sm_90: add, min and max over .v2/.v4/.v8): each element
   // is an atomic of its own, as the PTX ISA promises nothing for the vector
   // as a whole.
@@ -169,7 +169,7 @@ bool FnLowering::lower_atomic(const Instr& in) {
     const auto v = static_cast<size_t>(vec);
     if (A[base + 1].kind != Operand::Kind::kVec || A[base + 1].elems.size() != v ||
         (has_dest && (A[0].kind != Operand::Kind::kVec || A[0].elems.size() != v)))
-      fail(op + ".v" + std::to_string(vec) + " needs {...} operands of " + std::to_string(vec) + " elements");
+      fail(op_name(op) + ".v" + std::to_string(vec) + " needs {...} operands of " + std::to_string(vec) + " elements");
   }
   const uint32_t bytes = static_cast<uint32_t>(type_bits(t) / 8);
   Value* p = address(A[base], space);

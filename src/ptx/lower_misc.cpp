@@ -94,7 +94,7 @@ Value* FnLowering::special(const Operand& o) {
 }
 
 Value* FnLowering::mbarrier_object(const Instr& in, size_t k) {
-  if (k >= in.args.size() || in.args[k].kind != Operand::Kind::kAddr) fail(in.op + " needs the barrier's [address]");
+  if (k >= in.args.size() || in.args[k].kind != Operand::Kind::kAddr) fail(op_name(in.op) + " needs the barrier's [address]");
   const Space space = space_of(in);
   Value* p = address(in.args[k], space);
   check_alignment(p, 8);
@@ -109,19 +109,19 @@ Value* FnLowering::mbarrier_call(Value* object, MbarrierOp op, Value* value) {
 }
 
 bool FnLowering::lower_misc(const Instr& in) {
-  const std::string& op = in.op;
+  const Op op = in.op;
   auto& A = in.args;
   const Ty t = type_suffix(in);
   auto arg = [&](size_t i, Ty as) -> Value* {
     if (i >= A.size()) fail("missing operand");
     return read(A[i], as);
   };
-  if (op == "mov") {
+  if (op == Op::kMov) {
     if (A.size() != 2) fail("mov needs two operands");
     write(A[0], read(A[1], t), t);
     return true;
   }
-  if (op == "prmt") {
+  if (op == Op::kPrmt) {
     // Byte permute of {b, a} (8 bytes) by the selector c.
     Value* a = arg(1, Ty::kB32);
     Value* bb = arg(2, Ty::kB32);
@@ -163,7 +163,7 @@ bool FnLowering::lower_misc(const Instr& in) {
     write(A[0], r, Ty::kB32);
     return true;
   }
-  if (op == "shf") {
+  if (op == Op::kShf) {
     Value* lo = arg(1, Ty::kB32);
     Value* hi = arg(2, Ty::kB32);
     Value* n = arg(3, Ty::kU32);
@@ -176,7 +176,7 @@ bool FnLowering::lower_misc(const Instr& in) {
     write(A[0], r, Ty::kB32);
     return true;
   }
-  if (op == "lop3") {
+  if (op == Op::kLop3) {
     Value* a = arg(1, Ty::kB32);
     Value* bb = arg(2, Ty::kB32);
     Value* c = arg(3, Ty::kB32);
@@ -194,7 +194,7 @@ bool FnLowering::lower_misc(const Instr& in) {
     write(A[0], r, Ty::kB32);
     return true;
   }
-  if (op == "dp4a" || op == "dp2a") {
+  if (op == Op::kDp4a || op == Op::kDp2a) {
     const Ty at = type_suffix(in, 0), bt = type_suffix(in, 1);
     Value* a = arg(1, Ty::kB32);
     Value* bb = arg(2, Ty::kB32);
@@ -205,7 +205,7 @@ bool FnLowering::lower_misc(const Instr& in) {
       return s ? b.CreateSExt(x, b.getInt32Ty()) : b.CreateZExt(x, b.getInt32Ty());
     };
     Value* sum = acc;
-    if (op == "dp4a") {
+    if (op == Op::kDp4a) {
       for (uint32_t i = 0; i < 4; ++i)
         sum = b.CreateAdd(sum, b.CreateMul(part(a, i, 8, at == Ty::kS32), part(bb, i, 8, bt == Ty::kS32)));
     } else {
@@ -216,7 +216,7 @@ bool FnLowering::lower_misc(const Instr& in) {
     write(A[0], sum, Ty::kB32);
     return true;
   }
-  if (op == "bmsk") {
+  if (op == Op::kBmsk) {
     // Mask of b bits starting at a.
     Value* a = arg(1, Ty::kU32);
     Value* w = arg(2, Ty::kU32);
@@ -233,7 +233,7 @@ bool FnLowering::lower_misc(const Instr& in) {
     write(A[0], b.CreateTrunc(m, b.getInt32Ty()), Ty::kB32);
     return true;
   }
-  if (op == "szext") {
+  if (op == Op::kSzext) {
     Value* a = arg(1, Ty::kB32);
     Value* n = arg(2, Ty::kU32);
     n = in.has("clamp") ? b.CreateSelect(b.CreateICmpUGT(n, b.getInt32(32)), b.getInt32(32), n) : b.CreateAnd(n, 31);
@@ -244,25 +244,25 @@ bool FnLowering::lower_misc(const Instr& in) {
     write(A[0], r, Ty::kB32);
     return true;
   }
-  if (op == "fns") {
+  if (op == Op::kFns) {
     // Position of the n-th set bit of mask at or after (or before) base.
     auto* ty = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()}, false);
     write(A[0], b.CreateCall(runtime("cucpu_rt_fns", ty), {arg(1, Ty::kB32), arg(2, Ty::kU32), arg(3, Ty::kS32)}), Ty::kB32);
     return true;
   }
-  if (op == "membar" || op == "fence") {
+  if (op == Op::kMembar || op == Op::kFence) {
     const bool cta = in.has("cta");
     if (in.has("proxy")) return true;  // proxy fences order nothing a CPU can reorder
     b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent,
                   cta ? ctx.getOrInsertSyncScopeID("singlethread") : static_cast<llvm::SyncScope::ID>(llvm::SyncScope::System));
     return true;
   }
-  if (op == "nanosleep") {
+  if (op == Op::kNanosleep) {
     auto* ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
     b.CreateCall(runtime("cucpu_rt_nanosleep", ty), {arg(0, Ty::kU32)});
     return true;
   }
-  if (op == "mbarrier") {
+  if (op == Op::kMbarrier) {
     // A barrier object is one 64-bit word in shared (or generic) memory;
     // cucpu_rt_mbarrier (runtime.cpp) keeps its phase and counts. The
     // transaction counts of bulk copies (expect_tx, complete_tx) are not
@@ -302,12 +302,12 @@ bool FnLowering::lower_misc(const Instr& in) {
     }
     unsupported();
   }
-  if (op == "prefetch" || op == "prefetchu" || op == "pmevent" || op == "griddepcontrol" || op == "setmaxnreg" ||
-      op == "discard" || op == "applypriority" || op == "createpolicy") {
-    if (op == "createpolicy") write(A[0], b.getInt64(0), Ty::kB64);
+  if (op == Op::kPrefetch || op == Op::kPrefetchu || op == Op::kPmevent || op == Op::kGriddepcontrol || op == Op::kSetmaxnreg ||
+      op == Op::kDiscard || op == Op::kApplypriority || op == Op::kCreatepolicy) {
+    if (op == Op::kCreatepolicy) write(A[0], b.getInt64(0), Ty::kB64);
     return true;
   }
-  if (op == "cp") {
+  if (op == Op::kCp) {
     // cp.async.{ca,cg}.shared.global [dst], [src], size[, src_size]: a plain
     // copy done at once (commit and wait then have nothing to wait for).
     if (in.mods.size() >= 2 && in.mods[0] == "async" &&
@@ -353,13 +353,13 @@ bool FnLowering::lower_misc(const Instr& in) {
     }
     return true;
   }
-  if (op == "copysign") {
+  if (op == Op::kCopysign) {
     Value* a = arg(1, t);
     Value* c = arg(2, t);
     write(A[0], intrinsic(llvm::Intrinsic::copysign, {c->getType()}, {c, a}), t);
     return true;
   }
-  if (op == "testp") {
+  if (op == Op::kTestp) {
     Value* a = arg(1, t);
     llvm::Type* ft = a->getType();
     Value* fa = intrinsic(llvm::Intrinsic::fabs, {ft}, {a});

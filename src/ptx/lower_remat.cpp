@@ -20,13 +20,7 @@ void each_reg(const Operand& o, F&& fn) {
 }
 
 bool pure_op(const Instr& in) {
-  static const char* const kOps[] = {"mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor",
-                                     "not", "cvta", "cvt", "neg", "min", "max", "mul24", "mad24", "selp",
-                                     "bfe", "bfi", "prmt", "cnot", "popc", "clz", "brev", "ld"};
-  bool known = false;
-  for (const char* o : kOps)
-    if (in.op == o) known = true;
-  if (!known) return false;
+  if (!op_has(in.op, kRemat)) return false;
   for (const std::string& m : in.mods)
     if (m == "cc") return false;  // writes the carry flag
   return true;
@@ -70,7 +64,7 @@ struct Analysis {
       const Instr& in = f.body[static_cast<size_t>(w)];
       yes = in.guard < 0 && pure_op(in) && !in.args.empty() && in.args[0].kind == Operand::Kind::kReg &&
             in.args[0].pair < 0 && in.args[0].reg == r;
-      if (yes && in.op == "ld") {
+      if (yes && in.op == Op::kLd) {
         // ld.param of a kernel parameter, by name.
         yes = in.args.size() == 2 && in.has("param") && in.args[1].kind == Operand::Kind::kAddr &&
               in.args[1].reg < 0 && params.count(in.args[1].sym);
@@ -102,11 +96,11 @@ Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& e
     };
     for (size_t k = 0; k < in.args.size(); ++k) {
       const Operand& o = in.args[k];
-      if (in.op == "call") {
+      if (in.op == Op::kCall) {
         each_reg(o, wrote);  // every operand of a call may be written
       } else if (k == 0) {
         // A first operand is written, unless it is an address the instruction reads.
-        if (o.kind != Operand::Kind::kAddr || writes_first_operand(in.op)) each_reg(o, wrote);
+        if (o.kind != Operand::Kind::kAddr || op_has(in.op, kDest)) each_reg(o, wrote);
         if (o.elem >= 0) wrote(o.reg);  // an element's write leaves the others: never recomputed
       } else {
         // Later operands are sources; their vectors and predicate halves count as writes, to be safe.
@@ -123,7 +117,7 @@ Remat remat_analysis(const Function& f, const std::map<std::string, uint32_t>& e
     if (a.ok(static_cast<int>(r))) {
       out.def[r] = a.writer[r];
       const Instr& in = f.body[static_cast<size_t>(a.writer[r])];
-      if (in.op == "mov" && in.args.size() == 2 &&
+      if (in.op == Op::kMov && in.args.size() == 2 &&
           (in.args[1].kind == Operand::Kind::kImm || in.args[1].kind == Operand::Kind::kFloat))
         out.konst[r] = a.writer[r];
     }

@@ -46,7 +46,7 @@ struct LoopScan {
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
       if (in.args.size() != 2 || in.args[0].kind != Operand::Kind::kReg || in.args[0].reg != x) continue;
-      if ((in.op == "cvt" || in.op == "mov") && in.guard < 0 && in.args[1].kind == Operand::Kind::kReg && !in.has("sat"))
+      if ((in.op == Op::kCvt || in.op == Op::kMov) && in.guard < 0 && in.args[1].kind == Operand::Kind::kReg && !in.has("sat"))
         return in.args[1].reg;
       return -1;
     }
@@ -61,7 +61,7 @@ struct LoopScan {
     loop_writes.assign(f.regs.size(), 0);
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
-      if (!in.args.empty() && writes_first_operand(in.op) && in.args[0].kind == Operand::Kind::kReg && in.args[0].reg >= 0)
+      if (!in.args.empty() && op_has(in.op, kDest) && in.args[0].kind == Operand::Kind::kReg && in.args[0].reg >= 0)
         ++loop_writes[static_cast<size_t>(in.args[0].reg)];
     }
   }
@@ -80,7 +80,7 @@ struct LoopScan {
       if (!leaves && i != j) continue;
       for (size_t k = h; k <= j; ++k) {
         const Instr& s = f.body[k];
-        if (s.op != "setp" || s.args.size() < 3 || s.args[0].kind != Operand::Kind::kReg || s.args[0].reg != br.guard ||
+        if (s.op != Op::kSetp || s.args.size() < 3 || s.args[0].kind != Operand::Kind::kReg || s.args[0].reg != br.guard ||
             s.args[0].pair >= 0 || writes_in(br.guard) != 1)
           continue;
         for (int side = 1; side <= 2; ++side) {
@@ -102,18 +102,15 @@ struct LoopScan {
     int found = -1;
     for (size_t i = 0; i < f.body.size(); ++i) {
       const Instr& in = f.body[i];
-      if (in.op == "call") {
+      if (in.op == Op::kCall) {
         for (const Operand& a : in.args)
           if (mentions(a, r)) return -1;
         continue;
       }
-      if (in.args.empty() || !writes_first_operand(in.op) || !mentions(in.args[0], r)) continue;
+      if (in.args.empty() || !op_has(in.op, kDest) || !mentions(in.args[0], r)) continue;
       if (i >= h && i <= j) continue;  // the step (the only write inside: is_uniform_step)
       if (found >= 0 || i > h || in.guard >= 0 || in.args[0].kind != Operand::Kind::kReg || in.args[0].pair >= 0) return -1;
-      static const char* const kPure[] = {"mov", "add", "sub", "mul", "mad", "shl", "cvt", "mul24", "mad24"};
-      bool pure = false;
-      for (const char* o : kPure) pure = pure || in.op == o;
-      if (!pure || in.has("cc") || in.has("sat")) return -1;
+      if (!op_has(in.op, kAffine) || in.has("cc") || in.has("sat")) return -1;
       for (size_t k = 1; k < in.args.size(); ++k) {
         const Operand& a = in.args[k];
         const bool ok = a.kind == Operand::Kind::kImm ||
@@ -137,14 +134,14 @@ struct LoopScan {
       const Instr& in = f.body[i];
       for (const std::string& m : in.mods)
         if (is_float(type_from_name(m))) return false;
-      if (in.op == "add" && in.args.size() == 3 && in.args[0].kind == Operand::Kind::kReg && in.args[1].kind == Operand::Kind::kReg &&
+      if (in.op == Op::kAdd && in.args.size() == 3 && in.args[0].kind == Operand::Kind::kReg && in.args[1].kind == Operand::Kind::kReg &&
           in.args[1].reg == in.args[0].reg && in.args[2].kind == Operand::Kind::kImm && in.args[2].imm != 0 &&
           in.args[2].imm >= -64 && in.args[2].imm <= 64 && type_bits(f.regs[static_cast<size_t>(in.args[0].reg)].ty) == 64)
         walked.push_back(in.args[0].reg);
     }
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
-      if (in.op != "ld" && in.op != "st") continue;
+      if (in.op != Op::kLd && in.op != Op::kSt) continue;
       for (const Operand& a : in.args)
         if (a.kind == Operand::Kind::kAddr && std::find(walked.begin(), walked.end(), a.reg) != walked.end()) return true;
     }
@@ -163,7 +160,7 @@ struct LoopScan {
     if (writes_in(r) != 1) return false;
     for (size_t i = h; i <= j; ++i) {
       const Instr& in = f.body[i];
-      if ((in.op != "add" && in.op != "sub") || in.guard >= 0 || in.args.size() != 3 || in.args[0].kind != Operand::Kind::kReg ||
+      if ((in.op != Op::kAdd && in.op != Op::kSub) || in.guard >= 0 || in.args.size() != 3 || in.args[0].kind != Operand::Kind::kReg ||
           in.args[0].reg != r || in.has("cc") || in.has("sat") || !integer_register(f.regs[static_cast<size_t>(r)].ty) ||
           f.regs[static_cast<size_t>(r)].vec != 1)
         continue;
@@ -175,7 +172,7 @@ struct LoopScan {
         return o.kind == Operand::Kind::kReg && (o.reg == r || copied_from(h, j, o.reg) == r);
       };
       if (is_r(x) && uniform(y)) return true;
-      if (in.op == "add" && is_r(y) && uniform(x)) return true;
+      if (in.op == Op::kAdd && is_r(y) && uniform(x)) return true;
     }
     return false;
   }
@@ -208,7 +205,7 @@ std::vector<RoundEdge> round_back_edges(const Function& f, const Remat& remat, c
     bool alone = true;  // no loop inside it, none around it
     for (const Edge& o : edges)
       if (&o != &e && ((o.head >= e.head && o.back <= e.back) || (o.head <= e.head && o.back >= e.back))) alone = false;
-    for (size_t i = e.head; i <= e.back && alone; ++i) alone = !is_cut[i] && f.body[i].op != "call";
+    for (size_t i = e.head; i <= e.back && alone; ++i) alone = !is_cut[i] && f.body[i].op != Op::kCall;
     if (!alone || scan.walks_own_memory(e.head, e.back)) continue;
     scan.count_writes(e.head, e.back);
     const int iv = scan.steps_uniformly(e.head, e.back);

@@ -9,9 +9,9 @@ namespace {
 // volatile, relaxed or acquire load, an atomic (a lock's compare-and-
 // swap), or an mbarrier's test. A plain load may be hoisted out of a loop; these may not.
 bool synchronizing_read(const Instr& in) {
-  if (in.op == "atom") return true;
-  if (in.op == "mbarrier") return !in.mods.empty() && (in.mods[0] == "test_wait" || in.mods[0] == "try_wait");
-  if (in.op != "ld" && in.op != "ldu") return false;
+  if (in.op == Op::kAtom) return true;
+  if (in.op == Op::kMbarrier) return !in.mods.empty() && (in.mods[0] == "test_wait" || in.mods[0] == "try_wait");
+  if (in.op != Op::kLd && in.op != Op::kLdu) return false;
   for (const std::string& m : in.mods)
     if (m == "volatile" || m == "relaxed" || m == "acquire" || m == "mmio") return true;
   return false;
@@ -39,7 +39,7 @@ std::vector<bool> spin_back_edges(const Function& f) {
       grew = false;
       for (size_t i = h; i <= j; ++i) {
         const Instr& in = f.body[i];
-        if (in.args.empty() || !writes_first_operand(in.op)) continue;
+        if (in.args.empty() || !op_has(in.op, kDest)) continue;
         bool from = synchronizing_read(in);
         for (size_t k = 1; k < in.args.size() && !from; ++k) {
           regs.clear();

@@ -81,29 +81,29 @@ Value* FnLowering::texture_coords(const Operand& o) {
 }
 
 bool FnLowering::lower_texture(const Instr& in) {
-  const std::string& op = in.op;
-  if (op != "tex" && op != "tld4" && op != "txq" && op != "suld" && op != "sust" && op != "suq") return false;
+  const Op op = in.op;
+  if (op != Op::kTex && op != Op::kTld4 && op != Op::kTxq && op != Op::kSuld && op != Op::kSust && op != Op::kSuq) return false;
   const auto& A = in.args;
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Type* i64 = b.getInt64Ty();
   auto* words4 = llvm::ArrayType::get(i32, 4);
 
-  if (op == "txq" || op == "suq") {  // txq.QUERY.b32 d, [object]
+  if (op == Op::kTxq || op == Op::kSuq) {  // txq.QUERY.b32 d, [object]
     TexQuery q;
     if (in.mods.size() != 2 || !query_of(in.mods[0], &q) || in.mods[1] != "b32" || A.size() != 2) unsupported();
     auto* ty = llvm::FunctionType::get(i32, {ptr, i64, i32, i32}, false);
     Value* r = b.CreateCall(runtime("cucpu_rt_txq", ty),
-                            {env, texture_handle(A[1]), b.getInt32(static_cast<uint32_t>(q)), b.getInt32(op == "suq")});
+                            {env, texture_handle(A[1]), b.getInt32(static_cast<uint32_t>(q)), b.getInt32(op == Op::kSuq)});
     write(A[0], r, Ty::kB32);
     return true;
   }
 
-  if (op == "tex" || op == "tld4") {
+  if (op == Op::kTex || op == Op::kTld4) {
     // tex.GEOM.v4.DTYPE.CTYPE d, [object, {c}]; tld4.COMP.2d.v4.DTYPE.f32.
     size_t k = 0;
     int8_t gather = -1;
-    if (op == "tld4") {
+    if (op == Op::kTld4) {
       static const char* kComps[] = {"r", "g", "b", "a"};
       for (int8_t c = 0; c < 4 && gather < 0 && k < in.mods.size(); ++c)
         if (in.mods[k] == kComps[c]) gather = c;
@@ -155,9 +155,9 @@ bool FnLowering::lower_texture(const Instr& in) {
                                                  : (unsupported(), SurfBoundary::kTrap);
   const unsigned eb = static_cast<unsigned>(type_bits(et) / 8);
   const SurfOp word{g, boundary, static_cast<uint8_t>(eb * vec)};
-  if (A.size() != 2) fail(op + " needs two operands");
-  const Operand& addr = op == "suld" ? A[1] : A[0];
-  const Operand& val = op == "suld" ? A[0] : A[1];
+  if (A.size() != 2) fail(op_name(op) + " needs two operands");
+  const Operand& addr = op == Op::kSuld ? A[1] : A[0];
+  const Operand& val = op == Op::kSuld ? A[0] : A[1];
   std::vector<const Operand*> elems;
   if (val.kind == Operand::Kind::kVec) {
     for (const Operand& e : val.elems) elems.push_back(&e);
@@ -170,7 +170,7 @@ bool FnLowering::lower_texture(const Instr& in) {
   llvm::Type* et_ll = llvm::Type::getIntNTy(ctx, eb * 8);
   auto elem_ptr = [&](unsigned i) { return b.CreateConstInBoundsGEP1_32(b.getInt8Ty(), data, i * eb); };
   auto* ty = llvm::FunctionType::get(b.getVoidTy(), {ptr, i64, i32, ptr, ptr}, false);
-  if (op == "sust") {
+  if (op == Op::kSust) {
     for (unsigned i = 0; i < vec; ++i) b.CreateStore(read(*elems[i], et), elem_ptr(i));
     b.CreateCall(runtime("cucpu_rt_sust", ty), {env, texture_handle(addr), b.getInt32(word.pack()), coords, data});
     return true;

@@ -13,9 +13,9 @@ Value* compare_values(FnLowering& L, const std::string& cmp, Value* a, Value* b,
 
 namespace {
 
-bool scalar_video(const std::string& op) {
-  return op == "vadd" || op == "vsub" || op == "vabsdiff" || op == "vmin" || op == "vmax" || op == "vshl" ||
-         op == "vshr" || op == "vmad" || op == "vset";
+bool scalar_video(Op op) {
+  return op == Op::kVadd || op == Op::kVsub || op == Op::kVabsdiff || op == Op::kVmin || op == Op::kVmax || op == Op::kVshl ||
+         op == Op::kVshr || op == Op::kVmad || op == Op::kVset;
 }
 
 // The selected byte (sel 0-3) or half-word (4-5) of a 32-bit value, or all
@@ -44,14 +44,14 @@ bool FnLowering::lower_video(const Instr& in) {
 }
 
 void FnLowering::lower_scalar_video(const Instr& in) {
-  const std::string& op = in.op;
+  const Op op = in.op;
   auto& A = in.args;
-  const bool vset = op == "vset", vmad = op == "vmad", shift = op == "vshl" || op == "vshr";
-  if (A.size() < 3 || A[0].kind != Operand::Kind::kReg) fail("malformed " + op);
+  const bool vset = op == Op::kVset, vmad = op == Op::kVmad, shift = op == Op::kVshl || op == Op::kVshr;
+  if (A.size() < 3 || A[0].kind != Operand::Kind::kReg) fail("malformed " + op_name(op));
   // Types: vop.dtype.atype.btype; vset.atype.btype (its result is 0 or 1).
   const Ty dt = vset ? Ty::kU32 : type_suffix(in, 0);
   const Ty at = type_suffix(in, vset ? 0 : 1), bt = type_suffix(in, vset ? 1 : 2);
-  if (dt == Ty::kNone || at == Ty::kNone || bt == Ty::kNone) fail(op + " needs its operand types");
+  if (dt == Ty::kNone || at == Ty::kNone || bt == Ty::kNone) fail(op_name(op) + " needs its operand types");
   std::string op2, cmp, mode, scale;
   for (const std::string& m : in.mods) {
     if (m == "add" || m == "min" || m == "max") op2 = m;
@@ -61,8 +61,8 @@ void FnLowering::lower_scalar_video(const Instr& in) {
   }
   const bool sat = in.has("sat");
   const int dsel = A[0].sel;
-  if ((dsel >= 0 || !op2.empty()) && A.size() < 4) fail(op + " with a merge or a secondary operation needs c");
-  if (dsel >= 0 && !op2.empty()) fail(op + " takes a merge or a secondary operation, not both");
+  if ((dsel >= 0 || !op2.empty()) && A.size() < 4) fail(op_name(op) + " with a merge or a secondary operation needs c");
+  if (dsel >= 0 && !op2.empty()) fail(op_name(op) + " takes a merge or a secondary operation, not both");
   auto part = [&](size_t k, Ty t) {
     Operand whole = A[k];
     whole.sel = -1;
@@ -100,16 +100,16 @@ void FnLowering::lower_scalar_video(const Instr& in) {
     write(A[0], b.CreateTrunc(tmp, b.getInt32Ty()), Ty::kB32);
     return;
   }
-  if (op == "vadd") tmp = b.CreateAdd(ta, tb);
-  else if (op == "vsub") tmp = b.CreateSub(ta, tb);
-  else if (op == "vabsdiff") tmp = intrinsic(llvm::Intrinsic::abs, {b.getInt64Ty()}, {b.CreateSub(ta, tb), b.getFalse()});
-  else if (op == "vmin") tmp = b.CreateSelect(b.CreateICmpSLT(ta, tb), ta, tb);
-  else if (op == "vmax") tmp = b.CreateSelect(b.CreateICmpSGT(ta, tb), ta, tb);
+  if (op == Op::kVadd) tmp = b.CreateAdd(ta, tb);
+  else if (op == Op::kVsub) tmp = b.CreateSub(ta, tb);
+  else if (op == Op::kVabsdiff) tmp = intrinsic(llvm::Intrinsic::abs, {b.getInt64Ty()}, {b.CreateSub(ta, tb), b.getFalse()});
+  else if (op == Op::kVmin) tmp = b.CreateSelect(b.CreateICmpSLT(ta, tb), ta, tb);
+  else if (op == Op::kVmax) tmp = b.CreateSelect(b.CreateICmpSGT(ta, tb), ta, tb);
   else if (vset) tmp = b.CreateZExt(compare_values(*this, cmp.empty() ? "eq" : cmp, ta, tb, Ty::kS64), b.getInt64Ty());
   else {
     if (mode == "wrap") tb = b.CreateAnd(tb, b.getInt64(31));
     else tb = b.CreateSelect(b.CreateICmpUGT(tb, b.getInt64(32)), b.getInt64(32), tb);  // .clamp, the default
-    tmp = op == "vshl" ? b.CreateShl(ta, tb) : b.CreateAShr(ta, tb);  // ta is extended by its type
+    tmp = op == Op::kVshl ? b.CreateShl(ta, tb) : b.CreateAShr(ta, tb);  // ta is extended by its type
   }
   // The intermediate has 34 bits (driver 580: vshl.s32 of 127 by 32, saturated, is INT_MIN).
   tmp = b.CreateAShr(b.CreateShl(tmp, 30), 30);
@@ -144,69 +144,64 @@ void FnLowering::lower_scalar_video(const Instr& in) {
 }
 
 bool FnLowering::lower_simd_video(const Instr& in) {
-  const std::string& op = in.op;
   auto& A = in.args;
   auto arg = [&](size_t i, Ty as) -> Value* {
     if (i >= A.size()) fail("missing operand");
     return read(A[i], as);
   };
-  if ((op.size() == 6 || op.size() == 5 || op.size() == 9 || op.size() == 8) &&
-      (op.back() == '2' || op.back() == '4') && op[0] == 'v') {
-    // SIMD video instructions on packed halves (2) or bytes (4):
-    // vop.dtype.atype.btype[.sat][.add] d, a, b, c (lane selectors and
-    // masks are refused by the parser).
-    const std::string base = op.substr(0, op.size() - 1);
-    const unsigned lanes = op.back() == '2' ? 2 : 4, w = 32 / lanes;
-    if (base != "vadd" && base != "vsub" && base != "vabsdiff" && base != "vmin" && base != "vmax" && base != "vavrg" &&
-        base != "vset")
-      return false;
-    if (A.size() < 4 || A[0].kind != Operand::Kind::kReg || A[1].kind == Operand::Kind::kNone) fail("malformed " + op);
-    const bool vset = base == "vset";
-    const Ty dt = type_suffix(in, 0), at = type_suffix(in, vset ? 0 : 1), bt = type_suffix(in, vset ? 1 : 2);
-    Value* a = arg(1, Ty::kB32);
-    Value* bb = arg(2, Ty::kB32);
-    Value* c = arg(3, Ty::kB32);
-    const bool add = in.has("add"), sat = in.has("sat");
-    std::string cmp;
-    if (vset)
-      for (auto& m : in.mods)
-        if (m == "eq" || m == "ne" || m == "lt" || m == "le" || m == "gt" || m == "ge") cmp = m;
-    llvm::Type* i32t = b.getInt32Ty();
-    Value* packed = b.getInt32(0);
-    Value* sum = c;
-    for (unsigned k = 0; k < lanes; ++k) {
-      auto lane = [&](Value* v, Ty t) {
-        Value* x = b.CreateTrunc(b.CreateLShr(v, k * w), b.getIntNTy(w));
-        return is_signed(t) ? b.CreateSExt(x, i32t) : b.CreateZExt(x, i32t);
-      };
-      Value* x = lane(a, at);
-      Value* y = lane(bb, bt);
-      Value* r;
-      if (base == "vadd") r = b.CreateAdd(x, y);
-      else if (base == "vsub") r = b.CreateSub(x, y);
-      else if (base == "vabsdiff") r = intrinsic(llvm::Intrinsic::abs, {i32t}, {b.CreateSub(x, y), b.getFalse()});
-      else if (base == "vmin") r = b.CreateSelect(b.CreateICmpSLT(x, y), x, y);
-      else if (base == "vmax") r = b.CreateSelect(b.CreateICmpSGT(x, y), x, y);
-      else if (base == "vavrg") {
-        // Halves round up for a sum >= 0 and down (toward -inf) below it.
-        Value* s = b.CreateAdd(x, y);
-        r = b.CreateAShr(b.CreateAdd(s, b.CreateZExt(b.CreateICmpSGE(s, b.getInt32(0)), i32t)), 1);
-      }
-      else r = b.CreateZExt(compare_values(*this, cmp.empty() ? "eq" : cmp, x, y, Ty::kS32), i32t);
-      if (sat && !vset) {
-        const int64_t lo = is_signed(dt) ? -(int64_t{1} << (w - 1)) : 0;
-        const int64_t hi = is_signed(dt) ? (int64_t{1} << (w - 1)) - 1 : (int64_t{1} << w) - 1;
-        r = b.CreateSelect(b.CreateICmpSLT(r, b.getInt32(static_cast<uint32_t>(lo))), b.getInt32(static_cast<uint32_t>(lo)), r);
-        r = b.CreateSelect(b.CreateICmpSGT(r, b.getInt32(static_cast<uint32_t>(hi))), b.getInt32(static_cast<uint32_t>(hi)), r);
-      }
-      sum = b.CreateAdd(sum, r);
-      const uint32_t mask = w == 8 ? 0xffu : 0xffffu;
-      packed = b.CreateOr(packed, b.CreateShl(b.CreateAnd(r, mask), k * w));
+  // SIMD video instructions on packed halves (vadd2...) or bytes
+  // (vadd4...): vop.dtype.atype.btype[.sat][.add] d, a, b, c (lane
+  // selectors and masks are refused by the parser). The lane count is
+  // the name's last character.
+  const std::string name = op_name(in.op);
+  if (name.back() != '2' && name.back() != '4') return false;
+  const std::string base = name.substr(0, name.size() - 1);
+  const unsigned lanes = name.back() == '2' ? 2 : 4, w = 32 / lanes;
+  if (A.size() < 4 || A[0].kind != Operand::Kind::kReg || A[1].kind == Operand::Kind::kNone) fail("malformed " + name);
+  const bool vset = base == "vset";
+  const Ty dt = type_suffix(in, 0), at = type_suffix(in, vset ? 0 : 1), bt = type_suffix(in, vset ? 1 : 2);
+  Value* a = arg(1, Ty::kB32);
+  Value* bb = arg(2, Ty::kB32);
+  Value* c = arg(3, Ty::kB32);
+  const bool add = in.has("add"), sat = in.has("sat");
+  std::string cmp;
+  if (vset)
+    for (auto& m : in.mods)
+      if (m == "eq" || m == "ne" || m == "lt" || m == "le" || m == "gt" || m == "ge") cmp = m;
+  llvm::Type* i32t = b.getInt32Ty();
+  Value* packed = b.getInt32(0);
+  Value* sum = c;
+  for (unsigned k = 0; k < lanes; ++k) {
+    auto lane = [&](Value* v, Ty t) {
+      Value* x = b.CreateTrunc(b.CreateLShr(v, k * w), b.getIntNTy(w));
+      return is_signed(t) ? b.CreateSExt(x, i32t) : b.CreateZExt(x, i32t);
+    };
+    Value* x = lane(a, at);
+    Value* y = lane(bb, bt);
+    Value* r;
+    if (base == "vadd") r = b.CreateAdd(x, y);
+    else if (base == "vsub") r = b.CreateSub(x, y);
+    else if (base == "vabsdiff") r = intrinsic(llvm::Intrinsic::abs, {i32t}, {b.CreateSub(x, y), b.getFalse()});
+    else if (base == "vmin") r = b.CreateSelect(b.CreateICmpSLT(x, y), x, y);
+    else if (base == "vmax") r = b.CreateSelect(b.CreateICmpSGT(x, y), x, y);
+    else if (base == "vavrg") {
+      // Halves round up for a sum >= 0 and down (toward -inf) below it.
+      Value* s = b.CreateAdd(x, y);
+      r = b.CreateAShr(b.CreateAdd(s, b.CreateZExt(b.CreateICmpSGE(s, b.getInt32(0)), i32t)), 1);
     }
-    write(A[0], add ? sum : packed, Ty::kB32);
-    return true;
+    else r = b.CreateZExt(compare_values(*this, cmp.empty() ? "eq" : cmp, x, y, Ty::kS32), i32t);
+    if (sat && !vset) {
+      const int64_t lo = is_signed(dt) ? -(int64_t{1} << (w - 1)) : 0;
+      const int64_t hi = is_signed(dt) ? (int64_t{1} << (w - 1)) - 1 : (int64_t{1} << w) - 1;
+      r = b.CreateSelect(b.CreateICmpSLT(r, b.getInt32(static_cast<uint32_t>(lo))), b.getInt32(static_cast<uint32_t>(lo)), r);
+      r = b.CreateSelect(b.CreateICmpSGT(r, b.getInt32(static_cast<uint32_t>(hi))), b.getInt32(static_cast<uint32_t>(hi)), r);
+    }
+    sum = b.CreateAdd(sum, r);
+    const uint32_t mask = w == 8 ? 0xffu : 0xffffu;
+    packed = b.CreateOr(packed, b.CreateShl(b.CreateAnd(r, mask), k * w));
   }
-  return false;
+  write(A[0], add ? sum : packed, Ty::kB32);
+  return true;
 }
 
 }  // namespace cucpu::ptx

@@ -109,13 +109,13 @@ Value* FnLowering::exchange_out(int slot, llvm::Type* ty) {
 }
 
 bool FnLowering::lower_cut(const Instr& in, size_t index) {
-  const std::string& op = in.op;
+  const Op op = in.op;
   auto& A = in.args;
   Value* ops[kExchangeInSlots] = {};
   CutSite site;
   site.line = in.line;
   auto full_mask = [&]() { return static_cast<Value*>(b.getInt32(0xffffffffu)); };
-  if (op == "bar" || op == "barrier") {
+  if (op == Op::kBar || op == Op::kBarrier) {
     if (in.has("warp")) {  // bar.warp.sync mask
       site.kind = CutKind::kWarpSync;
       ops[3] = A.empty() ? full_mask() : read(A[0], Ty::kB32);
@@ -143,13 +143,13 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     }
     site.kind = arrive ? CutKind::kBarrierArrive : CutKind::kBarrier;
     // bar.sync is barrier.sync.aligned: every thread must reach it at one instruction.
-    site.mode = op == "bar" || in.has("aligned") ? kBarrierAligned : 0;
+    site.mode = op == Op::kBar || in.has("aligned") ? kBarrierAligned : 0;
     ops[0] = A.empty() ? b.getInt32(0) : read(A[0], Ty::kU32);
     ops[1] = A.size() >= 2 ? read(A[1], Ty::kU32) : b.getInt32(0);
     emit_cut(site, index, ops);
     return true;
   }
-  if (op == "shfl") {
+  if (op == Op::kShfl) {
     // shfl.sync.mode.b32 d[|p], a, b, c, membermask (the old form has no mask).
     site.kind = CutKind::kShfl;
     if (in.has("up")) site.mode = kShflUp;
@@ -169,7 +169,7 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     if (!site.pred_unused) write_pair(A[0], exchange_out(1, b.getInt1Ty()));
     return true;
   }
-  if (op == "vote") {
+  if (op == Op::kVote) {
     site.kind = CutKind::kVote;
     const bool ballot = in.has("ballot");
     if (in.has("all")) site.mode = kVoteAll;
@@ -185,7 +185,7 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     else write(A[0], exchange_out(0, b.getInt1Ty()), Ty::kPred);
     return true;
   }
-  if (op == "match") {
+  if (op == Op::kMatch) {
     site.kind = CutKind::kMatch;
     site.mode = in.has("all") ? kMatchAll : kMatchAny;
     const Ty t = type_suffix(in);
@@ -198,7 +198,7 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     write_pair(A[0], exchange_out(1, b.getInt1Ty()));
     return true;
   }
-  if (op == "redux") {
+  if (op == Op::kRedux) {
     site.kind = CutKind::kRedux;
     static const char* const kNames[] = {"add", "min", "max", "and", "or", "xor"};
     bool found = false;
@@ -231,13 +231,13 @@ bool FnLowering::lower_cut(const Instr& in, size_t index) {
     b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
     return true;
   }
-  if (op == "activemask") {
+  if (op == Op::kActivemask) {
     site.kind = CutKind::kActiveMask;
     emit_cut(site, index, ops);
     write(A[0], exchange_out(0, b.getInt32Ty()), Ty::kB32);
     return true;
   }
-  if (op == "elect") {
+  if (op == Op::kElect) {
     site.kind = CutKind::kElect;
     ops[3] = A.size() >= 2 ? read(A[1], Ty::kB32) : full_mask();
     emit_cut(site, index, ops);

@@ -151,27 +151,6 @@ std::string Parser::symbol_name(const std::string& w) {
   return it == var_names_.end() ? w : it->second;
 }
 
-// Every instruction name of the PTX ISA (through 8.8), sorted: a name not
-// here is malformed PTX, refused when the module is parsed, as ptxas does
-// at load. Names the compiler does not implement are refused when a kernel
-// using them is compiled.
-static bool is_ptx_opcode(const std::string& op) {
-  static constexpr std::string_view kOpcodes[] = {
-    "abs", "activemask", "add", "addc", "alloca", "and", "applypriority", "atom", "bar", "barrier", "bfe",
-    "bfi", "bfind", "bmsk", "bra", "brev", "brkpt", "brx", "call", "clusterlaunchcontrol", "clz", "cnot",
-    "copysign", "cos", "cp", "createpolicy", "cvt", "cvta", "discard", "div", "dp2a", "dp4a", "elect", "ex2",
-    "exit", "fence", "fma", "fns", "getctarank", "griddepcontrol", "isspacep", "istypep", "ld", "ldmatrix",
-    "ldu", "lg2", "lop3", "mad", "mad24", "madc", "mapa", "match", "max", "mbarrier", "membar", "min", "mma",
-    "mov", "movmatrix", "mul", "mul24", "multimem", "nanosleep", "neg", "not", "or", "pmevent", "popc",
-    "prefetch", "prefetchu", "prmt", "rcp", "red", "redux", "rem", "ret", "rsqrt", "sad", "selp", "set",
-    "setmaxnreg", "setp", "shf", "shfl", "shl", "shr", "sin", "slct", "sqrt", "st", "stackrestore",
-    "stacksave", "stmatrix", "sub", "subc", "suld", "suq", "sured", "sust", "szext", "tanh", "tcgen05",
-    "tensormap", "testp", "tex", "tld4", "trap", "txq", "vabsdiff", "vabsdiff2", "vabsdiff4", "vadd", "vadd2",
-    "vadd4", "vavrg2", "vavrg4", "vmad", "vmax", "vmax2", "vmax4", "vmin", "vmin2", "vmin4", "vote", "vset",
-    "vset2", "vset4", "vshl", "vshr", "vsub", "vsub2", "vsub4", "wgmma", "wmma", "xor"};
-  return std::binary_search(std::begin(kOpcodes), std::end(kOpcodes), std::string_view(op));
-}
-
 void Parser::instruction(const Tok& t, const std::string& w, int guard, bool neg) {
   Instr in;
   in.line = t.line;
@@ -179,8 +158,9 @@ void Parser::instruction(const Tok& t, const std::string& w, int guard, bool neg
   in.guard = guard;
   in.guard_neg = neg;
   size_t dot = w.find('.');
-  in.op = w.substr(0, dot);
-  if (!is_ptx_opcode(in.op)) fail(t, "unknown instruction '" + in.op + "'");
+  // A name the ISA lacks is malformed PTX, refused here as ptxas refuses it
+  // at load; one cucpu does not compile is refused when a kernel using it is.
+  if (!op_from_name(std::string_view(w).substr(0, dot), &in.op)) fail(t, "unknown instruction '" + w.substr(0, dot) + "'");
   while (dot != std::string::npos) {
     const size_t next = w.find('.', dot + 1);
     in.mods.push_back(w.substr(dot + 1, next == std::string::npos ? std::string::npos : next - dot - 1));

@@ -111,29 +111,28 @@ void apply(const Entry& x) {
 // atomics and `.nc` loads (whose data the program promises is not written
 // while the kernel runs).
 bool plain_global_access(const Instr& in) {
-  const std::string& op = in.op;
-  if (op == "ld" || op == "ldu" || op == "st") {
+  const Op op = in.op;
+  if (op == Op::kLd || op == Op::kLdu || op == Op::kSt) {
     if (in.has("volatile") || in.has("relaxed") || in.has("acquire") || in.has("release") || in.has("mmio")) return true;
     for (const std::string& x : in.mods) {
       if (x == "shared" || x.rfind("shared::", 0) == 0 || x == "local" || x == "param" || x == "const") return false;
-      if (x == "global") return op == "st" || !in.has("nc");
+      if (x == "global") return op == Op::kSt || !in.has("nc");
     }
     return true;  // generic: may be global
   }
   // Copies, matrix and texture accesses: memory the rule above does not see.
-  return op == "cp" || op == "wmma" || op == "stmatrix" || op == "multimem" || op == "tex" || op == "tld4" ||
-         op == "suld" || op == "sust" || op == "sured";
+  return op_has(op, kOtherAccess);
 }
 
 bool indirect_call(const Instr& in) {
-  if (in.op != "call") return false;
+  if (in.op != Op::kCall) return false;
   for (const Operand& o : in.args)
     if (o.kind == Operand::Kind::kReg) return true;  // code compiled apart, unseen here
   return false;
 }
 
 const std::string* callee(const Instr& in) {
-  if (in.op != "call") return nullptr;
+  if (in.op != Op::kCall) return nullptr;
   for (const Operand& o : in.args)
     if (o.kind == Operand::Kind::kSym) return &o.sym;
   return nullptr;
@@ -144,7 +143,7 @@ const std::string* callee(const Instr& in) {
 }  // namespace
 
 std::optional<uint32_t> combined_code(const Instr& in) {
-  if (in.op != "red" && in.op != "atom") return std::nullopt;
+  if (in.op != Op::kRed && in.op != Op::kAtom) return std::nullopt;
   if (!in.has("global")) return std::nullopt;
   for (const char* sem : {"release", "acq_rel", "acquire", "sc", "sys", "cluster"})
     if (in.has(sem)) return std::nullopt;
@@ -173,7 +172,7 @@ std::optional<uint32_t> combined_code(const Instr& in) {
 }
 
 bool result_unused(const Function& f, const Instr& in, const std::vector<int>& mentions) {
-  if (in.op != "atom" || in.args.empty()) return false;
+  if (in.op != Op::kAtom || in.args.empty()) return false;
   const Operand& d = in.args[0];
   if (d.kind == Operand::Kind::kSink) return true;
   if (d.kind != Operand::Kind::kReg || d.reg < 0 || mentions[static_cast<size_t>(d.reg)] > 1) return false;
@@ -187,7 +186,7 @@ namespace {
 
 // A reduction the table takes.
 bool combined(const Function& f, const Instr& in, const std::vector<int>& mentions) {
-  return combined_code(in) && (in.op == "red" || result_unused(f, in, mentions));
+  return combined_code(in) && (in.op == Op::kRed || result_unused(f, in, mentions));
 }
 
 }  // namespace
