@@ -10,7 +10,7 @@
 #include "api/proc_table.h"
 #include "copy/copy3d.h"
 #include "exec/scheduler.h"
-#include "ptx/block_runner.h"
+#include "devrt/block_runner.h"
 
 namespace cucpu::api {
 namespace {
@@ -48,7 +48,7 @@ void prefault_own_code() {
   uintptr_t top = 0;
   for (unsigned i = 0; i < kProcEntryCount; ++i) top = std::max(top, reinterpret_cast<uintptr_t>(kProcEntries[i].fn));
   for (uintptr_t a : {reinterpret_cast<uintptr_t>(&run_copy), reinterpret_cast<uintptr_t>(&run_memset),
-                      reinterpret_cast<uintptr_t>(&Scheduler::instance), reinterpret_cast<uintptr_t>(&ptx::run_blocks)})
+                      reinterpret_cast<uintptr_t>(&Scheduler::instance), reinterpret_cast<uintptr_t>(&devrt::run_blocks)})
     top = std::max(top, a);
   Segment seg{reinterpret_cast<uintptr_t>(&prefault_own_code)};
   if (!dl_iterate_phdr(find_segment, &seg)) return;

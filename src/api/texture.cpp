@@ -1,5 +1,5 @@
 // Texture and surface objects: creation, destruction and the descriptors
-// read back. Kernels sample them through the handle (ptx/texture.h).
+// read back. Kernels sample them through the handle (devrt/texture.h).
 #include <atomic>
 
 #include "api/common.h"

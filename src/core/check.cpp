@@ -22,7 +22,7 @@
 #include "core/context.h"
 #include "core/event.h"
 #include "core/stream.h"
-#include "ptx/check_rt.h"
+#include "devrt/check_rt.h"
 
 namespace cucpu::check {
 
@@ -315,7 +315,7 @@ void at_exit() {
 
 
 __attribute__((constructor)) void init_from_env() {
-  if (!ptx::instrument_accesses()) return;  // the one reading of CUCPU_CHECK
+  if (!devrt::instrument_accesses()) return;  // the one reading of CUCPU_CHECK
   g_on.store(true, std::memory_order_relaxed);
   checker();
   const char* init = std::getenv("CUCPU_CHECK_INIT");

@@ -15,7 +15,7 @@
 // is reported whether or not the two ops happened to overlap in this run.
 // Copies, sets and stream memory operations say what they touch when they
 // are enqueued (Op::accesses); kernels, when they have run (their compiled
-// code records each global access while checking is on, ptx/check_rt.h).
+// code records each global access while checking is on, devrt/check_rt.h).
 //
 // Off (no CUCPU_CHECK), each hook is one branch on a flag. On, the hooks
 // serialize on one mutex: checking trades speed for the answers.

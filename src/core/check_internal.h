@@ -29,7 +29,7 @@ struct KernelCounts {
 };
 KernelCounts& kernel_counts();
 
-// Installs the kernel-side hooks (ptx/check_rt.h); `initcheck`: also
+// Installs the kernel-side hooks (devrt/check_rt.h); `initcheck`: also
 // report reads of device memory that nothing has written.
 void install_kernel_hooks(bool initcheck);
 

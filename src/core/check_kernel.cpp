@@ -1,5 +1,5 @@
 // The kernel-side checks of `cucpu check` (core/check_internal.h): every
-// access an instrumented kernel makes comes here (ptx/check_rt.h) on the
+// access an instrumented kernel makes comes here (devrt/check_rt.h) on the
 // thread that runs it, without a lock. Memcheck looks the address up among
 // live allocations; initcheck asks whether its bytes were written; the
 // ranges touched are kept per thread and handed to the race checker when
@@ -23,7 +23,7 @@
 #include "core/check.h"
 #include "core/check_internal.h"
 #include "exec/scheduler.h"
-#include "ptx/check_rt.h"
+#include "devrt/check_rt.h"
 
 namespace cucpu::check {
 namespace detail {
@@ -166,16 +166,16 @@ void note_range(uintptr_t lo, uintptr_t hi, bool write, bool atomic) {
 struct Thread3 {
   uint32_t x, y, z;
 };
-Thread3 thread_of(const ptx::BlockEnv* env, uint32_t tid) {
+Thread3 thread_of(const devrt::BlockEnv* env, uint32_t tid) {
   return {tid % env->ntid[0], tid / env->ntid[0] % env->ntid[1], tid / (env->ntid[0] * env->ntid[1])};
 }
 
-void report_invalid(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid,
+void report_invalid(const devrt::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid,
                     const std::optional<Allocation>& within) {
   const uint64_t n = kernel_counts().invalid.fetch_add(1) + 1;
   if (n > kPrintedReports) return;
   const Thread3 t = thread_of(env, tid);
-  const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
+  const char* what = flags & devrt::kAccessAtomic ? "atomic" : flags & devrt::kAccessWrite ? "write" : "read";
   std::fprintf(stderr,
                "cucpu check: invalid global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread (%u,%u,%u), PTX line %u\n",
                what, bytes, addr, touch().kernel.c_str(), env->ctaid[0], env->ctaid[1], env->ctaid[2], t.x, t.y, t.z, line);
@@ -193,12 +193,12 @@ void report_invalid(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uin
 // An access not aligned to its size: reported here with its thread and
 // line; the compiled code's own check then faults the kernel with
 // CUDA_ERROR_MISALIGNED_ADDRESS, as without the checker.
-void report_misaligned(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line,
+void report_misaligned(const devrt::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line,
                        uint32_t tid) {
   const uint64_t n = kernel_counts().invalid.fetch_add(1) + 1;
   if (n > kPrintedReports) return;
   const Thread3 t = thread_of(env, tid);
-  const char* what = flags & ptx::kAccessAtomic ? "atomic" : flags & ptx::kAccessWrite ? "write" : "read";
+  const char* what = flags & devrt::kAccessAtomic ? "atomic" : flags & devrt::kAccessWrite ? "write" : "read";
   std::fprintf(stderr,
                "cucpu check: misaligned global %s of %u bytes at 0x%" PRIx64 " in kernel %s, block (%u,%u,%u), thread "
                "(%u,%u,%u), PTX line %u\n",
@@ -219,7 +219,7 @@ bool first_of_kernel_lines(std::atomic<uint64_t>& count, uint32_t line_a, uint32
 
 
 // Initcheck: a kernel read bytes of device memory nothing has written.
-void report_uninitialized(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t line, uint32_t tid,
+void report_uninitialized(const devrt::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t line, uint32_t tid,
                           const WrittenBits& bits, uintptr_t first) {
   if (!first_of_kernel_lines(kernel_counts().uninitialized, line, line)) return;
   const Thread3 t = thread_of(env, tid);
@@ -232,11 +232,11 @@ void report_uninitialized(const ptx::BlockEnv* env, uint64_t addr, uint32_t byte
                bits.base(), static_cast<size_t>(first - bits.base()), bits.size());
 }
 
-// The compiled code's check of each global or generic access (ptx/check_rt.h).
-bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid) {
+// The compiled code's check of each global or generic access (devrt/check_rt.h).
+bool kernel_access(const devrt::BlockEnv* env, uint64_t addr, uint32_t bytes, uint32_t flags, uint32_t line, uint32_t tid) {
   const uintptr_t lo = addr, hi = addr + bytes;
   if (lo < touch().alloc_lo || hi > touch().alloc_hi) {
-    if (flags & ptx::kAccessGeneric) {
+    if (flags & devrt::kAccessGeneric) {
       const auto shared = reinterpret_cast<uintptr_t>(env->shared);
       if (lo >= shared && hi <= shared + env->total_shared_bytes) return true;  // the block's shared memory
     }
@@ -244,7 +244,7 @@ bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint
     if (!a) {
       // A generic address outside every allocation is the thread's local
       // memory (or another space the checker does not see): not checked.
-      if (flags & ptx::kAccessGeneric) return true;
+      if (flags & devrt::kAccessGeneric) return true;
       report_invalid(env, addr, bytes, flags, line, tid, a);
       return false;
     }
@@ -261,15 +261,15 @@ bool kernel_access(const ptx::BlockEnv* env, uint64_t addr, uint32_t bytes, uint
   if (WrittenBits* bits = touch().written.get()) {
     // Atomics count as writes: a read-modify-write of fresh memory is
     // how some programs initialize it.
-    if (flags & (ptx::kAccessWrite | ptx::kAccessAtomic)) bits->mark(lo, hi);
+    if (flags & (devrt::kAccessWrite | devrt::kAccessAtomic)) bits->mark(lo, hi);
     else if (const uintptr_t first = bits->first_unwritten(lo, hi)) report_uninitialized(env, addr, bytes, line, tid, *bits, first);
   }
-  note_range(lo, hi, (flags & ptx::kAccessWrite) != 0, (flags & ptx::kAccessAtomic) != 0);
+  note_range(lo, hi, (flags & devrt::kAccessWrite) != 0, (flags & devrt::kAccessAtomic) != 0);
   return true;
 }
 
-// Racecheck (ptx/check_rt.h): one report per kernel and pair of PTX lines.
-void shared_race(const ptx::BlockEnv* env, uint32_t offset, const ptx::SharedAccess& a, const ptx::SharedAccess& b) {
+// Racecheck (devrt/check_rt.h): one report per kernel and pair of PTX lines.
+void shared_race(const devrt::BlockEnv* env, uint32_t offset, const devrt::SharedAccess& a, const devrt::SharedAccess& b) {
   if (!first_of_kernel_lines(kernel_counts().shared_races, a.line, b.line)) return;
   const Thread3 ta = thread_of(env, a.tid), tb = thread_of(env, b.tid);
   std::fprintf(stderr,
@@ -279,8 +279,8 @@ void shared_race(const ptx::BlockEnv* env, uint32_t offset, const ptx::SharedAcc
                a.write ? "writes" : "reads", a.line, tb.x, tb.y, tb.z, b.write ? "writes" : "reads", b.line);
 }
 
-// Synccheck (ptx/check_rt.h): one report per kernel and pair of lines.
-void divergent_barrier(const ptx::BlockEnv* env, const ptx::SharedAccess& a, const ptx::SharedAccess& b) {
+// Synccheck (devrt/check_rt.h): one report per kernel and pair of lines.
+void divergent_barrier(const devrt::BlockEnv* env, const devrt::SharedAccess& a, const devrt::SharedAccess& b) {
   if (!first_of_kernel_lines(kernel_counts().barriers, a.line, b.line)) return;
   const Thread3 ta = thread_of(env, a.tid), tb = thread_of(env, b.tid);
   std::fprintf(stderr,
@@ -309,9 +309,9 @@ void install_kernel_hooks(bool initcheck) {
     g_op_ran_hook.store(&op_wrote, std::memory_order_relaxed);
     g_op_hooks.store(true, std::memory_order_relaxed);
   }
-  ptx::set_access_hook(&kernel_access);
-  ptx::set_shared_race_hook(&shared_race);
-  ptx::set_divergent_barrier_hook(&divergent_barrier);
+  devrt::set_access_hook(&kernel_access);
+  devrt::set_shared_race_hook(&shared_race);
+  devrt::set_divergent_barrier_hook(&divergent_barrier);
 }
 
 void init_tracking_starts(const Allocation& a) {

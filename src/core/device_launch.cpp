@@ -13,7 +13,7 @@
 #include "core/device_attributes.h"
 #include "core/module.h"
 #include "core/runtime.h"
-#include "ptx/block_runner.h"
+#include "devrt/block_runner.h"
 #include "exec/scheduler.h"
 #include "exec/watchdog.h"
 
@@ -75,7 +75,7 @@ T arg(const void* const* args, int i) {
   std::memcpy(&v, args[i], sizeof v);
   return v;
 }
-ptx::Dim3 dim_arg(const void* const* args, int i) {
+devrt::Dim3 dim_arg(const void* const* args, int i) {
   uint32_t d[3];
   std::memcpy(d, args[i], sizeof d);
   return {d[0], d[1], d[2]};
@@ -90,14 +90,14 @@ void store(uint64_t address, T v) {
   if (address) std::memcpy(reinterpret_cast<void*>(address), &v, sizeof v);
 }
 
-uint64_t thread_key(const ptx::Dim3& block, const ptx::Dim3& thread) {
+uint64_t thread_key(const devrt::Dim3& block, const devrt::Dim3& thread) {
   const uint64_t b = (uint64_t{block.z} * 65536 + block.y) * 2147483648ull + block.x;
   return b * 1024 + (uint64_t{thread.z} * 1024 + thread.y) * 1024 + thread.x;
 }
 
 // A device runtime call cucpu refuses: said once per call on stderr, with
 // the kernel that made it first.
-void say_not_supported(ptx::DeviceCall c, const std::string& kernel) {
+void say_not_supported(devrt::DeviceCall c, const std::string& kernel) {
   static std::mutex mu;
   static bool said[64] = {};
   const auto i = static_cast<size_t>(c);
@@ -110,7 +110,7 @@ void say_not_supported(ptx::DeviceCall c, const std::string& kernel) {
                "cucpu: kernel %s called %s, which cucpu's device runtime does not support "
                "(cudaFuncGetAttributes and the occupancy calculator in device code): it answers "
                "cudaErrorNotSupported\n",
-               kernel.c_str(), ptx::device_call_info(c).name);
+               kernel.c_str(), devrt::device_call_info(c).name);
 }
 
 }  // namespace
@@ -134,8 +134,8 @@ DeviceLaunches::DeviceLaunches(const Function* parent, unsigned depth) : parent_
 DeviceLaunches::~DeviceLaunches() = default;
 
 Function* DeviceLaunches::function_at(uint64_t address) const {
-  if ((address & ptx::kEntryAddressMask) != ptx::kEntryAddressTag) return nullptr;
-  const int index = static_cast<int>(address & ~ptx::kEntryAddressMask);
+  if ((address & devrt::kEntryAddressMask) != devrt::kEntryAddressTag) return nullptr;
+  const int index = static_cast<int>(address & ~devrt::kEntryAddressMask);
   for (Function* f : parent_->module->functions())
     if (f->unit == parent_->unit && f->entry_index == index) return f;
   return nullptr;
@@ -276,13 +276,13 @@ int32_t DeviceLaunches::drop_token(std::unordered_set<uint64_t>& set, uint64_t t
   return set.erase(token) ? kSuccess : kInvalidResourceHandle;
 }
 
-void DeviceLaunches::set_error(const ptx::Dim3& block, const ptx::Dim3& thread, int32_t e) {
+void DeviceLaunches::set_error(const devrt::Dim3& block, const devrt::Dim3& thread, int32_t e) {
   if (e == kSuccess) return;
   std::lock_guard<std::mutex> g(mu_);
   last_errors_[thread_key(block, thread)] = e;
 }
 
-int32_t DeviceLaunches::take_error(const ptx::Dim3& block, const ptx::Dim3& thread, bool clear) {
+int32_t DeviceLaunches::take_error(const devrt::Dim3& block, const devrt::Dim3& thread, bool clear) {
   std::lock_guard<std::mutex> g(mu_);
   auto it = last_errors_.find(thread_key(block, thread));
   if (it == last_errors_.end()) return kSuccess;
@@ -291,9 +291,9 @@ int32_t DeviceLaunches::take_error(const ptx::Dim3& block, const ptx::Dim3& thre
   return e;
 }
 
-void DeviceLaunches::call(ptx::DeviceCall c, const ptx::Dim3& block, const ptx::Dim3& thread,
+void DeviceLaunches::call(devrt::DeviceCall c, const devrt::Dim3& block, const devrt::Dim3& thread,
                           const void* const* args, void* result) {
-  using C = ptx::DeviceCall;
+  using C = devrt::DeviceCall;
   int32_t e = kSuccess;
   switch (c) {
     case C::kGetParameterBufferV2: {
@@ -429,7 +429,7 @@ void DeviceLaunches::run_item(Item& item) {
     return;
   }
   Function* f = item.function;
-  ptx::LaunchConfig cfg;
+  devrt::LaunchConfig cfg;
   cfg.grid = item.shape.grid;
   cfg.block = item.shape.block;
   cfg.dynamic_shared_bytes = item.shape.shared;
@@ -443,7 +443,7 @@ void DeviceLaunches::run_item(Item& item) {
   if (run_child_grid(*f, item.shape, cfg) && children) children->run_pending();
 }
 
-bool DeviceLaunches::run_child_grid(const Function& f, const LaunchShape& shape, const ptx::LaunchConfig& cfg) {
+bool DeviceLaunches::run_child_grid(const Function& f, const LaunchShape& shape, const devrt::LaunchConfig& cfg) {
   // A small grid, or one the watchdog watches: on this thread.
   if (!launch_in_parallel(shape) || watchdog::on()) return run_kernel_inline(f, cfg);
   // A large one: its blocks shared, chunk by chunk, by this thread and as
@@ -456,22 +456,22 @@ bool DeviceLaunches::run_child_grid(const Function& f, const LaunchShape& shape,
   std::atomic<uint64_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex mu;
-  ptx::Fault first;
-  ptx::LaunchConfig shared = cfg;
+  devrt::Fault first;
+  devrt::LaunchConfig shared = cfg;
   shared.leave_parked = true;  // as a kernel part's: claim on while blocks wait, then give them rounds
   auto work = [&] {
     const ptx::Kernel* k = f.kernel();
     for (;;) {
       uint64_t b = next.fetch_add(chunk, std::memory_order_relaxed), e = std::min(b + chunk, total);
       if (b >= total || stop.load(std::memory_order_relaxed)) {
-        if (!ptx::parked_blocks()) return;
-        if (stop.load(std::memory_order_relaxed)) return ptx::drop_parked_blocks();
+        if (!devrt::parked_blocks()) return;
+        if (stop.load(std::memory_order_relaxed)) return devrt::drop_parked_blocks();
         b = e = 0;
       }
-      if (ptx::Fault ft = k->run_blocks(shared, b, e)) {
+      if (devrt::Fault ft = k->run_blocks(shared, b, e)) {
         std::lock_guard<std::mutex> g(mu);
         if (!stop.exchange(true)) first = ft;
-        ptx::drop_parked_blocks();
+        devrt::drop_parked_blocks();
         return;
       }
     }

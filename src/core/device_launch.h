@@ -1,5 +1,5 @@
 // Dynamic parallelism: the device runtime of a running grid
-// (ptx::DeviceRuntime), which its threads call to launch child grids and
+// (devrt::DeviceRuntime), which its threads call to launch child grids and
 // to queue copies and sets, as CUDA's device runtime API does.
 //
 // Order. The grid's threads queue their work in the order they make it.
@@ -31,7 +31,7 @@ namespace cucpu {
 
 class Function;
 
-class DeviceLaunches final : public ptx::DeviceRuntime {
+class DeviceLaunches final : public devrt::DeviceRuntime {
  public:
   // For a grid of `parent` at nesting depth `depth` (1: launched by the host).
   DeviceLaunches(const Function* parent, unsigned depth);
@@ -42,7 +42,7 @@ class DeviceLaunches final : public ptx::DeviceRuntime {
   // Runs inside kernel code, whose fault trap unwinds the block on a wild
   // access: what the call writes through the kernel's pointers it writes
   // with no lock held.
-  void call(ptx::DeviceCall call, const ptx::Dim3& block, const ptx::Dim3& thread, const void* const* args,
+  void call(devrt::DeviceCall call, const devrt::Dim3& block, const devrt::Dim3& thread, const void* const* args,
             void* result) override;
   // Runs what the grid queued. Call once, after its last block, with no lock held.
   void run_pending();
@@ -67,9 +67,9 @@ class DeviceLaunches final : public ptx::DeviceRuntime {
   int32_t drop_token(std::unordered_set<uint64_t>& set, uint64_t token);
   void run_item(Item& item);
   // Runs every block of a child grid; false after a fault (reported).
-  static bool run_child_grid(const Function& f, const LaunchShape& shape, const ptx::LaunchConfig& cfg);
-  void set_error(const ptx::Dim3& block, const ptx::Dim3& thread, int32_t e);
-  int32_t take_error(const ptx::Dim3& block, const ptx::Dim3& thread, bool clear);
+  static bool run_child_grid(const Function& f, const LaunchShape& shape, const devrt::LaunchConfig& cfg);
+  void set_error(const devrt::Dim3& block, const devrt::Dim3& thread, int32_t e);
+  int32_t take_error(const devrt::Dim3& block, const devrt::Dim3& thread, bool clear);
 
   const Function* const parent_;
   const unsigned depth_;

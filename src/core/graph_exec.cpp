@@ -166,9 +166,9 @@ CUresult GraphExec::build(const Graph& g, const Node** err_node) {
 namespace {
 
 // The launch a kernel node makes (its parameters stay in the node).
-ptx::LaunchConfig kernel_config(const ExecNode& n) {
+devrt::LaunchConfig kernel_config(const ExecNode& n) {
   const KernelNodeData& k = n.kernel();
-  ptx::LaunchConfig cfg;
+  devrt::LaunchConfig cfg;
   cfg.grid = {k.grid[0], k.grid[1], k.grid[2]};
   cfg.block = {k.block[0], k.block[1], k.block[2]};
   cfg.dynamic_shared_bytes = k.shared;

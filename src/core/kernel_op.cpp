@@ -18,7 +18,7 @@
 #include "core/device_launch.h"
 #include "core/runtime.h"
 #include "core/stream.h"
-#include "ptx/block_runner.h"
+#include "devrt/block_runner.h"
 #include "exec/scheduler.h"
 #include "exec/trace.h"
 #include "exec/watchdog.h"
@@ -31,40 +31,40 @@ namespace {
 // part at the back of the scheduler's queue.
 constexpr auto kSlice = std::chrono::milliseconds(2);
 
-const char* fault_name(ptx::FaultKind k) {
+const char* fault_name(devrt::FaultKind k) {
   switch (k) {
-    case ptx::FaultKind::kIllegalAddress: return "illegal address";
-    case ptx::FaultKind::kMisalignedAddress: return "misaligned address";
-    case ptx::FaultKind::kTrap: return "trap";
-    case ptx::FaultKind::kAssert: return "assertion failed";
-    case ptx::FaultKind::kIllegalInstruction: return "illegal instruction";
-    case ptx::FaultKind::kBarrierDeadlock: return "barrier deadlock";
-    case ptx::FaultKind::kOutOfMemory: return "out of memory for the block";
-    case ptx::FaultKind::kTimedOut: return "launch timed out";
+    case devrt::FaultKind::kIllegalAddress: return "illegal address";
+    case devrt::FaultKind::kMisalignedAddress: return "misaligned address";
+    case devrt::FaultKind::kTrap: return "trap";
+    case devrt::FaultKind::kAssert: return "assertion failed";
+    case devrt::FaultKind::kIllegalInstruction: return "illegal instruction";
+    case devrt::FaultKind::kBarrierDeadlock: return "barrier deadlock";
+    case devrt::FaultKind::kOutOfMemory: return "out of memory for the block";
+    case devrt::FaultKind::kTimedOut: return "launch timed out";
     default: return "fault";
   }
 }
 
 }  // namespace
 
-CUresult fault_result(ptx::FaultKind k) {
+CUresult fault_result(devrt::FaultKind k) {
   switch (k) {
-    case ptx::FaultKind::kNone: return CUDA_SUCCESS;
-    case ptx::FaultKind::kIllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
-    case ptx::FaultKind::kMisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
-    case ptx::FaultKind::kTrap: return CUDA_ERROR_LAUNCH_FAILED;
-    case ptx::FaultKind::kAssert: return CUDA_ERROR_ASSERT;
-    case ptx::FaultKind::kIllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
-    case ptx::FaultKind::kBarrierDeadlock: return CUDA_ERROR_LAUNCH_FAILED;
-    case ptx::FaultKind::kOutOfMemory: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-    case ptx::FaultKind::kTimedOut: return CUDA_ERROR_LAUNCH_TIMEOUT;
+    case devrt::FaultKind::kNone: return CUDA_SUCCESS;
+    case devrt::FaultKind::kIllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
+    case devrt::FaultKind::kMisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
+    case devrt::FaultKind::kTrap: return CUDA_ERROR_LAUNCH_FAILED;
+    case devrt::FaultKind::kAssert: return CUDA_ERROR_ASSERT;
+    case devrt::FaultKind::kIllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+    case devrt::FaultKind::kBarrierDeadlock: return CUDA_ERROR_LAUNCH_FAILED;
+    case devrt::FaultKind::kOutOfMemory: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    case devrt::FaultKind::kTimedOut: return CUDA_ERROR_LAUNCH_TIMEOUT;
   }
   return CUDA_ERROR_LAUNCH_FAILED;
 }
 
-void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fault& fault) {
+void report_fault(const Function& f, const devrt::LaunchConfig& cfg, const devrt::Fault& fault) {
   f.module->ctx->set_device_fault(fault_result(fault.kind));
-  if (fault.kind == ptx::FaultKind::kTimedOut) {
+  if (fault.kind == devrt::FaultKind::kTimedOut) {
     // Asked for by the user (CUCPU_KERNEL_TIMEOUT): said whether or not logging is on.
     char line[48] = "";
     if (fault.address) std::snprintf(line, sizeof line, " at PTX line %llu", static_cast<unsigned long long>(fault.address));
@@ -76,7 +76,7 @@ void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fa
                  cfg.block.x, cfg.block.y, cfg.block.z);
     return;
   }
-  // A failed device assertion has printed its message (ptx/runtime.cpp).
+  // A failed device assertion has printed its message (devrt/runtime.cpp).
   if (!log_enabled()) return;
   char where[256] = "";
   if (fault.address) {
@@ -105,8 +105,8 @@ void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fa
 
 CUresult check_launch_shape(const Function& f, const ptx::Kernel& k, const LaunchShape& s) {
   using namespace limits;
-  const ptx::Dim3& g = s.grid;
-  const ptx::Dim3& b = s.block;
+  const devrt::Dim3& g = s.grid;
+  const devrt::Dim3& b = s.block;
   if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z) return CUDA_ERROR_INVALID_VALUE;
   if (g.x > kMaxGridX || g.y > kMaxGridY || g.z > kMaxGridZ) return CUDA_ERROR_INVALID_VALUE;
   if (b.x > kMaxBlockX || b.y > kMaxBlockY || b.z > kMaxBlockZ) return CUDA_ERROR_INVALID_VALUE;
@@ -183,23 +183,23 @@ bool launch_in_parallel(const LaunchShape& s) {
   return blocks > 1 && blocks * s.threads_per_block() > kSingleOpThreads;
 }
 
-bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg) {
+bool run_kernel_inline(const Function& f, const devrt::LaunchConfig& cfg) {
   if (f.kernel()->info().device_runtime && !cfg.device_runtime) [[unlikely]] {
     // A grid that may launch grids: they run once its last block has.
     DeviceLaunches children(&f, 1);
-    ptx::LaunchConfig with = cfg;
+    devrt::LaunchConfig with = cfg;
     with.device_runtime = &children;
     if (!run_kernel_inline(f, with)) return false;
     children.run_pending();
     return true;
   }
   const uint64_t total = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
-  ptx::Fault fault;
+  devrt::Fault fault;
   if (!watchdog::on()) [[likely]] {
     fault = f.kernel()->run_blocks(cfg, 0, total);
   } else {
     uint32_t stop = 0;
-    ptx::LaunchConfig watched = cfg;
+    devrt::LaunchConfig watched = cfg;
     watched.stop = &stop;
     watchdog::Scope scope(&stop, watchdog::now_ns() + kernel_timeout_ns());
     fault = f.kernel()->run_blocks(watched, 0, total);
@@ -211,8 +211,8 @@ bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg) {
 
 namespace {
 
-ptx::LaunchConfig config_of(const Function& f, const LaunchShape& s) {
-  ptx::LaunchConfig cfg;
+devrt::LaunchConfig config_of(const Function& f, const LaunchShape& s) {
+  devrt::LaunchConfig cfg;
   cfg.grid = s.grid;
   cfg.block = s.block;
   cfg.dynamic_shared_bytes = s.shared;
@@ -225,13 +225,13 @@ ptx::LaunchConfig config_of(const Function& f, const LaunchShape& s) {
 // its OpPool block (blocks come back from the workers' cores: each line
 // the producer writes is a transfer); larger parameters fill the rest of
 // "name <<<(grid), (block)>>>" for the trace.
-std::string shape_text(const ptx::Dim3& g, const ptx::Dim3& b) {
+std::string shape_text(const devrt::Dim3& g, const devrt::Dim3& b) {
   char text[96];
   std::snprintf(text, sizeof text, " <<<(%u,%u,%u), (%u,%u,%u)>>>", g.x, g.y, g.z, b.x, b.y, b.z);
   return text;
 }
 // The trace's key of a kernel op's name (trace::name_key): its kind, function and shape.
-uint64_t shape_key(uint64_t kind, const Function* f, const ptx::Dim3& g, const ptx::Dim3& b) {
+uint64_t shape_key(uint64_t kind, const Function* f, const devrt::Dim3& g, const devrt::Dim3& b) {
   return trace::name_key({kind, reinterpret_cast<uintptr_t>(f), g.x, g.y, g.z, b.x, b.y, b.z});
 }
 
@@ -258,7 +258,7 @@ class KernelOp final : public Op {
   void execute(int status) override {
     check::KernelRun checked(this, f_->name(), true);
     if (status != CUDA_SUCCESS) return;
-    ptx::LaunchConfig cfg;
+    devrt::LaunchConfig cfg;
     cfg.grid = grid_;
     cfg.block = block_;
     cfg.dynamic_shared_bytes = shared_;
@@ -275,7 +275,7 @@ class KernelOp final : public Op {
     return p;
   }
   Function* f_;
-  ptx::Dim3 grid_, block_;
+  devrt::Dim3 grid_, block_;
   uint32_t shared_;
   uint32_t param_bytes_ = 0;
   alignas(16) unsigned char params_[kInline];
@@ -286,7 +286,7 @@ static_assert(sizeof(KernelOp) <= OpPool::kBlockSize);
 class KernelJoinOp final : public Op {
  public:
   // `workers`: the pool's, which runs the launch.
-  KernelJoinOp(Function* f, const ptx::LaunchConfig& cfg, size_t workers) : f(f), cfg(cfg) {
+  KernelJoinOp(Function* f, const devrt::LaunchConfig& cfg, size_t workers) : f(f), cfg(cfg) {
     total_ = uint64_t{cfg.grid.x} * cfg.grid.y * cfg.grid.z;
     const size_t parts = std::min<uint64_t>(workers, total_);
     chunk_ = std::clamp<uint64_t>(total_ / (parts * 16), 1, 1024);
@@ -341,13 +341,13 @@ class KernelJoinOp final : public Op {
     const int64_t mine = watchdog::now_ns() + kernel_timeout_ns();
     return deadline_.compare_exchange_strong(d, mine, std::memory_order_relaxed) ? mine : d;
   }
-  void fault(const ptx::Fault& ft) {
+  void fault(const devrt::Fault& ft) {
     stop();
     if (!faulted_.exchange(true, std::memory_order_relaxed)) report_fault(*f, cfg, ft);
   }
 
   Function* const f;
-  ptx::LaunchConfig cfg;
+  devrt::LaunchConfig cfg;
 
  private:
   std::atomic<uint64_t> next_{0};
@@ -385,15 +385,15 @@ class KernelPartOp final : public Op {
     for (;;) {
       uint64_t first = 0, last = 0;
       if (!join_->claim(&first, &last)) {
-        if (!ptx::parked_blocks()) return;
-        if (join_->stopped()) return ptx::drop_parked_blocks();
+        if (!devrt::parked_blocks()) return;
+        if (join_->stopped()) return devrt::drop_parked_blocks();
       }
-      ptx::Fault ft = k->run_blocks(join_->cfg, first, last);
+      devrt::Fault ft = k->run_blocks(join_->cfg, first, last);
       if (ft) {
         join_->fault(ft);
         return;
       }
-      if (std::chrono::steady_clock::now() - start > kSlice && join_->more() && !ptx::parked_blocks()) {
+      if (std::chrono::steady_clock::now() - start > kSlice && join_->more() && !devrt::parked_blocks()) {
         continue_later();
         return;
       }
@@ -415,7 +415,7 @@ class KernelPartOp final : public Op {
 
 }  // namespace
 
-KernelGroup make_kernel_group(Function* f, const ptx::LaunchConfig& cfg, std::shared_ptr<const void> keep) {
+KernelGroup make_kernel_group(Function* f, const devrt::LaunchConfig& cfg, std::shared_ptr<const void> keep) {
   auto* join = new KernelJoinOp(f, cfg, Scheduler::instance().worker_count());
   join->keep(std::move(keep));
   KernelGroup g;
@@ -436,7 +436,7 @@ namespace {
 // phase bit until every block has stopped (the context is failed anyway).
 class CooperativeKernelOp final : public Op {
  public:
-  CooperativeKernelOp(Function* f, const ptx::LaunchConfig& cfg) : f_(f), cfg_(cfg) { run_on_sms(); }
+  CooperativeKernelOp(Function* f, const devrt::LaunchConfig& cfg) : f_(f), cfg_(cfg) { run_on_sms(); }
   const char* trace_literal() const override { return nullptr; }
   std::string trace_name() const override { return f_->name() + shape_text(cfg_.grid, cfg_.block) + " cooperative"; }
   uint64_t trace_name_key() const override { return shape_key(3, f_, cfg_.grid, cfg_.block); }
@@ -459,10 +459,10 @@ class CooperativeKernelOp final : public Op {
     std::atomic<bool> faulted{false};
     std::atomic<uint64_t> running{total};
     std::mutex mu;
-    ptx::Fault first;
+    devrt::Fault first;
     auto run = [&](uint64_t b) {
       check::KernelRun checked(this, f_->name(), false);
-      ptx::Fault ft = k->run_blocks(cfg_, b, b + 1);
+      devrt::Fault ft = k->run_blocks(cfg_, b, b + 1);
       if (ft && !faulted.exchange(true)) {
         std::lock_guard<std::mutex> g(mu);
         first = ft;
@@ -488,7 +488,7 @@ class CooperativeKernelOp final : public Op {
 
  private:
   Function* f_;
-  ptx::LaunchConfig cfg_;
+  devrt::LaunchConfig cfg_;
   uint32_t timeout_stop_ = 0;  // watchdog::Watch::stop
   std::vector<uint64_t> params_;
 };
@@ -501,7 +501,7 @@ bool cooperative_fits(const Function& f, const ptx::Kernel& k, const LaunchShape
   return shape.blocks() <= uint64_t(per_sm) * Scheduler::instance().worker_count();
 }
 
-Op* make_cooperative_op(Function* f, const ptx::LaunchConfig& cfg) {
+Op* make_cooperative_op(Function* f, const devrt::LaunchConfig& cfg) {
   auto* op = new CooperativeKernelOp(f, cfg);
   const size_t n = f->entry().param_bytes;
   std::memcpy(op->own_params(n), cfg.params, n);

@@ -38,7 +38,7 @@ class Stream;
 class Context;
 
 struct LaunchShape {
-  ptx::Dim3 grid, block;
+  devrt::Dim3 grid, block;
   uint32_t shared = 0;  // dynamic shared bytes
   uint64_t blocks() const { return uint64_t{grid.x} * grid.y * grid.z; }
   uint64_t threads_per_block() const { return uint64_t{block.x} * block.y * block.z; }
@@ -63,9 +63,9 @@ CUresult param_source(const ptx::EntryDesc& e, void** kernel_params, void** extr
 void pack_params(const ptx::EntryDesc& e, const ParamSource& src, void* dst);
 
 // The CUresult a device fault gives its context.
-CUresult fault_result(ptx::FaultKind k);
+CUresult fault_result(devrt::FaultKind k);
 // Sets the sticky error of `f`'s context for `fault`, and logs it when CUCPU_LOG is set.
-void report_fault(const Function& f, const ptx::LaunchConfig& cfg, const ptx::Fault& fault);
+void report_fault(const Function& f, const devrt::LaunchConfig& cfg, const devrt::Fault& fault);
 
 // Launches below this many threads in all run as one op.
 constexpr uint64_t kSingleOpThreads = 1024;
@@ -83,11 +83,11 @@ void enqueue_cooperative_kernel(Stream* s, Function* f, const LaunchShape& shape
 // A cooperative run of `cfg` (graph kernel nodes with the cooperative
 // attribute), its parameters copied from cfg.params; the op carries its
 // build reference.
-Op* make_cooperative_op(Function* f, const ptx::LaunchConfig& cfg);
+Op* make_cooperative_op(Function* f, const devrt::LaunchConfig& cfg);
 
 // Runs every block of `cfg` on the calling thread (graph segments). False
 // after a fault (reported).
-bool run_kernel_inline(const Function& f, const ptx::LaunchConfig& cfg);
+bool run_kernel_inline(const Function& f, const devrt::LaunchConfig& cfg);
 
 // The ops of one parallel run of `cfg`'s blocks, whose parameters are
 // borrowed from memory `keep` keeps alive: the parts (they need what comes
@@ -98,7 +98,7 @@ struct KernelGroup {
   std::vector<Op*> parts;
   Op* join = nullptr;
 };
-KernelGroup make_kernel_group(Function* f, const ptx::LaunchConfig& cfg, std::shared_ptr<const void> keep);
+KernelGroup make_kernel_group(Function* f, const devrt::LaunchConfig& cfg, std::shared_ptr<const void> keep);
 
 // Parameter storage with room inside the op for the common case.
 template <size_t N>

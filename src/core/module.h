@@ -8,7 +8,7 @@
 //    with a guard after it), each variable registered in the allocation
 //    registry under its context (managed variables as managed memory), and
 //    the table of their addresses that each launch hands the kernel
-//    (ptx::LaunchConfig::globals).
+//    (devrt::LaunchConfig::globals).
 //  - Modules are reference counted. The handle holds one reference, and so
 //    does every graph node and executable graph node that names one of its
 //    functions (ModuleRef). cuModuleUnload kills the handles at once and

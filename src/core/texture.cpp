@@ -9,8 +9,8 @@
 namespace cucpu {
 namespace {
 
-using ptx::TexAddress;
-using ptx::TexelFormat;
+using devrt::TexAddress;
+using devrt::TexelFormat;
 
 // The view's format of a CUarray_format (a raw value: descriptors come
 // from caller memory); false for formats cucpu does not sample (block
@@ -40,7 +40,7 @@ bool address_mode(int m, TexAddress* out) {
 }
 
 // The format and channel count of linear or pitched memory.
-CUresult memory_format(int format, unsigned channels, ptx::TextureView* v) {
+CUresult memory_format(int format, unsigned channels, devrt::TextureView* v) {
   if (channels != 1 && channels != 2 && channels != 4) return CUDA_ERROR_INVALID_VALUE;
   const size_t fb = format_bytes(format);
   if (fb == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -51,7 +51,7 @@ CUresult memory_format(int format, unsigned channels, ptx::TextureView* v) {
 }
 
 CUresult resource_view(const CUDA_RESOURCE_DESC& res, bool surface, const TextureLimits& lim, TexObject* o) {
-  ptx::TextureView& v = o->view;
+  devrt::TextureView& v = o->view;
   if (res.flags != 0) return CUDA_ERROR_INVALID_VALUE;
   switch (raw_enum(res.resType)) {
     case CU_RESOURCE_TYPE_ARRAY: {
@@ -114,7 +114,7 @@ CUresult resource_view(const CUDA_RESOURCE_DESC& res, bool surface, const Textur
   }
 }
 
-CUresult sampling_state(const CUDA_TEXTURE_DESC& t, ptx::TextureView* v) {
+CUresult sampling_state(const CUDA_TEXTURE_DESC& t, devrt::TextureView* v) {
   constexpr unsigned kFlags = CU_TRSF_READ_AS_INTEGER | CU_TRSF_NORMALIZED_COORDINATES | CU_TRSF_SRGB |
                               CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION | CU_TRSF_SEAMLESS_CUBEMAP;
   if (t.flags & ~kFlags) return CUDA_ERROR_INVALID_VALUE;
@@ -148,7 +148,7 @@ CUresult make_texture_object(Context* ctx, const CUDA_RESOURCE_DESC& res, const 
     rt().textures.release(o);
     return r;
   }
-  o->view.magic = o->surface ? ptx::kSurfaceMagic : ptx::kTextureMagic;
+  o->view.magic = o->surface ? devrt::kSurfaceMagic : devrt::kTextureMagic;
   *out = o;
   return CUDA_SUCCESS;
 }

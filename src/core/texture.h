@@ -1,6 +1,6 @@
 // Texture and surface objects: a resource (an array, linear or pitched
 // device memory) and, for textures, the sampling state, as the view that
-// kernels fetch through (ptx/texture.h).
+// kernels fetch through (devrt/texture.h).
 //
 // Contract: the handle a caller receives is the object's address, which is
 // also the address of its view (the first member): kernels read the view
@@ -12,14 +12,14 @@
 #include <memory>
 
 #include "cuda.h"
-#include "ptx/texture.h"
+#include "devrt/texture.h"
 
 namespace cucpu {
 
 class Context;
 
 struct TexObject {
-  ptx::TextureView view;  // first: the handle's address is the view's
+  devrt::TextureView view;  // first: the handle's address is the view's
   Context* ctx = nullptr;
   bool surface = false;
   CUDA_RESOURCE_DESC resource{};

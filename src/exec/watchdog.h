@@ -1,7 +1,7 @@
 // The kernel watchdog (CUCPU_KERNEL_TIMEOUT, base/kernel_timeout.h): a thread
 // of its own that sets a launch's stop word once the launch has run past its
 // deadline. Compiled kernels poll that word at every loop's back edge, and
-// the block runner between blocks and cuts (ptx/abi.h, BlockEnv::stop); a
+// the block runner between blocks and cuts (devrt/abi.h, BlockEnv::stop); a
 // launch that sees it set ends with a timeout fault.
 #pragma once
 

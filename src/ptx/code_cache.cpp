@@ -6,7 +6,7 @@
 // not parse is ignored (and recompiled).
 #include "ptx/code_cache.h"
 
-#include "ptx/check_rt.h"
+#include "devrt/check_rt.h"
 
 #include "base/kernel_timeout.h"
 

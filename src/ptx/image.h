@@ -48,7 +48,7 @@ struct ImageContents {
 ImageContents read_image(const void* image, size_t size);
 // Whether a separately compiled unit's PTX is libcudadevrt's (the device
 // runtime nvcc links into every -rdc program), which cucpu replaces with its
-// own (ptx/device_calls.inc): such a unit is left out of programs.
+// own (devrt/device_calls.inc): such a unit is left out of programs.
 bool is_device_runtime_unit(const std::string& text);
 // The largest image read (bytes).
 constexpr size_t kMaxImageSize = size_t{1} << 30;

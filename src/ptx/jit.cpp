@@ -29,10 +29,10 @@
 
 #include <llvm/Support/raw_ostream.h>
 
-#include "ptx/abi.h"
-#include "ptx/check_rt.h"
+#include "devrt/abi.h"
+#include "devrt/check_rt.h"
 #include "ptx/red_combine.h"
-#include "ptx/texture.h"
+#include "devrt/texture.h"
 
 extern "C" {
 float cucpu_rt_add_f32(float, float, int32_t);

@@ -1,7 +1,7 @@
 // Lowering driver and the operand machinery every instruction family uses.
 #include "ptx/lower.h"
 
-#include "ptx/check_rt.h"
+#include "devrt/check_rt.h"
 #include "ptx/jit.h"
 #include "ptx/red_combine.h"
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "ptx/abi.h"
+#include "devrt/abi.h"
 #include "ptx/program.h"
 #include "ptx/ast.h"
 

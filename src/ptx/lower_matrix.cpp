@@ -5,7 +5,7 @@
 // (warp_matrix.h): wmma.load and wmma.store are then each lane's own
 // accesses; wmma.mma is a cut.
 #include "ptx/lower.h"
-#include "ptx/warp_matrix.h"
+#include "devrt/warp_matrix.h"
 
 namespace cucpu::ptx {
 

@@ -4,7 +4,7 @@
 // addresses; shared addresses are offsets into the block's arena (so they
 // fit 32-bit registers), and cvta adds or removes the arena's base.
 #include "ptx/lower.h"
-#include "ptx/check_rt.h"
+#include "devrt/check_rt.h"
 #include "ptx/red_combine.h"
 
 namespace cucpu::ptx {

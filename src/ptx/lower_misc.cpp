@@ -1,7 +1,7 @@
 // mov, byte and funnel permutations, lop3, dot products, masks, fences,
 // special registers, and the instructions that need no code on a CPU.
 #include "ptx/lower.h"
-#include "ptx/check_rt.h"
+#include "devrt/check_rt.h"
 
 namespace cucpu::ptx {
 

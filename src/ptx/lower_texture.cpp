@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "ptx/lower.h"
-#include "ptx/texture.h"
+#include "devrt/texture.h"
 
 namespace cucpu::ptx {
 

@@ -20,7 +20,7 @@
 #include <set>
 
 #include "ptx/lower.h"
-#include "ptx/warp_shuffle.h"
+#include "devrt/warp_shuffle.h"
 
 namespace cucpu::ptx {
 

@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "ptx/ast.h"
-#include "ptx/block_runner.h"
+#include "devrt/block_runner.h"
 #include "ptx/code_cache.h"
 #include "ptx/jit.h"
 #include "ptx/lower.h"
@@ -27,7 +27,7 @@ class KernelImpl final : public Kernel {
   const KernelInfo& info() const override { return info_; }
   const EntryDesc& entry() const override { return entry_; }
   Fault run_blocks(const LaunchConfig& cfg, uint64_t first, uint64_t last) const override {
-    if (cfg.grid.x <= kMaxGridX) return ptx::run_blocks(code_, cfg, first, last);
+    if (cfg.grid.x <= kMaxGridX) return devrt::run_blocks(code_, cfg, first, last);
     // A grid wider than the main code is built for: code made for it, compiled on first use.
     std::call_once(big_once_, [&] {
       std::string log;
@@ -40,7 +40,7 @@ class KernelImpl final : public Kernel {
       f.message = "the kernel could not be compiled for a grid this wide";
       return f;
     }
-    return ptx::run_blocks(big_code_, cfg, first, last);
+    return devrt::run_blocks(big_code_, cfg, first, last);
   }
 
   KernelInfo info_;

@@ -1,4 +1,4 @@
-// Combined global reductions: a worker's `red.global` operations (atomic
+// Combined global reductions (the table itself: devrt/red_table.h): a worker's `red.global` operations (atomic
 // updates whose old value no thread reads) of a kernel where nothing else
 // can read or write their targets are added into a small table per worker
 // thread and applied to memory when the worker's run of blocks ends, or
@@ -27,15 +27,10 @@
 #include <optional>
 #include <vector>
 
-#include "ptx/abi.h"
+#include "devrt/red_table.h"
 #include "ptx/ast.h"
 
 namespace cucpu::ptx {
-
-// An operation and type the table can combine: op in the low byte, type above.
-enum CombineOp : uint32_t { kCombineAdd, kCombineMin, kCombineMax, kCombineAnd, kCombineOr, kCombineXor };
-enum CombineType : uint32_t { kCombineF32, kCombineF64, kCombineU32, kCombineS32, kCombineU64, kCombineS64 };
-constexpr uint32_t red_code(CombineOp op, CombineType type) { return op | (type << 8); }
 
 // The table code of `in` when it is a reduction the table combines: `red`
 // or `atom` on global memory, relaxed (or without a semantics) at GPU or
@@ -51,16 +46,4 @@ bool result_unused(const Function& f, const Instr& in, const std::vector<int>& m
 // combines its global reductions: it has some, under the conditions above.
 bool combining_kernel(const Module& m, const std::vector<int>& order);
 
-// Applies this thread's table to memory and empties it. The runner calls it
-// when a run of blocks ends (faulted or not), with the fault handler armed.
-void apply_reductions();
-
 }  // namespace cucpu::ptx
-
-extern "C" {
-// Compiled code: adds `bits` (the operand, zero-extended) under `code`
-// (red_code) to the table's entry for `address`, which is aligned.
-void cucpu_rt_red(cucpu::ptx::BlockEnv* env, void* address, uint64_t bits, uint32_t code);
-// Compiled code, before any other atomic of a combining kernel.
-void cucpu_rt_red_apply(cucpu::ptx::BlockEnv* env);
-}

@@ -7,11 +7,13 @@ layers below it:
     core   objects and their rules, and the ops that act on them
     exec   the engine: ops, timelines, workers
     copy   copy walks and planning      ptx   the kernel compiler
+                                        devrt the device runtime compiled kernels run on
     base   helpers that depend on nothing
     blas   a library of its own (cuBLAS GEMMs on the host's BLAS): it reaches
            the driver through its exported C API only, and imports only
            base's header-only helpers
-copy and ptx are leaves: neither imports the other, nor exec or core.
+copy and ptx are leaves: neither imports the other, nor exec or core; ptx
+imports devrt, which imports base alone.
 "cuda.h" (the public ABI header) may be included anywhere.
 usage: check_layers.py [SRC_DIR]
 """
@@ -20,11 +22,12 @@ import re
 import sys
 
 ALLOWED = {
-    "api": {"api", "core", "exec", "copy", "ptx", "base"},
-    "core": {"core", "exec", "copy", "ptx", "base"},
+    "api": {"api", "core", "exec", "copy", "ptx", "devrt", "base"},
+    "core": {"core", "exec", "copy", "ptx", "devrt", "base"},
     "exec": {"exec", "base"},
     "copy": {"copy", "base"},
-    "ptx": {"ptx", "base"},
+    "ptx": {"ptx", "devrt", "base"},
+    "devrt": {"devrt", "base"},
     "base": {"base"},
     "blas": {"blas", "base"},
 }

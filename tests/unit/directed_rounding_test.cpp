@@ -1,4 +1,4 @@
-// The directed roundings compiled kernels call (ptx/directed_rounding.cpp),
+// The directed roundings compiled kernels call (devrt/directed_rounding.cpp),
 // checked bit for bit against the host's own IEEE 754 arithmetic under
 // fesetround, over random operands weighted toward the bottom of the range
 // (where an operation's error underflows) and over exact cancellations

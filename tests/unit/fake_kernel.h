@@ -14,14 +14,14 @@
 namespace cucpu::test {
 
 // Runs blocks [first, last) of a launch; returns the first fault.
-using BlockFn = std::function<ptx::Fault(const ptx::LaunchConfig&, uint64_t first, uint64_t last)>;
+using BlockFn = std::function<devrt::Fault(const devrt::LaunchConfig&, uint64_t first, uint64_t last)>;
 
 class FakeKernel final : public ptx::Kernel {
  public:
   FakeKernel(ptx::EntryDesc e, ptx::KernelInfo i, BlockFn f) : entry_(std::move(e)), info_(i), fn_(std::move(f)) {}
   const ptx::KernelInfo& info() const override { return info_; }
   const ptx::EntryDesc& entry() const override { return entry_; }
-  ptx::Fault run_blocks(const ptx::LaunchConfig& cfg, uint64_t first, uint64_t last) const override {
+  devrt::Fault run_blocks(const devrt::LaunchConfig& cfg, uint64_t first, uint64_t last) const override {
     return fn_(cfg, first, last);
   }
 
@@ -90,14 +90,14 @@ class FakeProgram final : public ptx::Program {
 };
 
 // The linear block index's coordinates, x fastest.
-inline ptx::Dim3 block_of(const ptx::LaunchConfig& cfg, uint64_t b) {
+inline devrt::Dim3 block_of(const devrt::LaunchConfig& cfg, uint64_t b) {
   return {static_cast<uint32_t>(b % cfg.grid.x), static_cast<uint32_t>(b / cfg.grid.x % cfg.grid.y),
           static_cast<uint32_t>(b / (uint64_t{cfg.grid.x} * cfg.grid.y))};
 }
 
 // The i-th 8-byte parameter of a launch.
 template <class T>
-T param(const ptx::LaunchConfig& cfg, int i) {
+T param(const devrt::LaunchConfig& cfg, int i) {
   T v;
   std::memcpy(&v, static_cast<const char*>(cfg.params) + 8 * i, sizeof v);
   return v;

@@ -16,7 +16,7 @@ namespace {
 // Adds parameter 1 to *parameter 0 once per block, recording the order of
 // launches: each launch checks *p0 equals parameter 2 (the count before it)
 // in its first block.
-ptx::Fault add_blocks(const ptx::LaunchConfig& cfg, uint64_t first, uint64_t last) {
+devrt::Fault add_blocks(const devrt::LaunchConfig& cfg, uint64_t first, uint64_t last) {
   auto* sum = param<std::atomic<long>*>(cfg, 0);
   const long step = param<long>(cfg, 1);
   for (uint64_t b = first; b < last; ++b) sum->fetch_add(step, std::memory_order_relaxed);
@@ -30,10 +30,10 @@ class KernelGraph : public ApiContextTest {
     auto p = std::make_shared<FakeProgram>();
     p->add("add", 2, add_blocks);
     // Appends parameter 1 to the log in parameter 0 (one block).
-    p->add("append", 2, [](const ptx::LaunchConfig& cfg, uint64_t, uint64_t) {
+    p->add("append", 2, [](const devrt::LaunchConfig& cfg, uint64_t, uint64_t) {
       auto* log = param<std::vector<long>*>(cfg, 0);
       log->push_back(param<long>(cfg, 1));
-      return ptx::Fault{};
+      return devrt::Fault{};
     });
     mod_ = load_fake(p, reinterpret_cast<Context*>(ctx_));
     ASSERT_EQ(cuModuleGetFunction(&add_, mod_, "add"), CUDA_SUCCESS);
@@ -214,9 +214,9 @@ TEST_F(KernelGraph, ChainOfKernelNodesRunsInOrder) {
 
 TEST_F(KernelGraph, FaultInAGraphIsSticky) {
   auto p = std::make_shared<FakeProgram>();
-  p->add("trap", 0, [](const ptx::LaunchConfig&, uint64_t, uint64_t) {
-    ptx::Fault f;
-    f.kind = ptx::FaultKind::kTrap;
+  p->add("trap", 0, [](const devrt::LaunchConfig&, uint64_t, uint64_t) {
+    devrt::Fault f;
+    f.kind = devrt::FaultKind::kTrap;
     return f;
   });
   CUmodule m = load_fake(p, reinterpret_cast<Context*>(ctx_));

@@ -19,10 +19,10 @@ namespace {
 
 // Each block adds 1 to counts[linear block index] (parameter 0).
 BlockFn count_blocks() {
-  return [](const ptx::LaunchConfig& cfg, uint64_t first, uint64_t last) {
+  return [](const devrt::LaunchConfig& cfg, uint64_t first, uint64_t last) {
     auto* counts = param<std::atomic<int>*>(cfg, 0);
     for (uint64_t b = first; b < last; ++b) counts[b].fetch_add(1, std::memory_order_relaxed);
-    return ptx::Fault{};
+    return devrt::Fault{};
   };
 }
 
@@ -35,22 +35,22 @@ class Launch : public ApiContextTest {
     ApiContextTest::SetUp();
     prog_ = std::make_shared<FakeProgram>();
     prog_->add("count", 1, count_blocks());
-    prog_->add("none", 0, [](const ptx::LaunchConfig&, uint64_t, uint64_t) { return ptx::Fault{}; });
-    prog_->add("fault", 1, [](const ptx::LaunchConfig& cfg, uint64_t first, uint64_t last) {
+    prog_->add("none", 0, [](const devrt::LaunchConfig&, uint64_t, uint64_t) { return devrt::Fault{}; });
+    prog_->add("fault", 1, [](const devrt::LaunchConfig& cfg, uint64_t first, uint64_t last) {
       for (uint64_t b = first; b < last; ++b)
         if (b == 3) {
-          ptx::Fault f;
-          f.kind = ptx::FaultKind::kIllegalAddress;
+          devrt::Fault f;
+          f.kind = devrt::FaultKind::kIllegalAddress;
           f.address = param<uint64_t>(cfg, 0);
           f.block = block_of(cfg, b);
           return f;
         }
-      return ptx::Fault{};
+      return devrt::Fault{};
     });
     ptx::KernelInfo small;
     small.max_threads_per_block = 128;
     small.static_shared_bytes = 1024;
-    prog_->add("small", 0, [](const ptx::LaunchConfig&, uint64_t, uint64_t) { return ptx::Fault{}; }, small);
+    prog_->add("small", 0, [](const devrt::LaunchConfig&, uint64_t, uint64_t) { return devrt::Fault{}; }, small);
     mod_ = load_fake(prog_, reinterpret_cast<Context*>(ctx_));
     ASSERT_NE(mod_, nullptr);
     ASSERT_EQ(cuModuleGetFunction(&count_, mod_, "count"), CUDA_SUCCESS);
@@ -316,12 +316,12 @@ TEST_F(Launch, LongKernelLeavesRoomForOtherStreams) {
   flag = false;
   after = 0;
   auto prog = std::make_shared<FakeProgram>();
-  prog->add("slow", 0, [](const ptx::LaunchConfig&, uint64_t first, uint64_t last) {
+  prog->add("slow", 0, [](const devrt::LaunchConfig&, uint64_t first, uint64_t last) {
     for (uint64_t b = first; b < last; ++b) {
       if (flag.load()) after.fetch_add(1);
       else std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    return ptx::Fault{};
+    return devrt::Fault{};
   });
   CUmodule m = load_fake(prog, reinterpret_cast<Context*>(ctx_));
   CUfunction slow;

@@ -13,7 +13,7 @@
 namespace cucpu::test {
 namespace {
 
-ptx::Fault no_fault(const ptx::LaunchConfig&, uint64_t, uint64_t) { return {}; }
+devrt::Fault no_fault(const devrt::LaunchConfig&, uint64_t, uint64_t) { return {}; }
 
 ptx::GlobalDesc global(const std::string& name, uint64_t size, std::vector<uint8_t> init = {}) {
   ptx::GlobalDesc g;
@@ -25,7 +25,7 @@ ptx::GlobalDesc global(const std::string& name, uint64_t size, std::vector<uint8
 }
 
 // Copies globals()[0] (4 bytes) to the buffer in parameter 0.
-ptx::Fault read_global(const ptx::LaunchConfig& cfg, uint64_t, uint64_t) {
+devrt::Fault read_global(const devrt::LaunchConfig& cfg, uint64_t, uint64_t) {
   std::memcpy(param<void*>(cfg, 0), cfg.globals[0], 4);
   return {};
 }

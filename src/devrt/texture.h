@@ -12,9 +12,9 @@
 
 #include <cstdint>
 
-#include "ptx/abi.h"
+#include "devrt/abi.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 constexpr uint64_t kTextureMagic = 0x5845545570637563ull;  // "cucpUTEX"
 constexpr uint64_t kSurfaceMagic = 0x4652555370637563ull;  // "cucpSURF"
@@ -97,4 +97,4 @@ void cucpu_rt_suld(BlockEnv* env, uint64_t handle, uint32_t op, const uint32_t* 
 void cucpu_rt_sust(BlockEnv* env, uint64_t handle, uint32_t op, const uint32_t* coords, const uint8_t* data);
 }
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt

@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 class DeviceRuntime;  // program.h
 
@@ -176,4 +176,4 @@ void* cucpu_rt_malloc(uint64_t size);
 void cucpu_rt_free(void* p);
 }
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt

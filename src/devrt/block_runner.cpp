@@ -5,15 +5,15 @@
 // calling raise_fault; a wild access raises SIGSEGV or SIGBUS, which the
 // fault trap that run_blocks arms catches (base/fault_trap.h). Both unwind
 // with siglongjmp to run_blocks.
-#include "ptx/block_runner.h"
+#include "devrt/block_runner.h"
 
 #include "base/fault_trap.h"
 #include "base/thread_heap.h"
-#include "ptx/check_rt.h"
-#include "ptx/red_combine.h"
+#include "devrt/check_rt.h"
+#include "devrt/red_table.h"
 
-#include "ptx/warp_matrix.h"
-#include "ptx/warp_shuffle.h"
+#include "devrt/warp_matrix.h"
+#include "devrt/warp_shuffle.h"
 
 #include <setjmp.h>
 #include <signal.h>
@@ -24,7 +24,7 @@
 #include <mutex>
 #include <vector>
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 namespace {
 
@@ -748,4 +748,4 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   return Fault{};
 }
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt

@@ -5,15 +5,15 @@
 #include <cstring>
 #include <string_view>
 
-#include "ptx/abi.h"
-#include "ptx/program.h"
+#include "devrt/abi.h"
+#include "devrt/launch.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 namespace {
 constexpr DeviceCallInfo kCalls[] = {
 #define X(name, call, params, result) {#name, DeviceCall::call, params, result},
-#include "ptx/device_calls.inc"
+#include "devrt/device_calls.inc"
 #undef X
 };
 constexpr int32_t kErrorNotSupported = 801;  // cudaErrorNotSupported
@@ -61,4 +61,4 @@ extern "C" void cucpu_rt_device_call(BlockEnv* env, uint32_t call, const void* c
   env->device_runtime->call(which, block, thread, args, result);
 }
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "ptx/abi.h"
-#include "ptx/program.h"
+#include "devrt/abi.h"
+#include "devrt/launch.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 // What the runner needs of a compiled kernel.
 struct CompiledCode {
@@ -39,4 +39,4 @@ void poll_stop(const BlockEnv& env);
 // The indices of the thread being run (for assert messages).
 void current_indices(const BlockEnv* env, Dim3* block, Dim3* thread);
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt

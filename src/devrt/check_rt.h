@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "ptx/abi.h"
+#include "devrt/abi.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 enum : uint32_t { kAccessWrite = 1, kAccessAtomic = 2, kAccessGeneric = 4 };
 
@@ -48,9 +48,9 @@ void report_divergent_barrier(const BlockEnv* env, uint32_t tid_a, uint32_t line
 void check_block_begins();
 void check_barrier_passed();
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt
 
-extern "C" void cucpu_rt_check_shared(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
+extern "C" void cucpu_rt_check_shared(cucpu::devrt::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
                                       uint32_t tid);
-extern "C" void cucpu_rt_check_access(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
+extern "C" void cucpu_rt_check_access(cucpu::devrt::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
                                       uint32_t tid);

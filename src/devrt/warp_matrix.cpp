@@ -1,7 +1,7 @@
 // Warp matrix cuts. Fragment layouts of mma.m16n8k16 / m16n8k8 follow the
 // PTX ISA's figures (groupID = lane / 4, tig = lane % 4); wmma uses
 // cucpu's own layout (warp_matrix.h).
-#include "ptx/warp_matrix.h"
+#include "devrt/warp_matrix.h"
 
 #include "base/half_bits.h"
 
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 namespace {
 
@@ -354,4 +354,4 @@ void resolve_mma(const CutSite& site, uint64_t* const in[32], uint64_t* const ou
   }
 }
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt

@@ -2,16 +2,16 @@
 // address modes, point and linear filtering (weights in 8-bit fixed point,
 // as the hardware's filter takes them), gathers, queries, and surface
 // loads and stores with their boundary modes.
-#include "ptx/texture.h"
+#include "devrt/texture.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "ptx/block_runner.h"
+#include "devrt/block_runner.h"
 #include "base/half_bits.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 namespace {
 
 const TextureView& view_of(uint64_t handle, uint64_t magic) {
@@ -209,9 +209,9 @@ float as_float(uint32_t bits) {
 }
 
 }  // namespace
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt
 
-using namespace cucpu::ptx;
+using namespace cucpu::devrt;
 
 extern "C" {
 
@@ -312,7 +312,7 @@ uint32_t cucpu_rt_txq(BlockEnv*, uint64_t handle, uint32_t query, uint32_t surfa
 
 }  // extern "C"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 namespace {
 
 // A surface access's byte address, or null when it falls outside and the
@@ -342,7 +342,7 @@ uint8_t* surface_address(const TextureView& v, const SurfOp& op, const uint32_t*
 }
 
 }  // namespace
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt
 
 extern "C" {
 

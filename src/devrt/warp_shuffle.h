@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include "ptx/abi.h"
+#include "devrt/abi.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 // The lane that lane `lane` reads with shuffle `mode` (kShflUp...) and
 // operands b, c; itself when the source is out of range (then *in_range is
@@ -27,4 +27,4 @@ inline uint32_t shfl_source(uint8_t mode, uint32_t lane, uint32_t b, uint32_t c,
   return p ? static_cast<uint32_t>(j) : lane;
 }
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt

@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include "ptx/abi.h"
+#include "devrt/abi.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 // in[l] / out[l]: the exchange areas of lane l (null when lane l is not
 // in the group). ldmatrix reads the rows at the addresses the lanes supply.
@@ -32,4 +32,4 @@ struct MmaFragments {
 };
 MmaFragments mma_fragments(uint8_t mode, uint8_t input);
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt

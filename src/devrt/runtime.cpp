@@ -13,12 +13,12 @@
 #include <mutex>
 #include <string>
 
-#include "ptx/abi.h"
-#include "ptx/block_runner.h"
-#include "ptx/check_rt.h"
+#include "devrt/abi.h"
+#include "devrt/block_runner.h"
+#include "devrt/check_rt.h"
 #include "base/half_bits.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 namespace {
 
@@ -159,9 +159,9 @@ uint8_t float_to_fp8(float f, int kind) {
 
 }  // namespace
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt
 
-using namespace cucpu::ptx;
+using namespace cucpu::devrt;
 
 extern "C" {
 
@@ -182,7 +182,7 @@ void cucpu_rt_assert(BlockEnv* env, const char* message, const char* file, uint3
     std::fprintf(stderr, "%s\n", buf);
     std::fflush(stderr);
   }
-  raise_fault(cucpu::ptx::FaultKind::kAssert, 0, buf);
+  raise_fault(cucpu::devrt::FaultKind::kAssert, 0, buf);
 }
 
 int32_t cucpu_rt_vprintf(BlockEnv*, const char* fmt, const uint8_t* args) {

@@ -1,4 +1,4 @@
-#include "ptx/check_rt.h"
+#include "devrt/check_rt.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "base/thread_heap.h"
-#include "ptx/block_runner.h"
-#include "ptx/program.h"
+#include "devrt/block_runner.h"
+#include "devrt/launch.h"
 
-namespace cucpu::ptx {
+namespace cucpu::devrt {
 
 namespace {
 std::atomic<AccessHook> g_hook{nullptr};
@@ -58,11 +58,11 @@ void check_block_begins() {
 }
 void check_barrier_passed() { ++t_shadow.get().interval; }
 
-}  // namespace cucpu::ptx
+}  // namespace cucpu::devrt
 
-void cucpu_rt_check_shared(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
+void cucpu_rt_check_shared(cucpu::devrt::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
                            uint32_t tid) {
-  using namespace cucpu::ptx;
+  using namespace cucpu::devrt;
   const uint64_t off = reinterpret_cast<uint64_t>(addr) - reinterpret_cast<uint64_t>(env->shared);
   if (off >= env->total_shared_bytes || bytes > env->total_shared_bytes - off) return;  // the runner faults it
   SharedShadow& sh = t_shadow.get();
@@ -95,9 +95,9 @@ void cucpu_rt_check_shared(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes
   }
 }
 
-void cucpu_rt_check_access(cucpu::ptx::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
+void cucpu_rt_check_access(cucpu::devrt::BlockEnv* env, void* addr, uint32_t bytes, uint32_t flags, uint32_t line,
                            uint32_t tid) {
-  using namespace cucpu::ptx;
+  using namespace cucpu::devrt;
   const auto a = reinterpret_cast<uint64_t>(addr);
   if (flags & kAccessGeneric) {  // a generic address in the block's shared memory is a shared access
     const auto shared = reinterpret_cast<uint64_t>(env->shared);
