@@ -152,6 +152,7 @@ class FnLowering {
   bool lower_convert(const Instr& in);
   bool lower_memory(const Instr& in);
   bool lower_atomic(const Instr& in);
+  llvm::Value* plain_rmw(llvm::AtomicRMWInst::BinOp k, llvm::Value* at, llvm::Value* v, llvm::Align align);
   bool lower_misc(const Instr& in);
   // mbarrier (lower_misc.cpp): the barrier object at operand k, checked;
   // and a call of cucpu_rt_mbarrier on it.

@@ -144,6 +144,38 @@ bool FnLowering::lower_memory(const Instr& in) {
   return false;
 }
 
+// What atomicrmw `k` does, as a plain load, operation and store at `at`;
+// returns the old value.
+Value* FnLowering::plain_rmw(llvm::AtomicRMWInst::BinOp k, Value* at, Value* v, llvm::Align align) {
+  using Bin = llvm::AtomicRMWInst::BinOp;
+  Value* old = b.CreateAlignedLoad(v->getType(), at, align);
+  Value* r = nullptr;
+  switch (k) {
+    case Bin::Add: r = b.CreateAdd(old, v); break;
+    case Bin::FAdd: r = b.CreateFAdd(old, v); break;
+    case Bin::Min: r = b.CreateSelect(b.CreateICmpSLT(v, old), v, old); break;
+    case Bin::Max: r = b.CreateSelect(b.CreateICmpSGT(v, old), v, old); break;
+    case Bin::UMin: r = b.CreateSelect(b.CreateICmpULT(v, old), v, old); break;
+    case Bin::UMax: r = b.CreateSelect(b.CreateICmpUGT(v, old), v, old); break;
+    case Bin::FMin: r = intrinsic(llvm::Intrinsic::minnum, {v->getType()}, {old, v}); break;
+    case Bin::FMax: r = intrinsic(llvm::Intrinsic::maxnum, {v->getType()}, {old, v}); break;
+    case Bin::UIncWrap:  // old >= v ? 0 : old + 1
+      r = b.CreateSelect(b.CreateICmpUGE(old, v), llvm::ConstantInt::get(v->getType(), 0),
+                         b.CreateAdd(old, llvm::ConstantInt::get(v->getType(), 1)));
+      break;
+    case Bin::UDecWrap:  // old == 0 || old > v ? v : old - 1
+      r = b.CreateSelect(b.CreateOr(b.CreateICmpEQ(old, llvm::ConstantInt::get(v->getType(), 0)), b.CreateICmpUGT(old, v)), v,
+                         b.CreateSub(old, llvm::ConstantInt::get(v->getType(), 1)));
+      break;
+    case Bin::And: r = b.CreateAnd(old, v); break;
+    case Bin::Or: r = b.CreateOr(old, v); break;
+    case Bin::Xor: r = b.CreateXor(old, v); break;
+    default: r = v; break;  // Xchg
+  }
+  b.CreateAlignedStore(r, at, align);
+  return old;
+}
+
 bool FnLowering::lower_atomic(const Instr& in) {
   const Op op = in.op;
   if (op != Op::kAtom && op != Op::kRed) return false;
@@ -191,11 +223,22 @@ bool FnLowering::lower_atomic(const Instr& in) {
   }
   const llvm::AtomicOrdering ord = ordering_of(in, false, false);
   const llvm::Align align(bytes);
+  // A block's shared memory is touched by its own threads alone, and they
+  // all run on one OS thread, one at a time: its atomics are plain
+  // read-modify-writes there (no lock prefix, and loops around them stay
+  // open to the optimizer). Generic addresses may be global: they stay atomic.
+  const bool plain = space == Space::kShared;
   if (what == "cas") {
     if (A.size() < base + 3) fail("atom.cas needs a compare and a new value");
     llvm::Type* it = b.getIntNTy(bytes * 8);
     Value* cmp = read(A[base + 1], bytes == 16 ? Ty::kB128 : bytes == 8 ? Ty::kB64 : bytes == 2 ? Ty::kB16 : Ty::kB32);
     Value* nv = read(A[base + 2], bytes == 16 ? Ty::kB128 : bytes == 8 ? Ty::kB64 : bytes == 2 ? Ty::kB16 : Ty::kB32);
+    if (plain) {
+      Value* was = b.CreateAlignedLoad(it, p, align);
+      b.CreateAlignedStore(b.CreateSelect(b.CreateICmpEQ(was, b.CreateBitCast(cmp, it)), b.CreateBitCast(nv, it), was), p, align);
+      if (has_dest) write(A[0], was, t);
+      return true;
+    }
     auto* cx = b.CreateAtomicCmpXchg(p, b.CreateBitCast(cmp, it), b.CreateBitCast(nv, it), align,
                                      ord == llvm::AtomicOrdering::Monotonic ? llvm::AtomicOrdering::Monotonic : llvm::AtomicOrdering::SequentiallyConsistent,
                                      llvm::AtomicOrdering::Monotonic);
@@ -235,7 +278,7 @@ bool FnLowering::lower_atomic(const Instr& in) {
       v = b.CreateBitCast(v, b.getInt128Ty());
     }
     if (what == "exch" && fl) v = b.CreateBitCast(v, b.getIntNTy(bytes * 8));
-    Value* old = b.CreateAtomicRMW(k, at, v, align, ord);
+    Value* old = plain ? plain_rmw(k, at, v, align) : b.CreateAtomicRMW(k, at, v, align, ord);
     if (dest) write(*dest, old, t);
   };
   if (vec == 1) {
