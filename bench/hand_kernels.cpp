@@ -1,6 +1,8 @@
 // Hand-written counterparts of bench/kernels/throughput.cu: the same
 // algorithms (element-wise saxpy; 256-element tree reductions with one
-// atomic add per block; 16 x 16 tiles), split over one thread per core.
+// atomic add per block; 16 x 16 tiles; a point-wise stencil; per-block
+// histograms added to the global one bin by bin), split over one thread
+// per core.
 #include "hand_kernels.h"
 
 #include <algorithm>
@@ -82,6 +84,40 @@ void hand_sgemm(const float* A, const float* B, float* C, int n) {
         for (int c = 0; c < 16; ++c) C[(ti * 16 + r) * n + tj * 16 + c] = acc[r][c];
     }
   });
+}
+
+void hand_stencil5(const float* in, float* out, int w, int h, float c0, float c1) {
+  parallel(h - 2, [=](long b, long e) {
+    for (long y = b + 1; y < e + 1; ++y) {
+      const float* r = in + y * w;
+      float* o = out + y * w;
+      for (int x = 1; x < w - 1; ++x) o[x] = c0 * r[x] + c1 * (r[x - 1] + r[x + 1] + r[x - w] + r[x + w]);
+    }
+  });
+}
+
+void hand_histogram256(const uint32_t* data, int words, uint32_t* bins, int blocks) {
+  std::atomic<uint32_t> total[256];
+  for (int b = 0; b < 256; ++b) total[b].store(bins[b], std::memory_order_relaxed);
+  const long stride = static_cast<long>(blocks) * 256;
+  parallel(blocks, [&](long b, long e) {
+    for (long blk = b; blk < e; ++blk) {
+      uint32_t s[256] = {};  // the block's shared bins; one thread runs the block
+      for (long base = blk * 256; base < words; base += stride) {
+        const long end = std::min<long>(words, base + 256);
+        for (long i = base; i < end; ++i) {
+          const uint32_t v = data[i];
+          ++s[v & 255u];
+          ++s[(v >> 8) & 255u];
+          ++s[(v >> 16) & 255u];
+          ++s[v >> 24];
+        }
+      }
+      for (int k = 0; k < 256; ++k)
+        if (s[k]) total[k].fetch_add(s[k], std::memory_order_relaxed);
+    }
+  });
+  for (int b = 0; b < 256; ++b) bins[b] = total[b].load(std::memory_order_relaxed);
 }
 
 }  // namespace bench

@@ -6,6 +6,8 @@
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -14,6 +16,7 @@
 
 #include "bench_util.h"
 #include "hand_kernels.h"
+#include "kernel_inputs.h"
 
 namespace {
 
@@ -57,6 +60,24 @@ struct DeviceVector {
   ~DeviceVector() { cuMemFree(p); }
   CUdeviceptr p = 0;
   size_t n;
+};
+
+// Device memory holding a copy of host data, read back with read().
+struct DeviceCopy {
+  template <class T>
+  explicit DeviceCopy(const std::vector<T>& h) : bytes(h.size() * sizeof(T)) {
+    check(cuMemAlloc(&p, bytes));
+    check(cuMemcpyHtoD(p, h.data(), bytes));
+  }
+  ~DeviceCopy() { cuMemFree(p); }
+  template <class T>
+  std::vector<T> read() const {
+    std::vector<T> h(bytes / sizeof(T));
+    check(cuMemcpyDtoH(h.data(), p, bytes));
+    return h;
+  }
+  CUdeviceptr p = 0;
+  size_t bytes;
 };
 
 constexpr int kSaxpyN = 64 << 20;  // 64 Mi floats
@@ -135,6 +156,72 @@ void BM_HandSgemm1024(benchmark::State& st) {
                                              benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_HandSgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// One 4096 x 4096 grid a launch, 32 x 8 blocks; bytes: each point read once
+// and written once (the neighbours' reads counted as cache hits).
+void BM_KernelStencil4096(benchmark::State& st) {
+  CUfunction f = fn("stencil5");
+  const std::vector<float> host = bench::stencil_input();
+  DeviceCopy in(host), out(std::vector<float>(host.size(), 0.f));
+  int w = bench::kStencilN, h = bench::kStencilN;
+  float c0 = bench::kStencilC0, c1 = bench::kStencilC1;
+  void* args[] = {&in.p, &out.p, &w, &h, &c0, &c1};
+  for (auto _ : st) {
+    check(cuLaunchKernel(f, w / 32, h / 8, 1, 32, 8, 1, 0, nullptr, args, nullptr));
+    check(cuCtxSynchronize());
+  }
+  static const std::vector<float> want = bench::stencil_reference(host);
+  if (const char* e = bench::stencil_error(out.read<float>().data(), want)) st.SkipWithError(e);
+  st.SetBytesProcessed(st.iterations() * int64_t{bench::kStencilN} * bench::kStencilN * 8);
+}
+BENCHMARK(BM_KernelStencil4096)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_HandStencil4096(benchmark::State& st) {
+  const std::vector<float> in = bench::stencil_input();
+  std::vector<float> out(in.size(), 0.f);
+  const int n = bench::kStencilN;
+  for (auto _ : st) {
+    bench::hand_stencil5(in.data(), out.data(), n, n, bench::kStencilC0, bench::kStencilC1);
+    benchmark::DoNotOptimize(out.data());
+  }
+  static const std::vector<float> want = bench::stencil_reference(in);
+  if (const char* e = bench::stencil_error(out.data(), want)) st.SkipWithError(e);
+  st.SetBytesProcessed(st.iterations() * int64_t{n} * n * 8);
+}
+BENCHMARK(BM_HandStencil4096)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The 256 bins zeroed and the 64 Mi bytes counted, a launch of kHistBlocks
+// blocks of 256 threads (grid-stride).
+void BM_KernelHistogram64Mi(benchmark::State& st) {
+  CUfunction f = fn("histogram256");
+  const std::vector<uint32_t> host = bench::histogram_input();
+  DeviceCopy data(host), bins(std::vector<uint32_t>(256));
+  int words = bench::kHistWords;
+  void* args[] = {&data.p, &words, &bins.p};
+  for (auto _ : st) {
+    check(cuMemsetD32(bins.p, 0, 256));
+    check(cuLaunchKernel(f, bench::kHistBlocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+    check(cuCtxSynchronize());
+  }
+  static const std::array<uint32_t, 256> want = bench::histogram_reference(host);
+  if (const char* e = bench::histogram_error(bins.read<uint32_t>().data(), want)) st.SkipWithError(e);
+  st.SetBytesProcessed(st.iterations() * int64_t{bench::kHistBytes});
+}
+BENCHMARK(BM_KernelHistogram64Mi)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_HandHistogram64Mi(benchmark::State& st) {
+  const std::vector<uint32_t> data = bench::histogram_input();
+  uint32_t bins[256];
+  for (auto _ : st) {
+    std::fill(bins, bins + 256, 0u);
+    bench::hand_histogram256(data.data(), bench::kHistWords, bins, bench::kHistBlocks);
+    benchmark::DoNotOptimize(bins);
+  }
+  static const std::array<uint32_t, 256> want = bench::histogram_reference(data);
+  if (const char* e = bench::histogram_error(bins, want)) st.SkipWithError(e);
+  st.SetBytesProcessed(st.iterations() * int64_t{bench::kHistBytes});
+}
+BENCHMARK(BM_HandHistogram64Mi)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Launch of an empty <<<1,1>>> kernel to its completion seen by the host.
 void BM_EmptyKernelLaunchToCompletion(benchmark::State& st) {

@@ -40,4 +40,34 @@ extern "C" __global__ void sgemm(const float* __restrict__ A, const float* __res
   C[row * n + col] = acc;
 }
 
+// out = c0 * in + c1 * (sum of the 4 neighbours) at the interior points of a
+// w x h row-major grid, from global memory only; border points are not
+// written. One thread a point (launched as 32 x 8 blocks).
+extern "C" __global__ void stencil5(const float* __restrict__ in, float* __restrict__ out, int w, int h, float c0,
+                                   float c1) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < 1 || y < 1 || x >= w - 1 || y >= h - 1) return;
+  const int i = y * w + x;
+  out[i] = c0 * in[i] + c1 * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+}
+
+// Adds to bins[256] the counts of the bytes of data[0, words) (four bytes a
+// word), grid-stride: a block counts into shared bins with shared atomics,
+// then adds each nonzero bin to the global one with one atomic.
+extern "C" __global__ void histogram256(const unsigned* __restrict__ data, int words, unsigned* __restrict__ bins) {
+  __shared__ unsigned s[256];
+  for (int b = threadIdx.x; b < 256; b += blockDim.x) s[b] = 0;
+  __syncthreads();
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += gridDim.x * blockDim.x) {
+    const unsigned v = data[i];
+    atomicAdd(&s[v & 255u], 1u);
+    atomicAdd(&s[(v >> 8) & 255u], 1u);
+    atomicAdd(&s[(v >> 16) & 255u], 1u);
+    atomicAdd(&s[v >> 24], 1u);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < 256; b += blockDim.x)
+    if (s[b]) atomicAdd(&bins[b], s[b]);
+}
+
 extern "C" __global__ void empty() {}
