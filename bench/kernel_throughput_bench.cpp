@@ -90,10 +90,17 @@ void BM_KernelSaxpy64Mi(benchmark::State& st) {
   int n = kSaxpyN;
   float a = 0.5f;
   void* args[] = {&n, &a, &x.p, &y.p};
+  long runs = 0;
   for (auto _ : st) {
     check(cuLaunchKernel(f, kSaxpyN / 256, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
     check(cuCtxSynchronize());
+    ++runs;
   }
+  // y started at 2 and x is 1: after k runs every y is 2 + 0.5 k (exact).
+  std::vector<float> got(kSaxpyN);
+  check(cuMemcpyDtoH(got.data(), y.p, got.size() * sizeof(float)));
+  if (std::any_of(got.begin(), got.end(), [&](float v) { return v != 2.f + 0.5f * static_cast<float>(runs); }))
+    st.SkipWithError("wrong saxpy");
   st.SetBytesProcessed(st.iterations() * int64_t{kSaxpyN} * 12);
 }
 BENCHMARK(BM_KernelSaxpy64Mi)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -141,6 +148,10 @@ void BM_KernelSgemm1024(benchmark::State& st) {
     check(cuLaunchKernel(f, kGemmN / 16, kGemmN / 16, 1, 16, 16, 1, 0, nullptr, args, nullptr));
     check(cuCtxSynchronize());
   }
+  // A is all 1, B all 2: every element of C is 2 n.
+  std::vector<float> got(size_t{kGemmN} * kGemmN);
+  check(cuMemcpyDtoH(got.data(), c.p, got.size() * sizeof(float)));
+  if (std::any_of(got.begin(), got.end(), [](float v) { return v != 2.f * kGemmN; })) st.SkipWithError("wrong product");
   st.counters["GFLOPS"] = benchmark::Counter(2.0 * kGemmN * kGemmN * kGemmN * static_cast<double>(st.iterations()) / 1e9,
                                              benchmark::Counter::kIsRate);
 }
