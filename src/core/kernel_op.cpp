@@ -79,6 +79,8 @@ void report_fault(const Function& f, const devrt::LaunchConfig& cfg, const devrt
   // A failed device assertion has printed its message (devrt/runtime.cpp).
   if (!log_enabled()) return;
   char where[256] = "";
+  if (fault.kind == devrt::FaultKind::kMisalignedAddress && !fault.address)
+    std::snprintf(where, sizeof where, "; `cucpu check` names the access and its PTX line");
   if (fault.address) {
     auto a = Registry::instance().nearest(static_cast<uintptr_t>(fault.address));
     const uintptr_t p = static_cast<uintptr_t>(fault.address);

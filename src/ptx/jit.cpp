@@ -274,6 +274,21 @@ bool compile_times_wanted() {
   return wanted;
 }
 
+bool dump_wanted(const char* stage) {
+  static const std::string stages = [] {
+    const char* v = std::getenv("CUCPU_PTX_DUMP");
+    std::string s = v ? v : "";
+    return "," + (s == "1" ? std::string("optimized") : s) + ",";
+  }();
+  return stages.find("," + std::string(stage) + ",") != std::string::npos;
+}
+
+void dump_stage(const char* stage, const llvm::Module& mod) {
+  if (!dump_wanted(stage)) return;
+  llvm::errs() << "; ---- cucpu " << stage << ": " << mod.getModuleIdentifier() << "\n";
+  mod.print(llvm::errs(), nullptr);
+}
+
 void report_compile_time(const std::string& what, const char* phase, double ms) {
   std::fprintf(stderr, "[cucpu] compile %s: %s %.1f ms\n", what.c_str(), phase, ms);
 }
@@ -301,8 +316,7 @@ bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLV
   optimize(*mod, **tm);
   if (compile_times_wanted()) report_compile_time(what, "optimize", ms_since(t0));
   t0 = std::chrono::steady_clock::now();
-  // CUCPU_PTX_DUMP=1: the optimized IR on stderr (for compiler work).
-  if (const char* d = std::getenv("CUCPU_PTX_DUMP"); d && *d == '1') mod->print(llvm::errs(), nullptr);
+  dump_stage("optimized", *mod);
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;

@@ -20,6 +20,15 @@ void report_compile_time(const std::string& what, const char* phase, double ms);
 // Milliseconds from `start` to now (for report_compile_time).
 double ms_since(std::chrono::steady_clock::time_point start);
 
+// CUCPU_PTX_DUMP names the pipeline's stages whose IR goes to stderr,
+// comma-separated: `lowered` (a kernel's step and the functions it calls,
+// as lowering made them), `ranges` (with its range functions: what the
+// optimizer gets), `optimized` (what code generation gets; `1` says the
+// same). Whether `stage` is one of them:
+bool dump_wanted(const char* stage);
+// Prints `mod` under a header naming `stage`, when dump_wanted(stage).
+void dump_stage(const char* stage, const llvm::Module& mod);
+
 // Gives every f32 NaN an arithmetic operation makes the GPU's canonical
 // bits (0x7fffffff) where they can be seen: stores, bit casts, widening to
 // f64, calls and returns; NaNs passed through from memory keep their

@@ -118,6 +118,12 @@ class FnLowering {
   FnLowering(const Module& m, const Function& f, llvm::Module& mod, llvm::Function* fn, KernelLayout& layout,
              const std::map<std::string, uint32_t>& shared_offsets, const std::string& prefix, bool is_kernel);
   void lower_body();
+  // lower_body's stages, in order (lower_control.cpp).
+  void bind_arguments();
+  void find_cuts();
+  void lay_out_frame();
+  void emit_instructions();
+  void tag_accesses();
 
   // --- helpers for the instruction families ---
   [[noreturn]] void fail(const std::string& why) const;
@@ -241,8 +247,10 @@ class FnLowering {
   Remat remat;
   Remat round_remat;  // remat_analysis with kRoundChain: round loops' starts
   llvm::BasicBlock* entry_block = nullptr;
-  llvm::AllocaInst* misaligned = nullptr;          // first misaligned plain access (0: none)
+  llvm::AllocaInst* misaligned = nullptr;          // low address bits of plain accesses, or-ed (0: all aligned)
   llvm::AllocaInst* spin_count = nullptr;          // spin loops' trips round since the step began
+  std::vector<llvm::Instruction*> nc_loads;        // ld.global.nc loads (scope_read_only_loads)
+  void scope_read_only_loads();                    // tag_accesses' second half
 };
 
 // Registers live after each instruction that is a cut (by index), for the

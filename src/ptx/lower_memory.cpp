@@ -91,6 +91,7 @@ bool FnLowering::lower_memory(const Instr& in) {
         auto* ld = b.CreateAlignedLoad(et, elem_ptr(i), i == 0 ? align : ealign, vol);
         if (atomic && vec == 1) ld->setAtomic(ordering_of(in, true, false));
         if (space == Space::kGlobal && !atomic && !vol) ld->setMetadata(kGlobalLoadTag, llvm::MDNode::get(ctx, {}));
+        if (space == Space::kGlobal && !atomic && !vol && in.has("nc")) nc_loads.push_back(ld);
         // A kernel's own parameters never change while it runs.
         if (space == Space::kParam && addr.kind == Operand::Kind::kAddr && entry_params.count(addr.sym))
           ld->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));

@@ -202,7 +202,7 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   llvm::Function* rt = mod.getFunction("cucpu_rt_fault");
   if (!rt) rt = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "cucpu_rt_fault", mod);
   rt->setDoesNotReturn();
-  b.CreateCall(rt, {envp, b.getInt32(static_cast<uint32_t>(FaultKind::kMisalignedAddress)), bad});
+  b.CreateCall(rt, {envp, b.getInt32(static_cast<uint32_t>(FaultKind::kMisalignedAddress)), b.getInt64(0)});  // address not kept
   b.CreateUnreachable();
   b.SetInsertPoint(ret_bb);
   llvm::Instruction* ret = b.CreateRet(result);

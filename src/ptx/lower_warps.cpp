@@ -346,7 +346,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   llvm::Function* rt = mod.getFunction("cucpu_rt_fault");
   if (!rt) rt = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "cucpu_rt_fault", mod);
   rt->setDoesNotReturn();
-  b.CreateCall(rt, {envp, b.getInt32(static_cast<uint32_t>(FaultKind::kMisalignedAddress)), b.CreateLoad(i64, misaligned)});
+  b.CreateCall(rt, {envp, b.getInt32(static_cast<uint32_t>(FaultKind::kMisalignedAddress)), b.getInt64(0)});  // address not kept
   b.CreateUnreachable();
 
   // Every cut's rows, and which of them its threads store (any region may reach it).
