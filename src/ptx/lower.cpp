@@ -552,8 +552,11 @@ void FnLowering::emit_fault(uint32_t kind, Value* address) {
 
 // What decides whether `ptr` is aligned to `bytes`: an offset from an
 // aligned base (shared memory: the optimizer then sees the usual offsets
-// are aligned), else the address itself.
+// are aligned), else the address itself, as the integer it was computed
+// as where it was one (the optimizer then sees that adding a multiple of
+// `bytes` leaves the low bits as they were: one test for a loop's accesses).
 Value* FnLowering::alignment_operand(Value* ptr, uint32_t bytes) {
+  if (auto* cast = llvm::dyn_cast<llvm::IntToPtrInst>(ptr)) return cast->getOperand(0);
   if (auto* g = llvm::dyn_cast<llvm::GetElementPtrInst>(ptr); g && g->getNumIndices() == 1 &&
                                                              g->getSourceElementType()->isIntegerTy(8))
     if (auto* base = llvm::dyn_cast<llvm::LoadInst>(g->getPointerOperand()))
