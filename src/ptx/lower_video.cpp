@@ -69,8 +69,13 @@ void FnLowering::lower_scalar_video(const Instr& in) {
     whole.neg = false;
     return select_part(b, read(whole, Ty::kB32), A[k].sel, is_signed(t));
   };
-  Value* ta = part(1, at);
-  Value* tb = part(2, shift ? Ty::kU32 : bt);
+  // vmad takes a whole 32-bit operand as signed whatever its type (driver
+  // 580: vmad.u32.u32.u32.sat of 0x80000000, 1 and 0 is 0, and of
+  // 0xffffffff, 1 and 0 with .shr15 is 0xffffffff); a selected byte or half
+  // follows its type (0xfffe.h0 squared is 0xfffc0004).
+  auto vmad_type = [&](size_t k, Ty t) { return vmad && A[k].sel < 0 ? Ty::kS32 : t; };
+  Value* ta = part(1, vmad_type(1, at));
+  Value* tb = part(2, shift ? Ty::kU32 : vmad_type(2, bt));
   Value* tmp;
   bool signed_result = is_signed(dt);
   if (vmad) {

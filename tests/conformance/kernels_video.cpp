@@ -60,7 +60,8 @@ int64_t shr_wrap(int64_t x, int64_t s) { return x >> (s & 31); }
 uint32_t vmad(bool as, bool bs, uint32_t a, int asel, bool na, uint32_t b, int bsel, uint32_t c, bool po, int shr,
               bool sat) {
   const bool sgn = as || bs || na;
-  int64_t p = part(a, asel, as) * part(b, bsel, bs);
+  // A whole operand is signed whatever its type; a selected part follows it (driver 580).
+  int64_t p = part(a, asel, as || asel < 0) * part(b, bsel, bs || bsel < 0);
   int64_t c64 = static_cast<int32_t>(c);  // sign-extended whatever the types (driver 580, vmad.u32 .shr15)
   int64_t lsb = 0;
   if (po) lsb = 1;
