@@ -78,18 +78,6 @@ bool is_runtime_extern(const std::string& name) {
 
 }  // namespace
 
-bool is_device_fence(const Instr& in) {
-  if (in.op != Op::kMembar && in.op != Op::kFence) return false;
-  for (const std::string& m : in.mods)
-    if (m == "cta" || m == "proxy" || m == "mbarrier_init" || m.rfind("proxy", 0) == 0) return false;
-  return true;
-}
-
-bool is_cut_instruction(const Instr& in) {
-  if (in.op == Op::kWmma) return !in.mods.empty() && in.mods[0] == "mma";  // its loads and stores are a thread's own
-  return op_has(in.op, kCut);
-}
-
 std::unique_ptr<llvm::Module> lower_kernel(const Module& original, int entry, const std::string& prefix,
                                            llvm::LLVMContext& ctx, KernelLayout* layout, bool big_grid) {
   // Functions with cuts are lowered as part of the kernel's body: a copy of
@@ -334,7 +322,7 @@ Value* FnLowering::read(const Operand& o, Ty as) {
         const unsigned w = static_cast<unsigned>(type_bits(f.regs[static_cast<size_t>(o.reg)].ty));
         v = b.CreateLoad(a->getAllocatedType(), a);
         v = b.CreateTrunc(b.CreateLShr(v, static_cast<uint64_t>(o.elem) * w), b.getIntNTy(w));
-      } else if (const int k = has_cuts ? remat.konst[static_cast<size_t>(o.reg)] : -1; k >= 0) {
+      } else if (const int k = cuts.any ? cuts.remat.konst[static_cast<size_t>(o.reg)] : -1; k >= 0) {
         // Its only write is a mov of an immediate: the value that mov stores
         // (so that the operands of a cut are seen to be known).
         const Instr& mv = f.body[static_cast<size_t>(k)];

@@ -101,6 +101,23 @@ struct RoundEdge {
   int start;    // the instruction that starts it, when a resumed thread can recompute that (else -1)
 };
 
+// Where a kernel's body is cut (the first stage of lowering a kernel,
+// plan_cuts in lower_cuts.cpp): barriers, collectives, device fences, the
+// back edges of spin loops (yields) and of grid- and block-stride loops
+// (rounds); and which registers a resumed thread recomputes rather than
+// saves. A function's plan has no cuts.
+struct CutPlan {
+  std::vector<bool> is_cut;                 // by instruction index
+  std::vector<bool> is_yield;               // by instruction index: spin_back_edges
+  std::vector<bool> is_round;               // by instruction index: round_back_edges
+  std::map<size_t, RoundEdge> round_edges;  // by instruction index (the back edge)
+  std::map<size_t, size_t> round_heads;     // a round loop's head -> its back edge
+  Remat remat;
+  Remat round_remat;  // remat_analysis with kRoundChain: round loops' starts
+  bool any = false;   // whether any instruction is a cut
+};
+CutPlan plan_cuts(const Function& kernel, const std::map<std::string, uint32_t>& entry_params);
+
 // The kernel with every call of a function that holds a cut (a barrier or
 // a warp collective, itself or in what it calls) replaced by that
 // function's body (inline_cuts.cpp); nullopt when it makes no such call.
@@ -120,7 +137,6 @@ class FnLowering {
   void lower_body();
   // lower_body's stages, in order (lower_control.cpp).
   void bind_arguments();
-  void find_cuts();
   void lay_out_frame();
   void emit_instructions();
   void tag_accesses();
@@ -211,7 +227,6 @@ class FnLowering {
   // Emits the check of an access of `bytes` at `p` (kAccess* flags) in
   // `space` (global, generic or shared; others are not checked), when instrumenting.
   void check_access(llvm::Value* p, uint32_t bytes, uint32_t flags, Space space);
-  bool has_cuts = false;
   bool specialize = false;   // kernels with cuts: a range loop per resume point
   const Instr* cur = nullptr;
 
@@ -230,11 +245,6 @@ class FnLowering {
   llvm::SwitchInst* resume_switch = nullptr;
   std::vector<std::vector<int>> live_across;        // by instruction index: registers saved at a cut
   std::vector<uint32_t> reg_unit;                   // frame row of a saved register (0: none)
-  std::vector<bool> is_cut;                         // by instruction index
-  std::vector<bool> is_yield;                       // by instruction index: spin_back_edges
-  std::vector<bool> is_round;                       // by instruction index: round_back_edges
-  std::map<size_t, RoundEdge> round_edges;          // by instruction index (the back edge)
-  std::map<size_t, size_t> round_heads;             // a round loop's head -> its back edge
   std::map<size_t, llvm::BasicBlock*> round_cuts;   // by back edge: the cut every way into the loop's head takes
   // The block of a round loop's cut (made at the first call): saves what
   // the loop's head needs and returns; resumed, goes to the head. The loop
@@ -244,8 +254,7 @@ class FnLowering {
   std::vector<int> reg_mentions;                    // by register: the instructions that name it (guards included)
   std::map<uint32_t, llvm::MDNode*> row_tags;       // TBAA access tags, by a frame row's first unit
   llvm::MDNode* kernel_tag = nullptr;               // TBAA access tag of the kernel's own memory accesses
-  Remat remat;
-  Remat round_remat;  // remat_analysis with kRoundChain: round loops' starts
+  CutPlan cuts;                                    // plan_cuts (kernels); no cuts in functions
   llvm::BasicBlock* entry_block = nullptr;
   llvm::AllocaInst* misaligned = nullptr;          // low address bits of plain accesses, or-ed (0: all aligned)
   llvm::AllocaInst* spin_count = nullptr;          // spin loops' trips round since the step began

@@ -11,12 +11,13 @@ namespace cucpu::ptx {
 
 using llvm::Value;
 
-// One function body, in stages: its arguments and registers, the cut
-// analyses (kernels), the frame's layout, the instructions, then the
-// alias facts on what they access.
+// One function body, in stages: its arguments and registers, where a
+// kernel is cut, the frame's layout, the instructions, then the alias
+// facts on what they access.
 void FnLowering::lower_body() {
   bind_arguments();
-  if (is_kernel) find_cuts();
+  if (is_kernel) cuts = plan_cuts(f, entry_params);
+  else cuts.is_cut.assign(f.body.size(), false);
   lay_out_frame();
   emit_instructions();
   tag_accesses();
@@ -65,24 +66,6 @@ void FnLowering::bind_arguments() {
     for (const ParamDecl& p : f.params) bind(p, fn->getArg(static_cast<unsigned>(arg++)));
   }
   reg_mentions = register_mentions(f);
-  is_cut.assign(f.body.size(), false);
-}
-
-// A kernel's cuts: barriers, collectives, device fences, spin loops' back
-// edges (yields) and grid- and block-stride loops' (rounds); and which
-// registers a resumed thread recomputes rather than saves.
-void FnLowering::find_cuts() {
-  is_yield = spin_back_edges(f);
-  for (size_t i = 0; i < f.body.size(); ++i)
-    if (is_cut_instruction(f.body[i]) || is_device_fence(f.body[i]) || is_yield[i]) is_cut[i] = has_cuts = true;
-  remat = remat_analysis(f, entry_params);
-  round_remat = remat_analysis(f, entry_params, kRoundChain);
-  is_round.assign(f.body.size(), false);
-  for (const RoundEdge& e : round_back_edges(f, round_remat, is_cut)) {
-    is_round[e.back] = is_cut[e.back] = has_cuts = true;
-    round_edges[e.back] = e;
-    round_heads[e.head] = e.back;
-  }
 }
 
 // The frame (abi.h): a row for each register saved at a cut, the local
@@ -91,22 +74,22 @@ void FnLowering::find_cuts() {
 void FnLowering::lay_out_frame() {
   uint32_t units = kFrameHeaderUnits;
   reg_unit.assign(f.regs.size(), 0);
-  if (has_cuts) {
+  if (cuts.any) {
     frame = fn->getArg(0);
     pitch = fn->getArg(8);
-    std::vector<bool> back_cuts = is_yield;
-    for (size_t i = 0; i < is_round.size(); ++i)
-      if (is_round[i]) back_cuts[i] = true;
-    live_across = cut_liveness(f, is_cut, back_cuts);
+    std::vector<bool> back_cuts = cuts.is_yield;
+    for (size_t i = 0; i < cuts.is_round.size(); ++i)
+      if (cuts.is_round[i]) back_cuts[i] = true;
+    live_across = cut_liveness(f, cuts.is_cut, back_cuts);
     // A loop per resume point when the regions overlap little (the code
     // compiled then stays within 1.5 times the kernel's; twice, when round
     // cuts alone make the overlap: a loop's trip is in its first region too).
     bool rounds_only = true;
-    for (size_t i = 0; i < f.body.size(); ++i) rounds_only = rounds_only && (!is_cut[i] || is_round[i]);
-    specialize = region_sizes(f, is_cut) <= f.body.size() * (rounds_only ? 2 : 1.5) + 16;
+    for (size_t i = 0; i < f.body.size(); ++i) rounds_only = rounds_only && (!cuts.is_cut[i] || cuts.is_round[i]);
+    specialize = region_sizes(f, cuts.is_cut) <= f.body.size() * (rounds_only ? 2 : 1.5) + 16;
     for (auto& set : live_across)
       for (int r : set)
-        if (!reg_unit[static_cast<size_t>(r)] && remat.def[static_cast<size_t>(r)] < 0) {
+        if (!reg_unit[static_cast<size_t>(r)] && cuts.remat.def[static_cast<size_t>(r)] < 0) {
           const int bits = type_bits(f.regs[static_cast<size_t>(r)].ty) * f.regs[static_cast<size_t>(r)].vec;
           const uint32_t elem = bits > 64 ? 16 : bits > 32 ? 8 : 4;
           units = (units + elem / 4 - 1) / (elem / 4) * (elem / 4);
@@ -125,7 +108,7 @@ void FnLowering::lay_out_frame() {
     const uint64_t a = v.align ? v.align : 1;
     if (v.size > (uint64_t{1} << 24)) fail("function-scope variable '" + v.name + "' is too large");
     if (v.space == Space::kLocal) local_total = (local_total + a - 1) / a * a + v.size;
-    if (v.space == Space::kLocal && has_cuts) {
+    if (v.space == Space::kLocal && cuts.any) {
       local_align = std::max<uint64_t>(local_align, std::min<uint64_t>(a, 64));
       local_off = (local_off + a - 1) / a * a;
       in_frame.push_back({v.name, local_off});
@@ -136,7 +119,7 @@ void FnLowering::lay_out_frame() {
       local_vars[v.name] = al;
     }
   }
-  if (has_cuts) {
+  if (cuts.any) {
     // The local area: thread t's part at frames + units * pitch + t * stride.
     const uint64_t stride = (local_off + local_align - 1) / local_align * local_align;
     if (units > (1u << 20) || stride > (1u << 24)) fail("too many registers live across cuts");
@@ -167,7 +150,7 @@ void FnLowering::lay_out_frame() {
     }
   }
   if (is_kernel) {
-    layout.frame_bytes = has_cuts ? units * 4 + layout.local_stride : 0;
+    layout.frame_bytes = cuts.any ? units * 4 + layout.local_stride : 0;
     layout.local_bytes = static_cast<uint32_t>(local_total);
     layout.num_regs = static_cast<int>(f.regs.size() < 255 ? f.regs.size() : 255);
   }
@@ -183,7 +166,7 @@ void FnLowering::emit_instructions() {
       label_blocks[static_cast<size_t>(idx)] = llvm::BasicBlock::Create(ctx, name, fn);
   }
   auto* start = llvm::BasicBlock::Create(ctx, "start", fn);
-  if (has_cuts) resume_switch = b.CreateSwitch(fn->getArg(6), start);
+  if (cuts.any) resume_switch = b.CreateSwitch(fn->getArg(6), start);
   else b.CreateBr(start);
   b.SetInsertPoint(start);
 
@@ -192,8 +175,8 @@ void FnLowering::emit_instructions() {
     cur = &in;
     if (llvm::BasicBlock* lb = label_blocks[i]) {
       if (!b.GetInsertBlock()->getTerminator()) {
-        auto head = round_heads.find(i);
-        b.CreateBr(head != round_heads.end() ? round_cut(head->second) : lb);
+        auto head = cuts.round_heads.find(i);
+        b.CreateBr(head != cuts.round_heads.end() ? round_cut(head->second) : lb);
       }
       b.SetInsertPoint(lb);
     }
@@ -239,7 +222,7 @@ void FnLowering::emit_instructions() {
 // never touch the frame rows: they get the kernel's type, a sibling of
 // every row's. And read-only loads get their scope.
 void FnLowering::tag_accesses() {
-  if (has_cuts) {
+  if (cuts.any) {
     for (llvm::BasicBlock& bb : *fn)
       for (llvm::Instruction& i : bb)
         if ((llvm::isa<llvm::LoadInst>(i) || llvm::isa<llvm::StoreInst>(i) || llvm::isa<llvm::AtomicRMWInst>(i) ||

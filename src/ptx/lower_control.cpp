@@ -170,11 +170,11 @@ bool FnLowering::lower_by_family(const Instr& in, size_t i) {
     case Family::kAtomic: return lower_atomic(in);
     case Family::kControl: return lower_control(in, i);
     case Family::kCall: return lower_call(in);
-    case Family::kCollective: return is_cut[i] && lower_cut(in, i);
+    case Family::kCollective: return cuts.is_cut[i] && lower_cut(in, i);
     case Family::kMatrix: return lower_matrix(in, i);
     case Family::kVideo: return lower_video(in);
     case Family::kTexture: return lower_texture(in);
-    case Family::kMisc: return (is_cut[i] && lower_cut(in, i)) || lower_misc(in);  // fences cut in kernels
+    case Family::kMisc: return (cuts.is_cut[i] && lower_cut(in, i)) || lower_misc(in);  // fences cut in kernels
     case Family::kMissing: return false;
   }
   return false;
@@ -210,7 +210,7 @@ llvm::BasicBlock* FnLowering::round_cut(size_t back) {
   site.line = f.body[back].line;
   Value* ops[kExchangeInSlots] = {};
   emit_cut(site, back, ops);
-  b.CreateBr(label_blocks[round_edges.at(back).head]);
+  b.CreateBr(label_blocks[cuts.round_edges.at(back).head]);
   cur = was;
   return cut;
 }
@@ -222,12 +222,12 @@ bool FnLowering::lower_control(const Instr& in, size_t index) {
     auto it = f.labels.find(in.args[0].sym);
     if (it == f.labels.end()) fail("unknown label '" + in.args[0].sym + "'");
     llvm::BasicBlock* target = label_blocks[static_cast<size_t>(it->second)];
-    auto round_head = round_heads.find(static_cast<size_t>(it->second));
-    if (round_head != round_heads.end()) target = round_cut(round_head->second);  // the runner polls at cuts
+    auto round_head = cuts.round_heads.find(static_cast<size_t>(it->second));
+    if (round_head != cuts.round_heads.end()) target = round_cut(round_head->second);  // the runner polls at cuts
     else if (static_cast<size_t>(it->second) <= index && kernel_timeout_ns() > 0) target = stop_poll(target);
     auto* next = llvm::BasicBlock::Create(ctx, "fall", fn);
     llvm::BasicBlock* taken = target;
-    const bool yields = index < is_yield.size() && is_yield[index];
+    const bool yields = index < cuts.is_yield.size() && cuts.is_yield[index];
     if (yields) taken = llvm::BasicBlock::Create(ctx, "spin", fn);
     if (in.guard >= 0) {
       b.CreateCondBr(guard_of(in), taken, next);

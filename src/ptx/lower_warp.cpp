@@ -59,14 +59,14 @@ void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[
   for (int r : live_across[index]) (reg_unit[static_cast<size_t>(r)] ? saved : recomputed).push_back(r);
   // A round cut's loop register, when its start can be recomputed, is
   // saved as its distance from that start (layout.uniform_rows).
-  auto round = round_edges.find(index);
-  const int walked = round != round_edges.end() && round->second.start >= 0 ? round->second.iv : -1;
+  auto round = cuts.round_edges.find(index);
+  const int walked = round != cuts.round_edges.end() && round->second.start >= 0 ? round->second.iv : -1;
   auto start_value = [&]() {
     const Instr& start = f.body[static_cast<size_t>(round->second.start)];
     std::vector<int> sources;
     for (size_t k = 1; k < start.args.size(); ++k)
       if (start.args[k].kind == Operand::Kind::kReg) sources.push_back(start.args[k].reg);
-    for (int i : round_remat.closure(f, sources)) lower_instr(f.body[static_cast<size_t>(i)], static_cast<size_t>(i));
+    for (int i : cuts.round_remat.closure(f, sources)) lower_instr(f.body[static_cast<size_t>(i)], static_cast<size_t>(i));
     lower_instr(start, static_cast<size_t>(round->second.start));
     llvm::AllocaInst* a = regs[static_cast<size_t>(walked)];
     return static_cast<Value*>(b.CreateLoad(a->getAllocatedType(), a));
@@ -97,7 +97,7 @@ void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[
   resume_switch->addCase(b.getInt32(id), resume);
   b.SetInsertPoint(resume);
   for (int r : saved) save(r, false);
-  for (int i : remat.closure(f, recomputed)) lower_instr(f.body[static_cast<size_t>(i)], static_cast<size_t>(i));
+  for (int i : cuts.remat.closure(f, recomputed)) lower_instr(f.body[static_cast<size_t>(i)], static_cast<size_t>(i));
 }
 
 Value* FnLowering::exchange_out(int slot, llvm::Type* ty) {
