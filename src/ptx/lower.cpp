@@ -233,11 +233,17 @@ void FnLowering::fail(const std::string& why) const {
 void FnLowering::unsupported() const {
   std::string name = op_name(cur->op);
   for (auto& x : cur->mods) name += "." + x;
-  const bool texture = op_info(cur->op).family == Family::kTexture;
-  fail("unsupported instruction '" + name + "'" +
-       (texture ? " (cucpu runs the bindless texture and surface forms: tex, tld4, txq on texture objects; "
-                  "suld.b, sust.b, suq on surface objects)"
-                : ""));
+  // What the opcode's row says of the forms cucpu runs.
+  std::string why;
+  switch (op_info(cur->op).family) {
+    case Family::kMissing: why = " (cucpu compiles no form of '" + op_name(cur->op) + "': README lists these)"; break;
+    case Family::kTexture:
+      why = " (cucpu runs the bindless texture and surface forms: tex, tld4, txq on texture objects; "
+            "suld.b, sust.b, suq on surface objects)";
+      break;
+    default: break;
+  }
+  fail("unsupported instruction '" + name + "'" + why);
 }
 
 llvm::Type* FnLowering::llty(Ty t) const {
