@@ -176,6 +176,22 @@ class FnLowering {
   bool lower_atomic(const Instr& in);
   llvm::Value* plain_rmw(llvm::AtomicRMWInst::BinOp k, llvm::Value* at, llvm::Value* v, llvm::Align align);
   bool lower_misc(const Instr& in);
+  // lower_misc's instructions (lower_misc.cpp).
+  bool lower_mov(const Instr& in);
+  bool lower_prmt(const Instr& in);
+  bool lower_shf(const Instr& in);
+  bool lower_lop3(const Instr& in);
+  bool lower_dot_product(const Instr& in);  // dp4a, dp2a
+  bool lower_bmsk(const Instr& in);
+  bool lower_szext(const Instr& in);
+  bool lower_fns(const Instr& in);
+  bool lower_fence(const Instr& in);        // membar, fence (outside cuts)
+  bool lower_nanosleep(const Instr& in);
+  bool lower_mbarrier(const Instr& in);
+  bool lower_hint(const Instr& in);         // prefetch, griddepcontrol...: nothing to do on a CPU
+  bool lower_cp(const Instr& in);
+  bool lower_copysign(const Instr& in);
+  bool lower_testp(const Instr& in);
   // mbarrier (lower_misc.cpp): the barrier object at operand k, checked;
   // and a call of cucpu_rt_mbarrier on it.
   llvm::Value* mbarrier_object(const Instr& in, size_t k);
