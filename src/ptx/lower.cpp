@@ -230,6 +230,11 @@ void FnLowering::fail(const std::string& why) const {
   throw LowerError{cur ? cur->line : f.line, cur ? cur->col : 1, why};
 }
 
+Value* FnLowering::operand_value(const Instr& in, size_t i, Ty as) {
+  if (i >= in.args.size()) fail("missing operand");
+  return read(in.args[i], as);
+}
+
 void FnLowering::unsupported() const {
   std::string name = op_name(cur->op);
   for (auto& x : cur->mods) name += "." + x;

@@ -146,6 +146,7 @@ class FnLowering {
   [[noreturn]] void unsupported() const;
   llvm::Type* llty(Ty t) const;               // the LLVM type an instruction type computes in
   llvm::Value* read(const Operand& o, Ty as); // value of a source operand as type `as`
+  llvm::Value* operand_value(const Instr& in, size_t i, Ty as);  // read() of operand i, which must exist
   void write(const Operand& o, llvm::Value* v, Ty as);  // store a result into a destination
   void write_pair(const Operand& d, llvm::Value* p);    // the predicate half of "d|p", when there is one
   llvm::Value* guard_of(const Instr& in);               // the instruction's guard predicate

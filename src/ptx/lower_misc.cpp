@@ -142,14 +142,10 @@ bool FnLowering::lower_mov(const Instr& in) {
 
 bool FnLowering::lower_prmt(const Instr& in) {
   auto& A = in.args;
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
   // Byte permute of {b, a} (8 bytes) by the selector c.
-  Value* a = arg(1, Ty::kB32);
-  Value* bb = arg(2, Ty::kB32);
-  Value* c = arg(3, Ty::kB32);
+  Value* a = operand_value(in, 1, Ty::kB32);
+  Value* bb = operand_value(in, 2, Ty::kB32);
+  Value* c = operand_value(in, 3, Ty::kB32);
   llvm::Type* i64 = b.getInt64Ty();
   Value* both = b.CreateOr(b.CreateZExt(a, i64), b.CreateShl(b.CreateZExt(bb, i64), 32));
   std::string mode;
@@ -190,13 +186,9 @@ bool FnLowering::lower_prmt(const Instr& in) {
 
 bool FnLowering::lower_shf(const Instr& in) {
   auto& A = in.args;
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
-  Value* lo = arg(1, Ty::kB32);
-  Value* hi = arg(2, Ty::kB32);
-  Value* n = arg(3, Ty::kU32);
+  Value* lo = operand_value(in, 1, Ty::kB32);
+  Value* hi = operand_value(in, 2, Ty::kB32);
+  Value* n = operand_value(in, 3, Ty::kU32);
   n = in.has("clamp") ? b.CreateSelect(b.CreateICmpUGT(n, b.getInt32(32)), b.getInt32(32), n) : b.CreateAnd(n, 31);
   llvm::Type* i64 = b.getInt64Ty();
   Value* both = b.CreateOr(b.CreateZExt(lo, i64), b.CreateShl(b.CreateZExt(hi, i64), 32));
@@ -209,13 +201,9 @@ bool FnLowering::lower_shf(const Instr& in) {
 
 bool FnLowering::lower_lop3(const Instr& in) {
   auto& A = in.args;
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
-  Value* a = arg(1, Ty::kB32);
-  Value* bb = arg(2, Ty::kB32);
-  Value* c = arg(3, Ty::kB32);
+  Value* a = operand_value(in, 1, Ty::kB32);
+  Value* bb = operand_value(in, 2, Ty::kB32);
+  Value* c = operand_value(in, 3, Ty::kB32);
   if (A.size() < 5 || A[4].kind != Operand::Kind::kImm) fail("lop3 needs an immediate lookup table");
   const uint32_t lut = static_cast<uint32_t>(A[4].imm) & 0xff;
   Value* r = b.getInt32(0);
@@ -234,14 +222,10 @@ bool FnLowering::lower_lop3(const Instr& in) {
 bool FnLowering::lower_dot_product(const Instr& in) {
   const Op op = in.op;
   auto& A = in.args;
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
   const Ty at = type_suffix(in, 0), bt = type_suffix(in, 1);
-  Value* a = arg(1, Ty::kB32);
-  Value* bb = arg(2, Ty::kB32);
-  Value* acc = arg(3, at == Ty::kS32 || bt == Ty::kS32 ? Ty::kS32 : Ty::kU32);
+  Value* a = operand_value(in, 1, Ty::kB32);
+  Value* bb = operand_value(in, 2, Ty::kB32);
+  Value* acc = operand_value(in, 3, at == Ty::kS32 || bt == Ty::kS32 ? Ty::kS32 : Ty::kU32);
   auto part = [&](Value* v, uint32_t idx, uint32_t width, bool s) {
     Value* x = b.CreateLShr(v, idx * width);
     x = b.CreateTrunc(x, b.getIntNTy(width));
@@ -262,13 +246,9 @@ bool FnLowering::lower_dot_product(const Instr& in) {
 
 bool FnLowering::lower_bmsk(const Instr& in) {
   auto& A = in.args;
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
   // Mask of b bits starting at a.
-  Value* a = arg(1, Ty::kU32);
-  Value* w = arg(2, Ty::kU32);
+  Value* a = operand_value(in, 1, Ty::kU32);
+  Value* w = operand_value(in, 2, Ty::kU32);
   if (in.has("clamp")) {
     a = b.CreateSelect(b.CreateICmpUGT(a, b.getInt32(32)), b.getInt32(32), a);
     w = b.CreateSelect(b.CreateICmpUGT(w, b.getInt32(32)), b.getInt32(32), w);
@@ -286,12 +266,8 @@ bool FnLowering::lower_bmsk(const Instr& in) {
 bool FnLowering::lower_szext(const Instr& in) {
   auto& A = in.args;
   const Ty t = type_suffix(in);
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
-  Value* a = arg(1, Ty::kB32);
-  Value* n = arg(2, Ty::kU32);
+  Value* a = operand_value(in, 1, Ty::kB32);
+  Value* n = operand_value(in, 2, Ty::kU32);
   n = in.has("clamp") ? b.CreateSelect(b.CreateICmpUGT(n, b.getInt32(32)), b.getInt32(32), n) : b.CreateAnd(n, 31);
   Value* sh = b.CreateSub(b.getInt32(32), n);
   Value* safe = b.CreateSelect(b.CreateICmpUGE(sh, b.getInt32(32)), b.getInt32(0), sh);
@@ -303,13 +279,10 @@ bool FnLowering::lower_szext(const Instr& in) {
 
 bool FnLowering::lower_fns(const Instr& in) {
   auto& A = in.args;
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
   // Position of the n-th set bit of mask at or after (or before) base.
   auto* ty = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()}, false);
-  write(A[0], b.CreateCall(runtime("cucpu_rt_fns", ty), {arg(1, Ty::kB32), arg(2, Ty::kU32), arg(3, Ty::kS32)}), Ty::kB32);
+  Value* args[] = {operand_value(in, 1, Ty::kB32), operand_value(in, 2, Ty::kU32), operand_value(in, 3, Ty::kS32)};
+  write(A[0], b.CreateCall(runtime("cucpu_rt_fns", ty), args), Ty::kB32);
   return true;
 }
 
@@ -322,22 +295,13 @@ bool FnLowering::lower_fence(const Instr& in) {
 }
 
 bool FnLowering::lower_nanosleep(const Instr& in) {
-  auto& A = in.args;
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
   auto* ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
-  b.CreateCall(runtime("cucpu_rt_nanosleep", ty), {arg(0, Ty::kU32)});
+  b.CreateCall(runtime("cucpu_rt_nanosleep", ty), {operand_value(in, 0, Ty::kU32)});
   return true;
 }
 
 bool FnLowering::lower_mbarrier(const Instr& in) {
   auto& A = in.args;
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
   // A barrier object is one 64-bit word in shared (or generic) memory;
   // cucpu_rt_mbarrier (runtime.cpp) keeps its phase and counts. The
   // transaction counts of bulk copies (expect_tx, complete_tx) are not
@@ -345,9 +309,9 @@ bool FnLowering::lower_mbarrier(const Instr& in) {
   if (in.mods.empty()) fail("mbarrier needs an operation");
   const std::string& what = in.mods[0];
   if (in.has("expect_tx") || in.has("complete_tx")) unsupported();
-  auto u64_of = [&](size_t i) { return b.CreateZExt(arg(i, Ty::kU32), b.getInt64Ty()); };
+  auto u64_of = [&](size_t i) { return b.CreateZExt(operand_value(in, i, Ty::kU32), b.getInt64Ty()); };
   if (what == "pending_count") {  // pending_count.b64 count, state
-    Value* count = b.CreateAnd(arg(1, Ty::kB64), b.getInt64(kMbarrierCountMask));
+    Value* count = b.CreateAnd(operand_value(in, 1, Ty::kB64), b.getInt64(kMbarrierCountMask));
     write(A[0], b.CreateTrunc(count, b.getInt32Ty()), Ty::kU32);
     return true;
   }
@@ -371,7 +335,7 @@ bool FnLowering::lower_mbarrier(const Instr& in) {
     // one of its outcomes (the loop around it is a spin-wait: lower_spin.cpp).
     const bool parity = in.has("parity");
     const MbarrierOp code = parity ? MbarrierOp::kTestParity : MbarrierOp::kTestState;
-    Value* done = mbarrier_call(mbarrier_object(in, 1), code, parity ? u64_of(2) : arg(2, Ty::kB64));
+    Value* done = mbarrier_call(mbarrier_object(in, 1), code, parity ? u64_of(2) : operand_value(in, 2, Ty::kB64));
     write(A[0], b.CreateICmpNE(done, b.getInt64(0)), Ty::kPred);
     return true;
   }
@@ -436,12 +400,8 @@ bool FnLowering::lower_cp(const Instr& in) {
 bool FnLowering::lower_copysign(const Instr& in) {
   auto& A = in.args;
   const Ty t = type_suffix(in);
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
-  Value* a = arg(1, t);
-  Value* c = arg(2, t);
+  Value* a = operand_value(in, 1, t);
+  Value* c = operand_value(in, 2, t);
   write(A[0], intrinsic(llvm::Intrinsic::copysign, {c->getType()}, {c, a}), t);
   return true;
 }
@@ -449,11 +409,7 @@ bool FnLowering::lower_copysign(const Instr& in) {
 bool FnLowering::lower_testp(const Instr& in) {
   auto& A = in.args;
   const Ty t = type_suffix(in);
-  auto arg = [&](size_t i, Ty as) -> Value* {
-    if (i >= A.size()) fail("missing operand");
-    return read(A[i], as);
-  };
-  Value* a = arg(1, t);
+  Value* a = operand_value(in, 1, t);
   llvm::Type* ft = a->getType();
   Value* fa = intrinsic(llvm::Intrinsic::fabs, {ft}, {a});
   Value* inf = llvm::ConstantFP::getInfinity(ft);
