@@ -1,6 +1,6 @@
 // The code cache's keys and its on-disk format.
 //
-// File: <dir>/<key>.kernel = magic, format version, the layout (sizes,
+// File: <dir>/<key>.kernel = magic, format version, the tier (1: full), the layout (sizes,
 // names, cut sites), the object's size, the object. Written to a temporary
 // name and renamed, so a reader never sees half a file; anything that does
 // not parse is ignored (and recompiled).
@@ -29,7 +29,7 @@ namespace cucpu::ptx {
 namespace {
 
 constexpr char kMagic[8] = {'c', 'u', 'c', 'p', 'u', 'k', 'n', 'l'};
-constexpr uint32_t kFormat = 8;
+constexpr uint32_t kFormat = 9;
 std::atomic<uint64_t> g_hits{0};
 
 uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
@@ -111,7 +111,7 @@ std::string code_key(std::string_view ptx, std::string_view entry) {
   return buf;
 }
 
-bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* object) {
+bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* object, bool* full) {
   const std::string dir = cache_dir();
   if (dir.empty()) return false;
   std::ifstream f(dir + "/" + key + ".kernel", std::ios::binary);
@@ -122,6 +122,7 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
   if (data.size() < sizeof kMagic + 4 || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) return false;
   Reader r{data, sizeof kMagic};
   if (r.get<uint32_t>() != kFormat) return false;
+  const bool full_tier = r.get<uint8_t>() != 0;
   KernelLayout l;
   l.frame_bytes = r.get<uint32_t>();
   l.frame_units = r.get<uint32_t>();
@@ -151,13 +152,14 @@ bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* 
   if (!r.ok || r.at != data.size() || obj.empty()) return false;
   *layout = std::move(l);
   *object = std::move(obj);
+  *full = full_tier;
   g_hits.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
 uint64_t disk_cache_hits() { return g_hits.load(std::memory_order_relaxed); }
 
-void disk_cache_store(const std::string& key, const KernelLayout& l, const std::string& object) {
+void disk_cache_store(const std::string& key, const KernelLayout& l, const std::string& object, bool full) {
   const std::string dir = cache_dir();
   if (dir.empty()) return;
   // mkdir -p (best effort: a cache that cannot be written is just off).
@@ -165,6 +167,7 @@ void disk_cache_store(const std::string& key, const KernelLayout& l, const std::
     if (i == dir.size() || dir[i] == '/') mkdir(dir.substr(0, i).c_str(), 0700);
   std::string out(kMagic, sizeof kMagic);
   put<uint32_t>(out, kFormat);
+  put<uint8_t>(out, full ? 1 : 0);
   put<uint32_t>(out, l.frame_bytes);
   put<uint32_t>(out, l.frame_units);
   put<uint32_t>(out, l.local_stride);
@@ -187,7 +190,8 @@ void disk_cache_store(const std::string& key, const KernelLayout& l, const std::
   }
   put_str(out, object);
   const std::string final_name = dir + "/" + key + ".kernel";
-  const std::string tmp = final_name + ".tmp" + std::to_string(getpid());
+  // Per process and thread: a kernel's quick and full objects may be stored at once.
+  const std::string tmp = final_name + ".tmp" + std::to_string(getpid()) + "." + std::to_string(gettid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return;

@@ -19,9 +19,10 @@ namespace cucpu::ptx {
 std::string code_key(std::string_view ptx, std::string_view entry);
 
 // The layout and object of a kernel compiled in an earlier run, if the
-// disk cache holds them intact.
-bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* object);
-void disk_cache_store(const std::string& key, const KernelLayout& layout, const std::string& object);
+// disk cache holds them intact, and whether the object is the full tier's
+// (jit.h; else the quick tier's, which the full tier's replaces when made).
+bool disk_cache_load(const std::string& key, KernelLayout* layout, std::string* object, bool* full);
+void disk_cache_store(const std::string& key, const KernelLayout& layout, const std::string& object, bool full);
 
 // How many kernels this process took from the disk cache (diagnostics, tests).
 uint64_t disk_cache_hits();

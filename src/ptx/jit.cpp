@@ -11,6 +11,7 @@
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
@@ -205,7 +206,10 @@ void derive_pointers(llvm::Module& mod) {
   }
 }
 
-void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
+// Optimizes `mod` for `tm`. The quick tier stops after registers reach SSA
+// form and the NaN rule; the full tier goes on to O3, skipping the passes
+// left once `cancelled` answers true.
+void optimize(llvm::Module& mod, llvm::TargetMachine& tm, OptTier tier, const std::function<bool()>* cancelled) {
   const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
   for (llvm::Function& f : mod) {
     if (f.isDeclaration()) continue;
@@ -234,7 +238,10 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });  // before the defaults: the first one stays
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  llvm::PassInstrumentationCallbacks pic;
+  if (cancelled)
+    pic.registerShouldRunOptionalPassCallback([cancelled](llvm::StringRef, llvm::Any) { return !(*cancelled)(); });
+  llvm::PassBuilder pb(&tm, llvm::PipelineTuningOptions(), std::nullopt, &pic);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -251,6 +258,7 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
   }
   for (llvm::Function& f : mod)
     if (!f.isDeclaration()) canonicalize_f32_nans(f);
+  if (tier == OptTier::kQuick) return;
   derive_pointers(mod);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(mod, mam);
@@ -264,6 +272,19 @@ std::string jit_target_id() {
   std::string id = j.tmb->getTargetTriple().str() + "/" + j.tmb->getCPU() + (j.libmvec ? "/libmvec" : "");
   for (const std::string& f : j.tmb->getFeatures().getFeatures()) id += f;
   return id;
+}
+
+TierPolicy tier_policy() {
+  static const TierPolicy policy = [] {
+    const char* v = std::getenv("CUCPU_JIT");
+    const std::string s = v ? v : "";
+    if (s == "quick") return TierPolicy::kQuickOnly;
+    if (s == "full" || std::getenv("CUCPU_PTX_DUMP")) return TierPolicy::kFullOnly;
+    if (!s.empty() && s != "tiered")
+      std::fprintf(stderr, "[cucpu] CUCPU_JIT: unknown value '%s' (known: tiered, full, quick); compiling tiered\n", v);
+    return TierPolicy::kTiered;
+  }();
+  return policy;
 }
 
 bool compile_times_wanted() {
@@ -298,13 +319,15 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 }
 
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
-                    std::string* error) {
+                    std::string* error, OptTier tier, const std::function<bool()>* cancelled) {
   Jit& j = jit();
   if (!j.lljit) {
     *error = "the JIT could not start: " + j.error;
     return false;
   }
-  auto tm = j.tmb->createTargetMachine();
+  llvm::orc::JITTargetMachineBuilder tmb = *j.tmb;
+  if (tier == OptTier::kQuick) tmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+  auto tm = tmb.createTargetMachine();
   if (!tm) {
     *error = llvm::toString(tm.takeError());
     return false;
@@ -313,8 +336,13 @@ bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLV
   mod->setTargetTriple((*tm)->getTargetTriple().str());
   auto t0 = std::chrono::steady_clock::now();
   const std::string what = compile_times_wanted() ? mod->getModuleIdentifier() : std::string();
-  optimize(*mod, **tm);
-  if (compile_times_wanted()) report_compile_time(what, "optimize", ms_since(t0));
+  const char* tier_name = tier == OptTier::kQuick ? "quick " : "";
+  optimize(*mod, **tm, tier, cancelled);
+  if (cancelled && (*cancelled)()) {
+    *error = "cancelled";
+    return false;
+  }
+  if (compile_times_wanted()) report_compile_time(what, (std::string(tier_name) + "optimize").c_str(), ms_since(t0));
   t0 = std::chrono::steady_clock::now();
   dump_stage("optimized", *mod);
   llvm::SmallVector<char, 0> buf;
@@ -325,7 +353,7 @@ bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLV
     return false;
   }
   pm.run(*mod);
-  if (compile_times_wanted()) report_compile_time(what, "code generation", ms_since(t0));
+  if (compile_times_wanted()) report_compile_time(what, (std::string(tier_name) + "code generation").c_str(), ms_since(t0));
   object->assign(buf.begin(), buf.end());
   mod.reset();
   ctx.reset();

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,10 +36,28 @@ void dump_stage(const char* stage, const llvm::Module& mod);
 // payloads, as on the GPU (nan_canonical.cpp). Run on SSA form.
 void canonicalize_f32_nans(llvm::Function& fn);
 
+// How hard compile_object works. Both tiers give the same results: the
+// lowering fixes every rounding, NaN and memory rule, and the quick tier
+// runs the NaN rule (canonicalize_f32_nans) too.
+enum class OptTier {
+  kQuick,  // registers to SSA and fast instruction selection: a first launch's code, in a few ms
+  kFull,   // LLVM's O3 and its best code generation: the code a kernel is recompiled to
+};
+
+// Which tiers kernels are compiled with (CUCPU_JIT): `tiered` (the
+// default: quick first, full in the background), `full` (full at once,
+// also whenever CUCPU_PTX_DUMP is set, so a dump shows the code that runs)
+// or `quick` (never recompiled: for testing the quick tier).
+enum class TierPolicy { kTiered, kFullOnly, kQuickOnly };
+TierPolicy tier_policy();
+
 // Optimizes `mod` (which lives in `ctx`; both are consumed) for this CPU
-// and compiles it to a relocatable object. False with *error on failure.
+// at `tier` and compiles it to a relocatable object. A full compile polls
+// `cancelled` (when given) between passes and fails once it answers true.
+// False with *error on failure.
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
-                    std::string* error);
+                    std::string* error, OptTier tier = OptTier::kFull,
+                    const std::function<bool()>* cancelled = nullptr);
 
 // Links an object from compile_object (now or in an earlier process) into
 // the JIT and returns the addresses of `names`. Each object's symbols must

@@ -12,41 +12,68 @@
 #include "ptx/code_cache.h"
 #include "ptx/jit.h"
 #include "ptx/lower.h"
+#include "ptx/tier_up.h"
 
 namespace cucpu::ptx {
 
 namespace {
 
-struct Linked;
-std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::string& key, const std::string& text_name,
-                                          bool big_grid, std::string* log);
+// A kernel's code in the JIT, by code key: a text compiled again in the
+// same process (after its Program was dropped) reuses it. `range` starts as
+// the quick tier's code when the kernel was compiled quickly, and becomes
+// the full tier's once the background compile has linked that; both come
+// from one lowering, made twice, so they share `layout` and its frames.
+struct Linked {
+  enum State : int { kUpgradable, kUpgrading, kFinal };
+  KernelLayout layout;
+  // Release by the tier-up, acquire by each run: the new code is linked before it is seen.
+  std::atomic<uint64_t> range{0};
+  std::atomic<int> state{kFinal};
+  std::atomic<bool> full{false};  // range is the full tier's code (Kernel::runs_full_tier)
+};
+std::shared_ptr<Linked> link_kernel(const Module& ast, int fi, const std::string& key, const std::string& text_name,
+                                    bool big_grid, std::string* log);
+void request_full_tier(const std::shared_ptr<Linked>& l, const std::shared_ptr<const Module>& ast, int fi,
+                       const std::string& key, const std::string& text_name, bool big_grid);
 void fill_code(const Linked& l, KernelLayout* layout, CompiledCode* code, const char* name);
+
+// Runs `code` with the newest range function its Linked has.
+Fault run_linked(const CompiledCode& code, const Linked& l, const LaunchConfig& cfg, uint64_t first, uint64_t last) {
+  CompiledCode now = code;
+  now.range = reinterpret_cast<RangeFn>(l.range.load(std::memory_order_acquire));
+  return devrt::run_blocks(now, cfg, first, last);
+}
 
 class KernelImpl final : public Kernel {
  public:
   const KernelInfo& info() const override { return info_; }
   const EntryDesc& entry() const override { return entry_; }
+  bool runs_full_tier() const override { return linked_->full.load(std::memory_order_relaxed); }
   Fault run_blocks(const LaunchConfig& cfg, uint64_t first, uint64_t last) const override {
-    if (cfg.grid.x <= kMaxGridX) return devrt::run_blocks(code_, cfg, first, last);
+    if (cfg.grid.x <= kMaxGridX) return run_linked(code_, *linked_, cfg, first, last);
     // A grid wider than the main code is built for: code made for it, compiled on first use.
     std::call_once(big_once_, [&] {
       std::string log;
-      if (auto l = link_kernel(*ast_, fi_, key_ + "+big", entry_.name, true, &log))
-        fill_code(*l, &big_layout_, &big_code_, entry_.name.c_str());
+      const std::string key = key_ + "+big";
+      if ((big_linked_ = link_kernel(*ast_, fi_, key, entry_.name, true, &log))) {
+        fill_code(*big_linked_, &big_layout_, &big_code_, entry_.name.c_str());
+        request_full_tier(big_linked_, ast_, fi_, key, entry_.name, true);
+      }
     });
-    if (!big_code_.range) {
+    if (!big_linked_) {
       Fault f;
       f.kind = FaultKind::kIllegalInstruction;
       f.message = "the kernel could not be compiled for a grid this wide";
       return f;
     }
-    return devrt::run_blocks(big_code_, cfg, first, last);
+    return run_linked(big_code_, *big_linked_, cfg, first, last);
   }
 
   KernelInfo info_;
   EntryDesc entry_;
   KernelLayout layout_;
-  CompiledCode code_;
+  CompiledCode code_;  // its range is read from linked_ at each run
+  std::shared_ptr<Linked> linked_;
   // For grids wider than kMaxGridX: the parsed text, shared with the
   // Program (a kernel may outlive it).
   std::shared_ptr<const Module> ast_;
@@ -55,6 +82,7 @@ class KernelImpl final : public Kernel {
   mutable std::once_flag big_once_;
   mutable KernelLayout big_layout_;
   mutable CompiledCode big_code_;
+  mutable std::shared_ptr<Linked> big_linked_;  // set once, in big_once_
 };
 
 class ProgramImpl final : public Program {
@@ -246,20 +274,35 @@ bool ProgramImpl::build(std::string* log) {
   return true;
 }
 
-// Kernels linked into the JIT, by code key: a text compiled again in the
-// same process (after its Program was dropped) reuses them.
-struct Linked {
-  KernelLayout layout;
-  uint64_t range = 0;
-};
 std::mutex g_linked_mu;
-std::map<std::string, std::shared_ptr<const Linked>>& linked() {
-  static auto* m = new std::map<std::string, std::shared_ptr<const Linked>>;  // never destroyed, as the JIT
+std::map<std::string, std::shared_ptr<Linked>>& linked() {
+  static auto* m = new std::map<std::string, std::shared_ptr<Linked>>;  // never destroyed, as the JIT
   return *m;
 }
 
-std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::string& key, const std::string& text_name,
-                                          bool big_grid, std::string* log) {
+// Symbols are unique per process: each tier and each grid width has its own prefix.
+std::string symbol_prefix(const std::string& key, bool big_grid, OptTier tier) {
+  const std::string base = big_grid ? code_key(key, "big") : key;
+  return "cucpu_" + (tier == OptTier::kQuick ? base : code_key(base, "full"));
+}
+
+std::unique_ptr<llvm::Module> lower_for(const Module& ast, int fi, const std::string& key, const std::string& text_name,
+                                        bool big_grid, OptTier tier, llvm::LLVMContext& ctx, KernelLayout* layout,
+                                        std::string* log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    auto mod = lower_kernel(ast, fi, symbol_prefix(key, big_grid, tier), ctx, layout, big_grid);
+    if (compile_times_wanted()) report_compile_time(text_name, "lowering", ms_since(t0));
+    mod->setModuleIdentifier(text_name);
+    return mod;
+  } catch (const LowerError& e) {
+    *log = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + " (in '" + text_name + "')";
+    return nullptr;
+  }
+}
+
+std::shared_ptr<Linked> link_kernel(const Module& ast, int fi, const std::string& key, const std::string& text_name,
+                                    bool big_grid, std::string* log) {
   {
     std::lock_guard<std::mutex> g(g_linked_mu);
     auto it = linked().find(key);
@@ -267,35 +310,71 @@ std::shared_ptr<const Linked> link_kernel(const Module& ast, int fi, const std::
   }
   auto l = std::make_shared<Linked>();
   std::string object;
-  if (!disk_cache_load(key, &l->layout, &object)) {
+  bool full = false;
+  // Tiered compiles take either tier's object; the one-tier policies take their own tier's alone.
+  const TierPolicy policy = tier_policy();
+  const bool cached = disk_cache_load(key, &l->layout, &object, &full) &&
+                      (policy == TierPolicy::kTiered || full == (policy == TierPolicy::kFullOnly));
+  if (!cached) {
+    const OptTier tier = policy == TierPolicy::kFullOnly ? OptTier::kFull : OptTier::kQuick;
     auto ctx = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> mod;
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      mod = lower_kernel(ast, fi, "cucpu_" + (big_grid ? code_key(key, "big") : key), *ctx, &l->layout, big_grid);
-      if (compile_times_wanted())
-        report_compile_time(text_name, "lowering", ms_since(t0));
-      mod->setModuleIdentifier(text_name);
-    } catch (const LowerError& e) {
-      *log = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.what + " (in '" + text_name + "')";
-      return nullptr;
-    }
-    if (!compile_object(std::move(mod), std::move(ctx), &object, log)) return nullptr;
-    disk_cache_store(key, l->layout, object);
+    auto mod = lower_for(ast, fi, key, text_name, big_grid, tier, *ctx, &l->layout, log);
+    if (!mod || !compile_object(std::move(mod), std::move(ctx), &object, log, tier)) return nullptr;
+    full = tier == OptTier::kFull;
+    disk_cache_store(key, l->layout, object, full);
   }
+  l->full.store(full, std::memory_order_relaxed);
+  l->state.store(full || policy != TierPolicy::kTiered ? Linked::kFinal : Linked::kUpgradable,
+                 std::memory_order_relaxed);
   std::lock_guard<std::mutex> g(g_linked_mu);
   auto it = linked().find(key);  // another thread may have linked it meanwhile
   if (it != linked().end()) return it->second;
   std::vector<uint64_t> addrs;
   if (!load_object(object, {l->layout.range_name}, &addrs, log)) return nullptr;
-  l->range = addrs[0];
+  l->range.store(addrs[0], std::memory_order_release);
   linked()[key] = l;
   return l;
 }
 
+// Whether two lowerings of one kernel lay out its frames alike (they do:
+// lowering is deterministic; checked, as a difference would be silent).
+bool same_frames(const KernelLayout& a, const KernelLayout& b) {
+  return a.frame_bytes == b.frame_bytes && a.frame_units == b.frame_units && a.local_stride == b.local_stride &&
+         a.static_shared == b.static_shared && a.sites.size() == b.sites.size();
+}
+
+// Queues the full tier's compile of `l`, unless it is final or already
+// queued. The job lives while the kernel's parsed text does: once every
+// Program and Kernel of the text is gone it is cancelled, and a later
+// kernel of the same text asks again.
+void request_full_tier(const std::shared_ptr<Linked>& l, const std::shared_ptr<const Module>& ast, int fi,
+                       const std::string& key, const std::string& text_name, bool big_grid) {
+  int expected = Linked::kUpgradable;
+  if (!l->state.compare_exchange_strong(expected, Linked::kUpgrading, std::memory_order_relaxed)) return;
+  std::weak_ptr<const Module> weak_ast = ast;
+  request_tier_up(weak_ast, [l, weak_ast, fi, key, text_name, big_grid](const std::function<bool()>& cancelled) {
+    KernelLayout layout;
+    std::string object, log;
+    std::vector<uint64_t> addrs;
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> mod;
+    if (auto text = weak_ast.lock(); text && !cancelled())  // held while lowering only, so the compile can be cancelled
+      mod = lower_for(*text, fi, key, text_name, big_grid, OptTier::kFull, *ctx, &layout, &log);
+    const bool done = mod && compile_object(std::move(mod), std::move(ctx), &object, &log, OptTier::kFull, &cancelled) &&
+                      same_frames(layout, l->layout) && load_object(object, {layout.range_name}, &addrs, &log);
+    if (done) {
+      l->full.store(true, std::memory_order_relaxed);
+      l->range.store(addrs[0], std::memory_order_release);
+      disk_cache_store(key, layout, object, true);
+    }
+    // A cancelled compile may be asked for again; a failed one is not (the quick code stays).
+    l->state.store(done || !cancelled() ? Linked::kFinal : Linked::kUpgradable, std::memory_order_relaxed);
+  });
+}
+
 void fill_code(const Linked& l, KernelLayout* layout, CompiledCode* code, const char* name) {
   *layout = l.layout;
-  code->range = reinterpret_cast<RangeFn>(l.range);
+  code->range = nullptr;  // read from l at each run (run_linked)
   code->sites = &layout->sites;
   code->frame_bytes = layout->frame_bytes;
   code->frame_units = layout->frame_units;
@@ -312,9 +391,10 @@ std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) 
   k->key_ = code_key(text_, f.name);
   k->ast_ = ast_holder_;
   k->fi_ = fi;
-  auto l = link_kernel(ast_, fi, k->key_, f.name, false, log);
-  if (!l) return nullptr;
-  fill_code(*l, &k->layout_, &k->code_, k->entry_.name.c_str());
+  k->linked_ = link_kernel(ast_, fi, k->key_, f.name, false, log);
+  if (!k->linked_) return nullptr;
+  fill_code(*k->linked_, &k->layout_, &k->code_, k->entry_.name.c_str());
+  request_full_tier(k->linked_, ast_holder_, fi, k->key_, f.name, false);
   KernelInfo& info = k->info_;
   info.num_regs = k->layout_.num_regs;
   info.static_shared_bytes = k->layout_.static_shared;

@@ -21,6 +21,7 @@ class FakeKernel final : public ptx::Kernel {
   FakeKernel(ptx::EntryDesc e, ptx::KernelInfo i, BlockFn f) : entry_(std::move(e)), info_(i), fn_(std::move(f)) {}
   const ptx::KernelInfo& info() const override { return info_; }
   const ptx::EntryDesc& entry() const override { return entry_; }
+  bool runs_full_tier() const override { return true; }
   devrt::Fault run_blocks(const devrt::LaunchConfig& cfg, uint64_t first, uint64_t last) const override {
     return fn_(cfg, first, last);
   }
