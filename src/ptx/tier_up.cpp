@@ -1,5 +1,8 @@
 // One worker thread, started on the first request; a fork handler keeps a
 // child from inheriting a compile in progress (see at_fork_prepare).
+// A forked child starts no worker, and its kernels keep their quick code:
+// NVIDIA's driver does not support CUDA in the child of a process that used
+// it, and ThreadSanitizer cannot follow threads started after a fork.
 #include "ptx/tier_up.h"
 
 #include <pthread.h>
@@ -27,7 +30,8 @@ struct Queue {
   std::condition_variable work_cv;  // a job was queued
   std::condition_variable idle_cv;  // the running job finished
   std::deque<Queued> jobs;          // guarded by mu
-  bool started = false;             // the worker exists (in this process); guarded by mu
+  bool started = false;             // the worker exists; guarded by mu
+  bool forked = false;              // this is a forked child: no worker; guarded by mu
   bool busy = false;                // the worker is running a job; guarded by mu
   bool handlers_installed = false;  // guarded by mu
   // Set once, at exit. Relaxed: it only asks a job to stop early; the
@@ -85,7 +89,8 @@ void at_fork_prepare() {
 void at_fork_parent() { queue().mu.unlock(); }
 void at_fork_child() {
   Queue& q = queue();
-  q.started = false;
+  q.forked = true;
+  q.jobs.clear();
   q.mu.unlock();
 }
 
@@ -96,7 +101,7 @@ void request_tier_up(std::weak_ptr<const void> interest, TierUpJob job) {
   bool install = false;
   {
     std::lock_guard<std::mutex> g(q.mu);
-    if (q.exiting.load(std::memory_order_relaxed)) return;
+    if (q.exiting.load(std::memory_order_relaxed) || q.forked) return;
     q.jobs.push_back({std::move(interest), std::move(job)});
     if (!q.started) {
       q.started = true;

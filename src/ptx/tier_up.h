@@ -1,6 +1,7 @@
 // The background compiler: one thread that recompiles kernels at the full
-// tier (jit.h) while their quick code runs. Thread-safe; fork-safe (a child
-// gets a fresh thread on its first request).
+// tier (jit.h) while their quick code runs. Thread-safe. Fork-safe: a fork
+// waits for the running job, and a forked child runs no jobs (its kernels
+// keep their quick code).
 #pragma once
 
 #include <functional>
@@ -13,7 +14,8 @@ namespace cucpu::ptx {
 // (compile_object does) and gives up early.
 using TierUpJob = std::function<void(const std::function<bool()>& cancelled)>;
 
-// Queues `job` behind those already queued. Jobs run one at a time. A job
+// Queues `job` behind those already queued (in a forked child, drops it).
+// Jobs run one at a time. A job
 // still queued when the process exits never runs; one running then is
 // cancelled and waited for (up to two seconds), so that no compile is in
 // LLVM while static destructors run.
