@@ -582,8 +582,8 @@ void FnLowering::note_alignment(Value* ptr, uint32_t bytes) {
   if (bytes <= 1) return;
   if (!misaligned) {
     llvm::IRBuilder<> eb(entry_block, entry_block->begin());
-    misaligned = eb.CreateAlloca(b.getInt64Ty(), nullptr, "cucpu.misaligned");
-    eb.CreateStore(b.getInt64(0), misaligned);
+    misaligned = eb.CreateAlloca(b.getInt8Ty(), nullptr, "cucpu.misaligned");
+    eb.CreateStore(b.getInt8(0), misaligned);
   }
   // Plain loads and stores go on (x86 does not fault on them): the low
   // bits of their addresses are or-ed together and reported, as a fault
@@ -591,24 +591,25 @@ void FnLowering::note_alignment(Value* ptr, uint32_t bytes) {
   // threads' loop widens to one vector or, and for consecutive accesses
   // from one base the optimizer sees it is the base's alone. (`cucpu
   // check` reports each misaligned access with its address and line.)
+  // The low bits alone, in a byte: an i8 or keeps the widened loop's vectors as wide as its floats'.
   Value* a = alignment_operand(ptr, bytes);
-  Value* cur = b.CreateLoad(b.getInt64Ty(), misaligned);
-  b.CreateStore(b.CreateOr(cur, b.CreateAnd(a, b.getInt64(bytes - 1))), misaligned);
+  Value* cur = b.CreateLoad(b.getInt8Ty(), misaligned);
+  b.CreateStore(b.CreateOr(cur, b.CreateTrunc(b.CreateAnd(a, b.getInt64(bytes - 1)), b.getInt8Ty())), misaligned);
 }
 
 void FnLowering::report_misalignment() {
   if (!misaligned) return;
-  Value* cur = b.CreateLoad(b.getInt64Ty(), misaligned);
+  Value* cur = b.CreateLoad(b.getInt8Ty(), misaligned);
   if (is_kernel) {
     // Kept for the range function, which reports it after its loop (the
     // loop then has no exit a vectorizer must keep).
     Value* slot = fn->getArg(7);
-    b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), slot), cur), slot);
+    b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt8Ty(), slot), cur), slot);
     return;
   }
   auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", fn);
   auto* ok_bb = llvm::BasicBlock::Create(ctx, "aligned", fn);
-  auto* br = b.CreateCondBr(b.CreateICmpNE(cur, b.getInt64(0)), fault_bb, ok_bb);
+  auto* br = b.CreateCondBr(b.CreateICmpNE(cur, b.getInt8(0)), fault_bb, ok_bb);
   br->setMetadata(llvm::LLVMContext::MD_prof, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
   b.SetInsertPoint(fault_bb);
   emit_fault(static_cast<uint32_t>(FaultKind::kMisalignedAddress), b.getInt64(0));  // the address is not kept

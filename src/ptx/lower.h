@@ -273,7 +273,7 @@ class FnLowering {
   llvm::MDNode* kernel_tag = nullptr;               // TBAA access tag of the kernel's own memory accesses
   CutPlan cuts;                                    // plan_cuts (kernels); no cuts in functions
   llvm::BasicBlock* entry_block = nullptr;
-  llvm::AllocaInst* misaligned = nullptr;          // low address bits of plain accesses, or-ed (0: all aligned)
+  llvm::AllocaInst* misaligned = nullptr;          // i8: low address bits of plain accesses, or-ed (0: all aligned)
   llvm::AllocaInst* spin_count = nullptr;          // spin loops' trips round since the step began
   std::vector<llvm::Instruction*> nc_loads;        // ld.global.nc loads (scope_read_only_loads)
   void scope_read_only_loads();                    // tag_accesses' second half

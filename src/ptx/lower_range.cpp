@@ -1,6 +1,6 @@
 // Range functions (abi.h): the loops that step threads [first, last) of a
 // block, a row (threads of one y, z) at a time, so that x is an induction
-// variable of the inner loop (two divisions per row, none per thread).
+// variable of the inner loop (divisions for the first row only, none per thread).
 //
 // A kernel with cuts whose regions overlap little (lower_body decides) gets
 // one loop per resume point, around a copy of the step that resumes there
@@ -125,21 +125,29 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   Value* resume = resume_const >= 0 ? static_cast<Value*>(b.getInt32(static_cast<uint32_t>(resume_const))) : run->getArg(5);
   Value* codes = run->getArg(6);
   auto* env_ty = llvm::StructType::getTypeByName(ctx, "cucpu.env");
-  llvm::AllocaInst* misaligned = b.CreateAlloca(i64, nullptr, "misaligned");
-  b.CreateStore(b.getInt64(0), misaligned);
+  llvm::AllocaInst* misaligned = b.CreateAlloca(b.getInt8Ty(), nullptr, "misaligned");  // the steps' or of low address bits
+  b.CreateStore(b.getInt8(0), misaligned);
   auto ntid = [&](unsigned k) {
     return b.CreateLoad(i32, b.CreateInBoundsGEP(env_ty, envp, {b.getInt32(0), b.getInt32(0), b.getInt32(k)}));
   };
   Value* nx = ntid(0);
   Value* ny = ntid(1);
+  // The first row's coordinates by division; each next row's by a step
+  // (it starts at x 0, one y on, wrapping into z).
+  Value* x_first = b.CreateURem(first, nx);
+  Value* xy_first = b.CreateUDiv(first, nx);
+  Value* y_first = b.CreateURem(xy_first, ny);
+  Value* z_first = b.CreateUDiv(xy_first, ny);
   b.CreateCondBr(b.CreateICmpULT(first, last), row, done);
   b.SetInsertPoint(row);
   llvm::PHINode* t0 = b.CreatePHI(i32, 2);
+  llvm::PHINode* x0 = b.CreatePHI(i32, 2);
+  llvm::PHINode* y = b.CreatePHI(i32, 2);
+  llvm::PHINode* z = b.CreatePHI(i32, 2);
   t0->addIncoming(first, entry_bb);
-  Value* x0 = b.CreateURem(t0, nx);
-  Value* xy = b.CreateUDiv(t0, nx);
-  Value* y = b.CreateURem(xy, ny);
-  Value* z = b.CreateUDiv(xy, ny);
+  x0->addIncoming(x_first, entry_bb);
+  y->addIncoming(y_first, entry_bb);
+  z->addIncoming(z_first, entry_bb);
   Value* row_end = b.CreateAdd(b.CreateSub(t0, x0), nx);
   row_end = b.CreateSelect(b.CreateICmpULT(row_end, last), row_end, last);
   Value* count = b.CreateSub(row_end, t0);
@@ -159,6 +167,11 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
   b.CreateCondBr(b.CreateICmpULT(next, count), loop, row_done);
   b.SetInsertPoint(row_done);
   t0->addIncoming(row_end, row_done);
+  Value* y_next = b.CreateAdd(y, b.getInt32(1), "", true, true);
+  Value* wraps = b.CreateICmpEQ(y_next, ny);
+  x0->addIncoming(b.getInt32(0), row_done);
+  y->addIncoming(b.CreateSelect(wraps, b.getInt32(0), y_next), row_done);
+  z->addIncoming(b.CreateAdd(z, b.CreateZExt(wraps, i32), "", true, true), row_done);
   // Without cuts every thread returns 0.
   Value* result = b.getInt32(0);
   if (cuts) {
@@ -193,10 +206,10 @@ llvm::Function* make_loop(llvm::Module& mod, llvm::Function* step, const std::st
     b.CreateCondBr(b.CreateICmpULT(row_end, last), row, done);
     b.SetInsertPoint(done);
   }
-  Value* bad = b.CreateLoad(i64, misaligned);
+  Value* bad = b.CreateLoad(b.getInt8Ty(), misaligned);
   auto* fault_bb = llvm::BasicBlock::Create(ctx, "misaligned", run);
   auto* ret_bb = llvm::BasicBlock::Create(ctx, "ret", run);
-  b.CreateCondBr(b.CreateICmpNE(bad, b.getInt64(0)), fault_bb, ret_bb);
+  b.CreateCondBr(b.CreateICmpNE(bad, b.getInt8(0)), fault_bb, ret_bb);
   b.SetInsertPoint(fault_bb);
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, i32, i64}, false);
   llvm::Function* rt = mod.getFunction("cucpu_rt_fault");

@@ -218,8 +218,8 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
   auto* fault_bb = block("misaligned");
 
   b.SetInsertPoint(entry_bb);
-  llvm::AllocaInst* misaligned = b.CreateAlloca(i64, nullptr, "misaligned");
-  b.CreateStore(b.getInt64(0), misaligned);
+  llvm::AllocaInst* misaligned = b.CreateAlloca(b.getInt8Ty(), nullptr, "misaligned");  // the steps' or of low address bits
+  b.CreateStore(b.getInt8(0), misaligned);
   auto ntid = [&](unsigned k) {
     // As the steps read it (lower_misc.cpp): invariant, 1 to 1024.
     auto* ld = b.CreateLoad(i32, b.CreateInBoundsGEP(env_ty, envp, {b.getInt32(0), b.getInt32(0), b.getInt32(k)}));
@@ -400,7 +400,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
     // A misaligned access is reported before the warp goes past its cut.
     b.SetInsertPoint(after);
     auto* checked = block("checked" + std::to_string(r));
-    b.CreateCondBr(b.CreateICmpNE(b.CreateLoad(i64, misaligned), b.getInt64(0)), fault_bb, checked);
+    b.CreateCondBr(b.CreateICmpNE(b.CreateLoad(b.getInt8Ty(), misaligned), b.getInt8(0)), fault_bb, checked);
     b.SetInsertPoint(checked);
     auto* uniform = block("uniform" + std::to_string(r));
     spills[r] = block("spill" + std::to_string(r));
