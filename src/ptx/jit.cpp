@@ -11,7 +11,6 @@
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
-#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
@@ -207,9 +206,8 @@ void derive_pointers(llvm::Module& mod) {
 }
 
 // Optimizes `mod` for `tm`. The quick tier stops after registers reach SSA
-// form and the NaN rule; the full tier goes on to O3, skipping the passes
-// left once `cancelled` answers true.
-void optimize(llvm::Module& mod, llvm::TargetMachine& tm, OptTier tier, const std::function<bool()>* cancelled) {
+// form and the NaN rule; the full tier goes on to O3.
+void optimize(llvm::Module& mod, llvm::TargetMachine& tm, OptTier tier) {
   const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
   for (llvm::Function& f : mod) {
     if (f.isDeclaration()) continue;
@@ -238,10 +236,7 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm, OptTier tier, const st
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });  // before the defaults: the first one stays
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassInstrumentationCallbacks pic;
-  if (cancelled)
-    pic.registerShouldRunOptionalPassCallback([cancelled](llvm::StringRef, llvm::Any) { return !(*cancelled)(); });
-  llvm::PassBuilder pb(&tm, llvm::PipelineTuningOptions(), std::nullopt, &pic);
+  llvm::PassBuilder pb(&tm);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -319,7 +314,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 }
 
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
-                    std::string* error, OptTier tier, const std::function<bool()>* cancelled) {
+                    std::string* error, OptTier tier) {
   Jit& j = jit();
   if (!j.lljit) {
     *error = "the JIT could not start: " + j.error;
@@ -337,11 +332,7 @@ bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLV
   auto t0 = std::chrono::steady_clock::now();
   const std::string what = compile_times_wanted() ? mod->getModuleIdentifier() : std::string();
   const char* tier_name = tier == OptTier::kQuick ? "quick " : "";
-  optimize(*mod, **tm, tier, cancelled);
-  if (cancelled && (*cancelled)()) {
-    *error = "cancelled";
-    return false;
-  }
+  optimize(*mod, **tm, tier);
   if (compile_times_wanted()) report_compile_time(what, (std::string(tier_name) + "optimize").c_str(), ms_since(t0));
   t0 = std::chrono::steady_clock::now();
   dump_stage("optimized", *mod);

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,19 +44,16 @@ enum class OptTier {
 };
 
 // Which tiers kernels are compiled with (CUCPU_JIT): `tiered` (the
-// default: quick first, full in the background), `full` (full at once,
-// also whenever CUCPU_PTX_DUMP is set, so a dump shows the code that runs)
-// or `quick` (never recompiled: for testing the quick tier).
+// default: quick first, full once the kernel is hot; program.cpp), `full`
+// (full at once, also whenever CUCPU_PTX_DUMP is set, so a dump shows the
+// code that runs) or `quick` (never recompiled: for testing the quick tier).
 enum class TierPolicy { kTiered, kFullOnly, kQuickOnly };
 TierPolicy tier_policy();
 
 // Optimizes `mod` (which lives in `ctx`; both are consumed) for this CPU
-// at `tier` and compiles it to a relocatable object. A full compile polls
-// `cancelled` (when given) between passes and fails once it answers true.
-// False with *error on failure.
+// at `tier` and compiles it to a relocatable object. False with *error on failure.
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
-                    std::string* error, OptTier tier = OptTier::kFull,
-                    const std::function<bool()>* cancelled = nullptr);
+                    std::string* error, OptTier tier = OptTier::kFull);
 
 // Links an object from compile_object (now or in an earlier process) into
 // the JIT and returns the addresses of `names`. Each object's symbols must

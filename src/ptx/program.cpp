@@ -1,6 +1,8 @@
 // Program and Kernel: parsing once per text, compiling once per entry.
 #include "ptx/program.h"
 
+#include <x86intrin.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -12,7 +14,6 @@
 #include "ptx/code_cache.h"
 #include "ptx/jit.h"
 #include "ptx/lower.h"
-#include "ptx/tier_up.h"
 
 namespace cucpu::ptx {
 
@@ -21,28 +22,27 @@ namespace {
 // A kernel's code in the JIT, by code key: a text compiled again in the
 // same process (after its Program was dropped) reuses it. `range` starts as
 // the quick tier's code when the kernel was compiled quickly, and becomes
-// the full tier's once the background compile has linked that; both come
-// from one lowering, made twice, so they share `layout` and its frames.
+// the full tier's once the kernel is hot (see tier_up); both come from one
+// lowering, made twice, so they share `layout` and its frames.
 struct Linked {
   enum State : int { kUpgradable, kUpgrading, kFinal };
   KernelLayout layout;
-  // Release by the tier-up, acquire by each run: the new code is linked before it is seen.
+  // Release by tier_up, acquire by each run: the new code is linked before it is seen.
   std::atomic<uint64_t> range{0};
   std::atomic<int> state{kFinal};
-  std::atomic<bool> full{false};  // range is the full tier's code (Kernel::runs_full_tier)
+  std::atomic<bool> full{false};          // range is the full tier's code (Kernel::runs_full_tier)
+  std::atomic<uint64_t> quick_ticks{0};   // time-stamp counter ticks spent running the quick code
 };
 std::shared_ptr<Linked> link_kernel(const Module& ast, int fi, const std::string& key, const std::string& text_name,
                                     bool big_grid, std::string* log);
-void request_full_tier(const std::shared_ptr<Linked>& l, const std::shared_ptr<const Module>& ast, int fi,
-                       const std::string& key, const std::string& text_name, bool big_grid);
+void tier_up(Linked& l, const Module& ast, int fi, const std::string& key, const std::string& text_name, bool big_grid);
 void fill_code(const Linked& l, KernelLayout* layout, CompiledCode* code, const char* name);
 
-// Runs `code` with the newest range function its Linked has.
-Fault run_linked(const CompiledCode& code, const Linked& l, const LaunchConfig& cfg, uint64_t first, uint64_t last) {
-  CompiledCode now = code;
-  now.range = reinterpret_cast<RangeFn>(l.range.load(std::memory_order_acquire));
-  return devrt::run_blocks(now, cfg, first, last);
-}
+// A kernel is hot once its quick code has run for about as long as its
+// full compile takes (20 to 30 ms of one core: the counter ticks at the
+// CPU's base clock). Paying the compile then at most doubles what a kernel
+// that is never run again has cost, and a short program never pays it.
+constexpr uint64_t kHotTicks = 60'000'000;
 
 class KernelImpl final : public Kernel {
  public:
@@ -50,15 +50,12 @@ class KernelImpl final : public Kernel {
   const EntryDesc& entry() const override { return entry_; }
   bool runs_full_tier() const override { return linked_->full.load(std::memory_order_relaxed); }
   Fault run_blocks(const LaunchConfig& cfg, uint64_t first, uint64_t last) const override {
-    if (cfg.grid.x <= kMaxGridX) return run_linked(code_, *linked_, cfg, first, last);
+    if (cfg.grid.x <= kMaxGridX) return run_linked(code_, *linked_, false, cfg, first, last);
     // A grid wider than the main code is built for: code made for it, compiled on first use.
     std::call_once(big_once_, [&] {
       std::string log;
-      const std::string key = key_ + "+big";
-      if ((big_linked_ = link_kernel(*ast_, fi_, key, entry_.name, true, &log))) {
+      if ((big_linked_ = link_kernel(*ast_, fi_, key_ + "+big", entry_.name, true, &log)))
         fill_code(*big_linked_, &big_layout_, &big_code_, entry_.name.c_str());
-        request_full_tier(big_linked_, ast_, fi_, key, entry_.name, true);
-      }
     });
     if (!big_linked_) {
       Fault f;
@@ -66,7 +63,24 @@ class KernelImpl final : public Kernel {
       f.message = "the kernel could not be compiled for a grid this wide";
       return f;
     }
-    return run_linked(big_code_, *big_linked_, cfg, first, last);
+    return run_linked(big_code_, *big_linked_, true, cfg, first, last);
+  }
+
+  // Runs `code` with the newest range function `l` has. While that is the
+  // quick tier's, times the run; the run that makes the kernel hot
+  // compiles the full tier on this thread (other threads go on running
+  // the quick code meanwhile).
+  Fault run_linked(const CompiledCode& code, Linked& l, bool big_grid, const LaunchConfig& cfg, uint64_t first,
+                   uint64_t last) const {
+    CompiledCode now = code;
+    now.range = reinterpret_cast<RangeFn>(l.range.load(std::memory_order_acquire));
+    if (l.state.load(std::memory_order_relaxed) != Linked::kUpgradable) return devrt::run_blocks(now, cfg, first, last);
+    const uint64_t start = __rdtsc();
+    Fault f = devrt::run_blocks(now, cfg, first, last);
+    const uint64_t spent = __rdtsc() - start;
+    if (l.quick_ticks.fetch_add(spent, std::memory_order_relaxed) + spent >= kHotTicks)
+      tier_up(l, *ast_, fi_, big_grid ? key_ + "+big" : key_, entry_.name, big_grid);
+    return f;
   }
 
   KernelInfo info_;
@@ -343,33 +357,23 @@ bool same_frames(const KernelLayout& a, const KernelLayout& b) {
          a.static_shared == b.static_shared && a.sites.size() == b.sites.size();
 }
 
-// Queues the full tier's compile of `l`, unless it is final or already
-// queued. The job lives while the kernel's parsed text does: once every
-// Program and Kernel of the text is gone it is cancelled, and a later
-// kernel of the same text asks again.
-void request_full_tier(const std::shared_ptr<Linked>& l, const std::shared_ptr<const Module>& ast, int fi,
-                       const std::string& key, const std::string& text_name, bool big_grid) {
+// Compiles `l`'s kernel at the full tier and swaps its code in, unless
+// another thread already is or has. A failed compile leaves the quick code.
+void tier_up(Linked& l, const Module& ast, int fi, const std::string& key, const std::string& text_name, bool big_grid) {
   int expected = Linked::kUpgradable;
-  if (!l->state.compare_exchange_strong(expected, Linked::kUpgrading, std::memory_order_relaxed)) return;
-  std::weak_ptr<const Module> weak_ast = ast;
-  request_tier_up(weak_ast, [l, weak_ast, fi, key, text_name, big_grid](const std::function<bool()>& cancelled) {
-    KernelLayout layout;
-    std::string object, log;
-    std::vector<uint64_t> addrs;
-    auto ctx = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> mod;
-    if (auto text = weak_ast.lock(); text && !cancelled())  // held while lowering only, so the compile can be cancelled
-      mod = lower_for(*text, fi, key, text_name, big_grid, OptTier::kFull, *ctx, &layout, &log);
-    const bool done = mod && compile_object(std::move(mod), std::move(ctx), &object, &log, OptTier::kFull, &cancelled) &&
-                      same_frames(layout, l->layout) && load_object(object, {layout.range_name}, &addrs, &log);
-    if (done) {
-      l->full.store(true, std::memory_order_relaxed);
-      l->range.store(addrs[0], std::memory_order_release);
-      disk_cache_store(key, layout, object, true);
-    }
-    // A cancelled compile may be asked for again; a failed one is not (the quick code stays).
-    l->state.store(done || !cancelled() ? Linked::kFinal : Linked::kUpgradable, std::memory_order_relaxed);
-  });
+  if (!l.state.compare_exchange_strong(expected, Linked::kUpgrading, std::memory_order_relaxed)) return;
+  KernelLayout layout;
+  std::string object, log;
+  std::vector<uint64_t> addrs;
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = lower_for(ast, fi, key, text_name, big_grid, OptTier::kFull, *ctx, &layout, &log);
+  if (mod && compile_object(std::move(mod), std::move(ctx), &object, &log, OptTier::kFull) &&
+      same_frames(layout, l.layout) && load_object(object, {layout.range_name}, &addrs, &log)) {
+    l.full.store(true, std::memory_order_relaxed);
+    l.range.store(addrs[0], std::memory_order_release);
+    disk_cache_store(key, layout, object, true);
+  }
+  l.state.store(Linked::kFinal, std::memory_order_relaxed);
 }
 
 void fill_code(const Linked& l, KernelLayout* layout, CompiledCode* code, const char* name) {
@@ -394,7 +398,6 @@ std::shared_ptr<const Kernel> ProgramImpl::compile(int index, std::string* log) 
   k->linked_ = link_kernel(ast_, fi, k->key_, f.name, false, log);
   if (!k->linked_) return nullptr;
   fill_code(*k->linked_, &k->layout_, &k->code_, k->entry_.name.c_str());
-  request_full_tier(k->linked_, ast_holder_, fi, k->key_, f.name, false);
   KernelInfo& info = k->info_;
   info.num_regs = k->layout_.num_regs;
   info.static_shared_bytes = k->layout_.static_shared;

@@ -81,12 +81,15 @@ class Kernel {
   virtual const KernelInfo& info() const = 0;
   virtual const EntryDesc& entry() const = 0;
   // Whether launches now run the full tier's code (jit.h): from the start
-  // under CUCPU_JIT=full or from the disk cache, else once the background
-  // compile is done. Never under CUCPU_JIT=quick.
+  // under CUCPU_JIT=full or from the disk cache, else once the kernel is
+  // hot (its quick code has run about as long as a full compile takes).
+  // Never under CUCPU_JIT=quick.
   virtual bool runs_full_tier() const = 0;
   // Runs blocks [first, last) of `cfg.grid` (linear index, x fastest) on
   // the calling thread, one after another. Stops at the first fault and
   // returns it. May be called by many threads at once with disjoint ranges.
+  // The run that makes the kernel hot also compiles its full tier, on the
+  // calling thread.
   // The caller has checked the launch shape against info() and the limits.
   virtual Fault run_blocks(const LaunchConfig& cfg, uint64_t first, uint64_t last) const = 0;
 };
