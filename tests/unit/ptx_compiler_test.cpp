@@ -119,6 +119,58 @@ TEST(PtxCompiler, AHotKernelMovesToItsFullTierWithTheSameResults) {
   EXPECT_EQ(0, std::memcmp(first.data(), y.data(), sizeof(float) * n));
 }
 
+// Each thread stores its coordinates before and after a warp shuffle: the
+// second read comes from a range function run on one warp's span, which
+// starts mid-row when the block's x extent does not divide 32, and steps
+// from row to row and into the next z.
+TEST(PtxCompiler, RangeLoopsGiveEachThreadItsCoordinatesFromAnyFirstThread) {
+  const std::string text = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry coords(.param .u64 out)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  mov.u32 %r3, %tid.z;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %ntid.y;
+  mad.lo.s32 %r6, %r3, %r5, %r2;
+  mad.lo.s32 %r7, %r6, %r4, %r1;
+  activemask.b32 %r8;
+  shfl.sync.idx.b32 %r9, %r7, 0, 31, %r8;
+  mov.u32 %r10, %tid.x;
+  mov.u32 %r11, %tid.y;
+  mov.u32 %r12, %tid.z;
+  mul.wide.u32 %rd2, %r7, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v4.u32 [%rd3], {%r10, %r11, %r12, %r9};
+  ret;
+}
+)";
+  std::string log;
+  auto program = Program::parse(text, &log);
+  ASSERT_TRUE(program) << log;
+  auto k = program->kernel(0, &log);
+  ASSERT_TRUE(k) << log;
+  for (Dim3 block : {Dim3{5, 7, 3}, Dim3{33, 2, 2}, Dim3{1, 3, 40}, Dim3{7, 1, 1}}) {
+    const uint32_t n = block.x * block.y * block.z;
+    std::vector<uint32_t> out(n * 4, 0xdeadbeefu);
+    struct {
+      uint32_t* out;
+    } p{out.data()};
+    ASSERT_FALSE(launch(*k, {1, 1, 1}, block, &p));
+    for (uint32_t t = 0; t < n; ++t) {
+      const uint32_t want[4] = {t % block.x, t / block.x % block.y, t / (block.x * block.y), t / 32 * 32};
+      for (int i = 0; i < 4; ++i)
+        ASSERT_EQ(want[i], out[t * 4 + i]) << "block " << block.x << "x" << block.y << "x" << block.z << ", thread " << t
+                                           << ", word " << i;
+    }
+  }
+}
+
 TEST(PtxCompiler, BlockReductionWithShufflesBarriersAndAtomicsSumsExactly) {
   auto k = compile("basics.sm90.ptx", "reduce");
   ASSERT_TRUE(k);
