@@ -59,26 +59,40 @@ llvm::AllocaInst* FnLowering::carry_slot() {
 
 namespace {
 
-// An integer instruction being lowered: what its per-form functions read.
-struct IntInstr {
+// An integer instruction being lowered, with one function per form.
+struct IntForm {
   FnLowering& L;
   const Instr& in;
+  Op op;
   Ty t;      // its (first) type suffix
   int bits;  // t's width
+  const std::vector<Operand>& A;
+  llvm::IRBuilder<>& b;
   Value* arg(size_t i, Ty as) const {
-    if (i >= in.args.size()) L.fail("missing operand");
-    return L.read(in.args[i], as);
+    if (i >= A.size()) L.fail("missing operand");
+    return L.read(A[i], as);
   }
+  bool lower_compare() const;
+  bool lower_selp() const;
+  bool lower_slct() const;
+  bool lower_add_sub() const;
+  bool lower_mul_mad() const;
+  bool lower_sad() const;
+  bool lower_div_rem() const;
+  bool lower_abs_neg() const;
+  bool lower_min_max() const;
+  bool lower_logic() const;
+  bool lower_not() const;
+  bool lower_cnot() const;
+  bool lower_shift() const;
+  bool lower_count_bits() const;
+  bool lower_brev() const;
+  bool lower_bfind() const;
+  bool lower_bfe() const;
+  bool lower_bfi() const;
 };
 
-bool lower_compare(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Instr& in = form.in;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_compare() const {
   // setp.cmp[.bool].type p[|q], a, b[, {!}c]; set.cmp[.bool].dtype.stype d, a, b[, {!}c]
   const Ty st = op == Op::kSet ? L.type_suffix(in, 1) : t;
   if (st == Ty::kF16 || st == Ty::kF16x2 || st == Ty::kBF16 || st == Ty::kBF16x2) return false;  // lower_half
@@ -123,23 +137,12 @@ bool lower_compare(const IntInstr& form) {
   return true;
 }
 
-bool lower_selp(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_selp() const {
   L.write(A[0], b.CreateSelect(arg(3, Ty::kPred), arg(1, t), arg(2, t)), t);
   return true;
 }
 
-bool lower_slct(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Instr& in = form.in;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_slct() const {
   const Ty ct = L.type_suffix(in, 1);
   Value* c = arg(3, ct);
   Value* ge = ct == Ty::kF32 ? b.CreateFCmpOGE(c, llvm::ConstantFP::get(b.getFloatTy(), 0.0)) : b.CreateICmpSGE(c, b.getInt32(0));
@@ -147,15 +150,7 @@ bool lower_slct(const IntInstr& form) {
   return true;
 }
 
-bool lower_add_sub(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Instr& in = form.in;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  const int bits = form.bits;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_add_sub() const {
   if (t == Ty::kS16x2 || t == Ty::kU16x2) {
     Value* a = b.CreateBitCast(arg(1, Ty::kB32), llvm::FixedVectorType::get(b.getInt16Ty(), 2));
     Value* c = b.CreateBitCast(arg(2, Ty::kB32), llvm::FixedVectorType::get(b.getInt16Ty(), 2));
@@ -190,15 +185,7 @@ bool lower_add_sub(const IntInstr& form) {
   return true;
 }
 
-bool lower_mul_mad(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Instr& in = form.in;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  const int bits = form.bits;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_mul_mad() const {
   const bool wide = in.has("wide"), hi = in.has("hi");
   const bool s = is_signed(t);
   Value* a = arg(1, t);
@@ -255,12 +242,7 @@ bool lower_mul_mad(const IntInstr& form) {
   return true;
 }
 
-bool lower_sad(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_sad() const {
   Value* a = arg(1, t);
   Value* c = arg(2, t);
   Value* gt = is_signed(t) ? b.CreateICmpSGT(a, c) : b.CreateICmpUGT(a, c);
@@ -269,14 +251,7 @@ bool lower_sad(const IntInstr& form) {
   return true;
 }
 
-bool lower_div_rem(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  const int bits = form.bits;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_div_rem() const {
   Value* a = arg(1, t);
   Value* c = arg(2, t);
   Value* zero = llvm::ConstantInt::get(a->getType(), 0);
@@ -298,27 +273,14 @@ bool lower_div_rem(const IntInstr& form) {
   return true;
 }
 
-bool lower_abs_neg(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_abs_neg() const {
   Value* a = arg(1, t);
   Value* r = op == Op::kNeg ? b.CreateNeg(a) : L.intrinsic(llvm::Intrinsic::abs, {a->getType()}, {a, b.getFalse()});
   L.write(A[0], r, t);
   return true;
 }
 
-bool lower_min_max(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Instr& in = form.in;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_min_max() const {
   if (t == Ty::kS16x2 || t == Ty::kU16x2) {
     auto* vt = llvm::FixedVectorType::get(b.getInt16Ty(), 2);
     Value* a = b.CreateBitCast(arg(1, Ty::kB32), vt);
@@ -340,13 +302,7 @@ bool lower_min_max(const IntInstr& form) {
   return true;
 }
 
-bool lower_logic(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_logic() const {
   Value* a = arg(1, t);
   Value* c = arg(2, t);
   Value* r = op == Op::kAnd ? b.CreateAnd(a, c) : op == Op::kOr ? b.CreateOr(a, c) : b.CreateXor(a, c);
@@ -354,35 +310,18 @@ bool lower_logic(const IntInstr& form) {
   return true;
 }
 
-bool lower_not(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_not() const {
   L.write(A[0], b.CreateNot(arg(1, t)), t);
   return true;
 }
 
-bool lower_cnot(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_cnot() const {
   Value* a = arg(1, t);
   L.write(A[0], b.CreateZExt(b.CreateICmpEQ(a, llvm::ConstantInt::get(a->getType(), 0)), a->getType()), t);
   return true;
 }
 
-bool lower_shift(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  const int bits = form.bits;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_shift() const {
   Value* a = arg(1, t);
   Value* n = b.CreateZExtOrTrunc(arg(2, Ty::kU32), a->getType());
   Value* w = llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(bits));
@@ -396,13 +335,7 @@ bool lower_shift(const IntInstr& form) {
   return true;
 }
 
-bool lower_count_bits(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Op op = form.in.op;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_count_bits() const {
   Value* a = arg(1, t);
   Value* r = op == Op::kPopc ? L.intrinsic(llvm::Intrinsic::ctpop, {a->getType()}, {a})
                           : L.intrinsic(llvm::Intrinsic::ctlz, {a->getType()}, {a, b.getFalse()});
@@ -410,24 +343,13 @@ bool lower_count_bits(const IntInstr& form) {
   return true;
 }
 
-bool lower_brev(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Ty t = form.t;
-  auto& A = form.in.args;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_brev() const {
   Value* a = arg(1, t);
   L.write(A[0], L.intrinsic(llvm::Intrinsic::bitreverse, {a->getType()}, {a}), t);
   return true;
 }
 
-bool lower_bfind(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Instr& in = form.in;
-  const Ty t = form.t;
-  const int bits = form.bits;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_bfind() const {
   // Position of the most significant non-sign bit; 0xffffffff when none.
   Value* a = arg(1, t);
   Value* x = is_signed(t) ? b.CreateSelect(b.CreateICmpSLT(a, llvm::ConstantInt::get(a->getType(), 0)), b.CreateNot(a), a) : a;
@@ -439,13 +361,7 @@ bool lower_bfind(const IntInstr& form) {
   return true;
 }
 
-bool lower_bfe(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Ty t = form.t;
-  const int bits = form.bits;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_bfe() const {
   // d = a[pos, pos+len) (sign-extended for .s types); pos and len are bytes 0 of b and c.
   Value* a = arg(1, t);
   llvm::Type* at = a->getType();
@@ -477,13 +393,7 @@ bool lower_bfe(const IntInstr& form) {
   return true;
 }
 
-bool lower_bfi(const IntInstr& form) {
-  FnLowering& L = form.L;
-  const Ty t = form.t;
-  const int bits = form.bits;
-  auto& A = form.in.args;
-  auto& b = L.b;
-  auto arg = [&](size_t i, Ty as) { return form.arg(i, as); };
+bool IntForm::lower_bfi() const {
   // d = a inserted into b at [pos, pos+len).
   Value* a = arg(1, t);
   Value* base = arg(2, t);
@@ -508,26 +418,26 @@ bool lower_bfi(const IntInstr& form) {
 bool FnLowering::lower_int(const Instr& in) {
   const Ty t = type_suffix(in);
   const bool integer = !is_float(t) && t != Ty::kF16x2 && t != Ty::kBF16x2;
-  const IntInstr form{*this, in, t, integer ? type_bits(t) : 0};
+  const IntForm form{*this, in, in.op, t, integer ? type_bits(t) : 0, in.args, b};
   switch (in.op) {
-    case Op::kSetp: case Op::kSet: return lower_compare(form);
-    case Op::kSelp: return lower_selp(form);
-    case Op::kSlct: return lower_slct(form);
-    case Op::kAdd: case Op::kSub: case Op::kAddc: case Op::kSubc: return integer && lower_add_sub(form);
-    case Op::kMul: case Op::kMad: case Op::kMul24: case Op::kMad24: case Op::kMadc: return integer && lower_mul_mad(form);
-    case Op::kSad: return integer && lower_sad(form);
-    case Op::kDiv: case Op::kRem: return integer && lower_div_rem(form);
-    case Op::kAbs: case Op::kNeg: return integer && lower_abs_neg(form);
-    case Op::kMin: case Op::kMax: return integer && lower_min_max(form);
-    case Op::kAnd: case Op::kOr: case Op::kXor: return integer && lower_logic(form);
-    case Op::kNot: return integer && lower_not(form);
-    case Op::kCnot: return integer && lower_cnot(form);
-    case Op::kShl: case Op::kShr: return integer && lower_shift(form);
-    case Op::kPopc: case Op::kClz: return integer && lower_count_bits(form);
-    case Op::kBrev: return integer && lower_brev(form);
-    case Op::kBfind: return integer && lower_bfind(form);
-    case Op::kBfe: return integer && lower_bfe(form);
-    case Op::kBfi: return integer && lower_bfi(form);
+    case Op::kSetp: case Op::kSet: return form.lower_compare();
+    case Op::kSelp: return form.lower_selp();
+    case Op::kSlct: return form.lower_slct();
+    case Op::kAdd: case Op::kSub: case Op::kAddc: case Op::kSubc: return integer && form.lower_add_sub();
+    case Op::kMul: case Op::kMad: case Op::kMul24: case Op::kMad24: case Op::kMadc: return integer && form.lower_mul_mad();
+    case Op::kSad: return integer && form.lower_sad();
+    case Op::kDiv: case Op::kRem: return integer && form.lower_div_rem();
+    case Op::kAbs: case Op::kNeg: return integer && form.lower_abs_neg();
+    case Op::kMin: case Op::kMax: return integer && form.lower_min_max();
+    case Op::kAnd: case Op::kOr: case Op::kXor: return integer && form.lower_logic();
+    case Op::kNot: return integer && form.lower_not();
+    case Op::kCnot: return integer && form.lower_cnot();
+    case Op::kShl: case Op::kShr: return integer && form.lower_shift();
+    case Op::kPopc: case Op::kClz: return integer && form.lower_count_bits();
+    case Op::kBrev: return integer && form.lower_brev();
+    case Op::kBfind: return integer && form.lower_bfind();
+    case Op::kBfe: return integer && form.lower_bfe();
+    case Op::kBfi: return integer && form.lower_bfi();
     default: return false;
   }
 }
