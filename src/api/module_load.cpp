@@ -87,7 +87,9 @@ void write_jit_logs(const JitOptions& o, void** values, const std::string& info,
   }
 }
 
-CUresult parse_ptx(const std::string& text, std::shared_ptr<ptx::Program>* out, std::string* error) {
+CUresult parse_ptx(const std::string& text, std::shared_ptr<ptx::Program>* out, std::string* error,
+                   bool* other_target) {
+  if (other_target) *other_target = false;
   std::string log;
   std::shared_ptr<ptx::Program> p = ptx::Program::parse(text, &log);
   if (!p) {
@@ -108,6 +110,7 @@ CUresult parse_ptx(const std::string& text, std::shared_ptr<ptx::Program>* out, 
     std::snprintf(m, sizeof m, ".target sm_%d%s does not run on the device (sm_%d; CUCPU_ARCH chooses it)\n",
                   p->target_sm(), suffix, device_arch().sm);
     *error += m;
+    if (other_target) *other_target = true;
     return CUDA_ERROR_INVALID_PTX;
   }
   *out = std::move(p);
@@ -210,10 +213,17 @@ CUresult read_programs(const void* image, size_t size, std::vector<std::shared_p
     if (texts) texts->push_back(std::move(text));
     return CUDA_SUCCESS;
   }
+  // A fatbin whose every PTX text targets another architecture has no
+  // image for this device: the driver's NO_BINARY_FOR_GPU (probed on driver
+  // 580 with compute_100 PTX alone, and with sm_90 SASS beside compute_120
+  // PTX, which the driver runs as SASS), not INVALID_PTX.
   CUresult first = CUDA_ERROR_INVALID_PTX;
+  bool all_other_targets = !c.plain_text && !c.ptx.empty();
   for (size_t i = 0; i < c.ptx.size(); ++i) {
     std::shared_ptr<ptx::Program> p;
-    CUresult r = parse_ptx(c.ptx[i], &p, error);
+    bool other_target = false;
+    CUresult r = parse_ptx(c.ptx[i], &p, error, &other_target);
+    all_other_targets &= other_target;
     if (r == CUDA_SUCCESS) {
       char m[160];
       std::snprintf(m, sizeof m, "cucpu: PTX ISA %d.%d for sm_%d: %zu entries, %zu variables\n",
@@ -226,7 +236,7 @@ CUresult read_programs(const void* image, size_t size, std::vector<std::shared_p
     }
     if (i == 0) first = r;
   }
-  return first;
+  return all_other_targets ? CUDA_ERROR_NO_BINARY_FOR_GPU : first;
 }
 
 }  // namespace

@@ -37,7 +37,10 @@ CUresult programs_of_image(const void* image, size_t size, std::vector<std::shar
                            std::string* info, std::string* error, std::vector<std::string>* texts = nullptr);
 
 // Parses one PTX text and checks it suits the device (ISA version, target).
-CUresult parse_ptx(const std::string& text, std::shared_ptr<ptx::Program>* out, std::string* error);
+// A text whose .target does not run on the device is INVALID_PTX, as the
+// driver answers for PTX text; *other_target, when given, then says so.
+CUresult parse_ptx(const std::string& text, std::shared_ptr<ptx::Program>* out, std::string* error,
+                   bool* other_target = nullptr);
 
 // cuLinkComplete's output: the units' texts in a container of cucpu's own
 // (the driver's cubin is SASS, which cucpu cannot run). One text alone is

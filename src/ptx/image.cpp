@@ -432,6 +432,7 @@ ImageContents read_image(const void* image, size_t size) {
                   "directives such as .version)");
   ImageContents out;
   out.status = ImageStatus::kOk;
+  out.plain_text = true;
   out.ptx.emplace_back(text, length);
   return out;
 }

@@ -26,6 +26,8 @@ struct ImageContents {
   // The PTX texts, newest first (by the entry's virtual architecture, then
   // its PTX ISA version): the caller compiles the first one it can parse.
   std::vector<std::string> ptx;
+  // The image is PTX text itself, not a fatbin or wrapper holding texts.
+  bool plain_text = false;
   // Separately compiled code (-rdc) whose linked fatbin has no PTX: the
   // newest PTX of each translation unit, in unit order. The program is all of
   // them linked (as cuLinkComplete links its inputs); `ptx` is then empty.

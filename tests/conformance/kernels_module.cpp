@@ -335,3 +335,17 @@ CONF_TEST(ModuleLoadExFillsTheErrorLog) {
   ASSERT_CU(cuModuleLoadDataEx(&m, ptx.data(), 4, opts, vals));
   ASSERT_CU(cuModuleUnload(m));
 }
+
+// A fatbin whose only PTX targets a newer architecture than the device's
+// holds no image for it: NO_BINARY_FOR_GPU from cuModuleLoadData and
+// cuModuleLoadFatBinary alike, as driver 580 answers on an sm_90 device
+// (PTX text with such a target is INVALID_PTX: MalformedModulesFailWithTheDriversCodes).
+// A device of compute capability 10.0 or later runs the image: skipped.
+CONF_TEST(ModuleFatbinWithOnlyNewerPtxHasNoBinaryForTheDevice) {
+  if (device_attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) >= 10)
+    throw conf::Skip{"the device runs compute_100 PTX (run with CUCPU_ARCH=sm_90)"};
+  const std::vector<char> image = kt::read_image("fatbin/module_api.compute100.fatbin");
+  CUmodule m = nullptr;
+  EXPECT_CU(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadData(&m, image.data()));
+  EXPECT_CU(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadFatBinary(&m, image.data()));
+}

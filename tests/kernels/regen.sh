@@ -5,6 +5,8 @@
 #   ptx/NAME.sm75.ptx      the same for sm_75, where the source compiles
 #                          for it (older-ISA coverage)
 #   fatbin/NAME.sm90.fatbin nvcc -fatbin -arch=sm_90 (sm_90 SASS + PTX)
+#   fatbin/module_api.compute100.fatbin  compute_100 PTX alone: an image
+#                          with no code for an older device
 # rdc.cu and cdp.cu are built with -rdc=true.
 # usage: tests/kernels/regen.sh [NVCC]   (default: $NVCC, else
 # /usr/local/cuda/bin/nvcc). Run it after editing any .cu file here and
@@ -28,6 +30,7 @@ for src in *.cu; do
   fi
   "$nvcc" -fatbin -arch=sm_90 -O3 "${flags[@]}" "$src" -o "fatbin/$name.sm90.fatbin"
 done
+"$nvcc" -fatbin -gencode arch=compute_100,code=compute_100 -O3 module_api.cu -o fatbin/module_api.compute100.fatbin
 # Images of sources that no longer exist.
 for f in ptx/*.ptx fatbin/*.fatbin; do
   base="$(basename "$f")"
