@@ -64,6 +64,11 @@ std::unique_ptr<llvm::Module> lower_kernel(const Module& m, int entry, const std
 // a variable).
 void make_ranges(llvm::Module& mod, llvm::Function* step, const KernelLayout& layout, bool specialize);
 
+// Marks the loop whose latch is `latch`, a loop over threads that pass
+// values through frame rows, with the vector width such loops run best at
+// (lower_range.cpp).
+void ask_frame_loop_width(llvm::BranchInst* latch);
+
 // A whole-warp collective compiled code resolves itself (lower_warps.cpp).
 bool warp_resolvable(const CutSite& cs);
 // The metadata on each frame-row access of a step: !{site, unit, element bytes}.

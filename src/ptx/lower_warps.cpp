@@ -396,7 +396,7 @@ llvm::Function* make_warp_machine(llvm::Module& mod, const std::vector<llvm::Fun
     l->addIncoming(l2, loop);
     mn->addIncoming(mn2, loop);
     mx->addIncoming(mx2, loop);
-    b.CreateCondBr(b.CreateICmpULT(l2, b.getInt32(32)), loop, after);
+    ask_frame_loop_width(b.CreateCondBr(b.CreateICmpULT(l2, b.getInt32(32)), loop, after));
     // A misaligned access is reported before the warp goes past its cut.
     b.SetInsertPoint(after);
     auto* checked = block("checked" + std::to_string(r));
