@@ -253,6 +253,7 @@ void optimize(llvm::Module& mod, llvm::TargetMachine& tm, OptTier tier) {
   }
   for (llvm::Function& f : mod)
     if (!f.isDeclaration()) canonicalize_f32_nans(f);
+  dump_stage("nan", mod);
   if (tier == OptTier::kQuick) return;
   derive_pointers(mod);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);

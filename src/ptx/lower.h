@@ -73,6 +73,14 @@ void ask_frame_loop_width(llvm::BranchInst* latch);
 bool warp_resolvable(const CutSite& cs);
 // The metadata on each frame-row access of a step: !{site, unit, element bytes}.
 constexpr const char* kRowTag = "cucpu.row";
+// The metadata on a frame-row store of an integer whose bits a reader may
+// see other than as an f32's (the NaN rule, nan_canonical.cpp): a register
+// that is not float_bits_only, or a shuffle's value whose result is not.
+constexpr const char* kBitsSeenTag = "cucpu.bits_seen";
+// By register of `f`: a 32-bit integer register that only ever carries an
+// f32's bits: every read of it is a mov into an f32 register, or the value
+// of a shfl whose destination is such a register (nvcc's float shuffles).
+std::vector<bool> float_bits_only(const Function& f);
 // The metadata on each plain (not volatile, not atomic) load from the
 // global space: the loads the first region's loop prefetches for the next
 // block (lower_range.cpp).
@@ -267,6 +275,7 @@ class FnLowering {
   llvm::SwitchInst* resume_switch = nullptr;
   std::vector<std::vector<int>> live_across;        // by instruction index: registers saved at a cut
   std::vector<uint32_t> reg_unit;                   // frame row of a saved register (0: none)
+  std::vector<bool> float_bits;                     // float_bits_only(f), made at the first cut
   std::map<size_t, llvm::BasicBlock*> round_cuts;   // by back edge: the cut every way into the loop's head takes
   // The block of a round loop's cut (made at the first call): saves what
   // the loop's head needs and returns; resumed, goes to the head. The loop

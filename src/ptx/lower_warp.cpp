@@ -25,9 +25,44 @@ llvm::Instruction* FnLowering::frame_access(llvm::Instruction* access, uint32_t 
   return access;
 }
 
+std::vector<bool> float_bits_only(const Function& f) {
+  std::vector<bool> only(f.regs.size(), false);
+  for (size_t r = 0; r < f.regs.size(); ++r) only[r] = f.regs[r].vec == 1 && type_bits(f.regs[r].ty) == 32 && !is_float(f.regs[r].ty);
+  auto plain = [](const Operand& o) { return o.kind == Operand::Kind::kReg && o.elem < 0 && o.sel < 0 && !o.neg; };
+  auto mark_read = [&](const Operand& o, auto& self) -> void {
+    if (o.kind == Operand::Kind::kReg || o.kind == Operand::Kind::kAddr) {
+      if (o.reg >= 0) only[static_cast<size_t>(o.reg)] = false;
+    }
+    for (const Operand& e : o.elems) self(e, self);
+  };
+  for (bool changed = true; changed;) {
+    const std::vector<bool> before = only;
+    for (const Instr& in : f.body) {
+      for (size_t k = 0; k < in.args.size(); ++k) {
+        const Operand& o = in.args[k];
+        if (k == 0 && op_has(in.op, kDest) && o.kind != Operand::Kind::kAddr) continue;  // written
+        if (k == 1 && plain(o) && plain(in.args[0]) && !in.args[0].neg) {
+          const RegDecl& dest = f.regs[static_cast<size_t>(in.args[0].reg)];
+          if (in.op == Op::kMov && dest.vec == 1 && dest.ty == Ty::kF32) continue;  // read as an f32
+          if (in.op == Op::kShfl && only[static_cast<size_t>(in.args[0].reg)]) continue;  // moved to such a register
+        }
+        mark_read(o, mark_read);
+      }
+    }
+    changed = only != before;
+  }
+  return only;
+}
+
 void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[kExchangeInSlots],
                           Value* const* results) {
   report_misalignment();
+  if (float_bits.empty()) float_bits = float_bits_only(f);
+  // A store of bits a reader may see other than as an f32's.
+  auto bits_seen = [&](llvm::Instruction* st) { st->setMetadata(kBitsSeenTag, llvm::MDNode::get(ctx, {})); };
+  const Instr& at = f.body[index];
+  const bool shuffled_bits_seen = site_in.kind == CutKind::kShfl && !at.args.empty() && at.args[0].kind == Operand::Kind::kReg &&
+                                  at.args[0].reg >= 0 && !float_bits[static_cast<size_t>(at.args[0].reg)];
   CutSite site = site_in;
   llvm::Type* i64 = b.getInt64Ty();
   std::vector<std::pair<int, Value*>> stores;
@@ -47,7 +82,8 @@ void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[
   const uint32_t id = static_cast<uint32_t>(layout.sites.size());
   for (auto& [i, v] : stores) {
     const uint32_t unit = kExchangeInUnit + 2 * static_cast<uint32_t>(i);
-    frame_access(b.CreateStore(v, frame_row(unit, 8)), unit, 8);
+    llvm::Instruction* st = frame_access(b.CreateStore(v, frame_row(unit, 8)), unit, 8);
+    if (i == 0 && shuffled_bits_seen) bits_seen(st);
   }
   for (int i = 0; results && i < kExchangeOutSlots; ++i)
     if (results[i]) {
@@ -81,7 +117,8 @@ void FnLowering::emit_cut(const CutSite& site_in, size_t index, Value* const in[
     if (store) {
       Value* v = b.CreateLoad(ty, a);
       if (r == walked) v = b.CreateSub(v, start_value());
-      frame_access(b.CreateStore(v, p), unit, elem);
+      llvm::Instruction* st = frame_access(b.CreateStore(v, p), unit, elem);
+      if (ty->isIntegerTy() && !float_bits[static_cast<size_t>(r)]) bits_seen(st);
     } else {
       Value* v = frame_access(b.CreateLoad(ty, p), unit, elem);
       if (r == walked) v = b.CreateAdd(start_value(), v);

@@ -74,6 +74,9 @@ struct WarpRows {
       r.slot = e.CreateAlloca(llvm::ArrayType::get(e.getInt8Ty(), 32 * elem), nullptr,
                               "rows" + std::to_string(site) + "." + std::to_string(unit));
       r.slot->setAlignment(llvm::Align(64));
+      // Accesses to the slot are row accesses wherever the optimizer moves
+      // or rewrites them (the NaN rule, nan_canonical.cpp, asks the slot).
+      r.slot->setMetadata(kRowTag, llvm::MDNode::get(e.getContext(), {}));
       r.elem = elem;
       r.ty = ty->isVectorTy() || ty->getPrimitiveSizeInBits() != elem * 8 ? b.getIntNTy(elem * 8) : ty;
     }
@@ -120,6 +123,7 @@ void redirect_rows(WarpRows& w, const std::vector<llvm::BasicBlock*>& bbs, Value
       llvm::Type* ty = ld ? ld->getType() : st->getValueOperand()->getType();
       WarpRows::Row& row = w.get(field(0), field(1), field(2), ty);
       (ld ? row.loaded : row.stored) = true;
+      if (st && st->getMetadata(kBitsSeenTag)) row.slot->setMetadata(kBitsSeenTag, st->getMetadata(kBitsSeenTag));
       b.SetInsertPoint(&i);
       Value* p = b.CreateGEP(b.getInt8Ty(), row.slot, b.CreateMul(b.CreateZExt(lane, b.getInt64Ty()), b.getInt64(row.elem)));
       if (!row.narrow()) {

@@ -15,7 +15,11 @@
 // to them is not a place where bits are seen, and a value read back from
 // them counts as arithmetic's (a NaN crossing a barrier or a shuffle is far
 // more often computed than moved; a moved one loses its payload there).
+// Except where the reader gets the bits as an integer (kBitsSeenTag): an
+// integer register holding an f32's bits that is read otherwise than as
+// an f32, or a shuffle's value whose result is.
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -36,7 +40,23 @@ enum Source : uint8_t { kNever = 0, kArithmetic = 1, kPassed = 2, kBoth = 3 };
 
 bool is_f32(const llvm::Value* v) { return v->getType()->isFloatTy(); }
 
-bool row_access(const llvm::Instruction* i) { return i && i->getMetadata(kRowTag); }
+// A frame-row access: tagged so, or (once the optimizer has rewritten it)
+// an access to a warp machine's row slot, an alloca tagged so.
+bool row_access(const llvm::Instruction* i) {
+  if (!i) return false;
+  if (i->getMetadata(kRowTag)) return true;
+  const llvm::Value* p = llvm::getLoadStorePointerOperand(i);
+  const auto* slot = p ? llvm::dyn_cast<llvm::AllocaInst>(llvm::getUnderlyingObject(p)) : nullptr;
+  return slot && slot->getMetadata(kRowTag);
+}
+
+// A row store whose integer bits a reader may see (kBitsSeenTag on it, or
+// on the warp machine's slot it goes to).
+bool bits_seen(const llvm::StoreInst* st) {
+  if (st->getMetadata(kBitsSeenTag)) return true;
+  const auto* slot = llvm::dyn_cast<llvm::AllocaInst>(llvm::getUnderlyingObject(st->getPointerOperand()));
+  return slot && slot->getMetadata(kBitsSeenTag);
+}
 
 // An integer read from a frame row, through width changes.
 bool from_row(const llvm::Value* v) {
@@ -56,7 +76,7 @@ bool only_to_rows(const llvm::Value* v, int depth = 0) {
   for (const llvm::User* u : v->users()) {
     const auto* i = llvm::dyn_cast<llvm::Instruction>(u);
     if (const auto* st = llvm::dyn_cast_or_null<llvm::StoreInst>(i)) {
-      if (st->getValueOperand() != v || !row_access(st)) return false;
+      if (st->getValueOperand() != v || !row_access(st) || bits_seen(st)) return false;
     } else if (!i || !llvm::isa<llvm::CastInst>(i) || !only_to_rows(i, depth + 1)) {
       return false;
     }
@@ -132,7 +152,7 @@ struct Classes {
 std::vector<unsigned> seen_operands(const llvm::Instruction& i) {
   std::vector<unsigned> out;
   if (const auto* st = llvm::dyn_cast<llvm::StoreInst>(&i)) {
-    if (is_f32(st->getValueOperand()) && !row_access(st)) out.push_back(0);
+    if (is_f32(st->getValueOperand()) && (!row_access(st) || bits_seen(st))) out.push_back(0);
   } else if (llvm::isa<llvm::BitCastInst>(i)) {
     if (is_f32(i.getOperand(0)) && !only_to_rows(&i)) out.push_back(0);
   } else if (llvm::isa<llvm::FPExtInst>(i) || llvm::isa<llvm::ReturnInst>(i)) {

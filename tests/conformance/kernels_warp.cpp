@@ -168,3 +168,22 @@ CONF_TEST(KernelWarpReduceAndScanMatchTheHost) {
     ck.done();
   });
 }
+
+// Driver 580's rule (KernelF32ArithmeticNaNsAreCanonical...): an f32
+// arithmetic result that is NaN has the bits 0x7fffffff (x86 makes
+// 0xffc00000 of -inf * 0), also once shuffles have moved it (a shuffle
+// moves bits) or summed it. Lane 31 of the sum adds only zeros.
+CONF_TEST(KernelShuffledComputedNaNsAreTheCanonicalNaN) {
+  std::vector<float> in(32, 1.0f);
+  in[7] = -INFINITY;
+  kt::for_each_variant("warp", [&](kt::Module& m) {
+    kt::Buf<float> din(in);
+    kt::Buf<uint32_t> out(64);
+    kt::run(m.fn("shfl_of_a_computed_nan"), {1}, {32}, 0, din.p, out.p);
+    const std::vector<uint32_t> got = out.get();
+    kt::Checker ck("shfl_of_a_computed_nan");
+    ck.all(std::vector<uint32_t>{got[0], got[31]}, std::vector<uint32_t>{0x7fffffffu, 0u}, "sum");
+    ck.all(std::vector<uint32_t>(got.begin() + 32, got.end()), std::vector<uint32_t>(32, 0x7fffffffu), "moved");
+    ck.done();
+  });
+}

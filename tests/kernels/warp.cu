@@ -106,3 +106,14 @@ extern "C" __global__ void warp_reduce_scan(const int* in, int* sum, int* scan) 
   }
   scan[i] = x;
 }
+
+// A NaN made by arithmetic in one lane (-inf * 0), moved to every lane by
+// a shuffle, and summed down the warp by shuffles: what the lanes store is
+// the GPU's canonical NaN, whichever rows hold the values between shuffles.
+extern "C" __global__ void shfl_of_a_computed_nan(const float* in, unsigned* out) {
+  float v = in[threadIdx.x] * 0.0f;
+  const float moved = __shfl_sync(0xffffffffu, v, 7);
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  out[threadIdx.x] = __float_as_uint(v);
+  out[32 + threadIdx.x] = __float_as_uint(moved);
+}
