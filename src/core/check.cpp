@@ -23,6 +23,7 @@
 #include "core/event.h"
 #include "core/stream.h"
 #include "devrt/check_rt.h"
+#include "symbols/symbolize.h"
 
 namespace cucpu::check {
 
@@ -174,17 +175,12 @@ void print_frames(const Record& r) {
   if (first < 0) first = 0;
   for (int i = first, k = 0; i < r.depth && k < 12; ++i, ++k) {
     Dl_info d{};
-    const uintptr_t pc = reinterpret_cast<uintptr_t>(r.frames[i]);
-    if (dladdr(r.frames[i], &d) && d.dli_fname) {
-      const char* file = std::strrchr(d.dli_fname, '/');
-      file = file ? file + 1 : d.dli_fname;
-      if (d.dli_sname)
-        std::fprintf(stderr, "      #%d %s+0x%" PRIxPTR " (%s)\n", k, d.dli_sname, pc - reinterpret_cast<uintptr_t>(d.dli_saddr), file);
-      else
-        std::fprintf(stderr, "      #%d %s+0x%" PRIxPTR "\n", k, file, pc - reinterpret_cast<uintptr_t>(d.dli_fbase));
-    } else {
-      std::fprintf(stderr, "      #%d 0x%" PRIxPTR "\n", k, pc);
-    }
+    // This library's frame is the entry point the program called, by name;
+    // the program's frames by function, file and line where it has them.
+    if (dladdr(r.frames[i], &d) && d.dli_fbase == self.dli_fbase && d.dli_sname)
+      std::fprintf(stderr, "      #%d %s (libcuda.so.1)\n", k, d.dli_sname);
+    else
+      std::fprintf(stderr, "      #%d %s\n", k, symbols::describe_return_address(r.frames[i]).c_str());
   }
 }
 

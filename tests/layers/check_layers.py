@@ -8,12 +8,13 @@ layers below it:
     exec   the engine: ops, timelines, workers
     copy   copy walks and planning      ptx   the kernel compiler
                                         devrt the device runtime compiled kernels run on
+                                        symbols code addresses to source lines (reports)
     base   helpers that depend on nothing
     blas   a library of its own (cuBLAS GEMMs on the host's BLAS): it reaches
            the driver through its exported C API only, and imports only
            base's header-only helpers
-copy and ptx are leaves: neither imports the other, nor exec or core; ptx
-imports devrt, which imports base alone.
+copy, ptx and symbols are leaves: none imports another, nor exec or core;
+ptx imports devrt, which imports base alone, as symbols does.
 "cuda.h" (the public ABI header) may be included anywhere.
 usage: check_layers.py [SRC_DIR]
 """
@@ -22,12 +23,13 @@ import re
 import sys
 
 ALLOWED = {
-    "api": {"api", "core", "exec", "copy", "ptx", "devrt", "base"},
-    "core": {"core", "exec", "copy", "ptx", "devrt", "base"},
+    "api": {"api", "core", "exec", "copy", "ptx", "devrt", "symbols", "base"},
+    "core": {"core", "exec", "copy", "ptx", "devrt", "symbols", "base"},
     "exec": {"exec", "base"},
     "copy": {"copy", "base"},
     "ptx": {"ptx", "devrt", "base"},
     "devrt": {"devrt", "base"},
+    "symbols": {"symbols", "base"},
     "base": {"base"},
     "blas": {"blas", "base"},
 }
