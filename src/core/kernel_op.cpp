@@ -28,8 +28,9 @@ namespace cucpu {
 namespace {
 
 // How long a part runs before it hands the rest of its launch to a fresh
-// part at the back of the scheduler's queue.
-constexpr auto kSlice = std::chrono::milliseconds(2);
+// part at the back of the scheduler's queue (set_kernel_slice). Relaxed: a
+// part reads it once, and any value read is a valid slice.
+std::atomic<int64_t> g_slice_ns{2'000'000};
 
 const char* fault_name(devrt::FaultKind k) {
   switch (k) {
@@ -382,6 +383,7 @@ class KernelPartOp final : public Op {
     std::optional<watchdog::Scope> watched;
     if (watchdog::on()) [[unlikely]] watched.emplace(join_->timeout_stop(), join_->deadline());
     const auto start = std::chrono::steady_clock::now();
+    const std::chrono::nanoseconds slice(g_slice_ns.load(std::memory_order_relaxed));
     // Blocks first; then rounds of the blocks that parked here waiting for
     // others (which stay with this thread, so the part ends only without them).
     for (;;) {
@@ -395,7 +397,7 @@ class KernelPartOp final : public Op {
         join_->fault(ft);
         return;
       }
-      if (std::chrono::steady_clock::now() - start > kSlice && join_->more() && !devrt::parked_blocks()) {
+      if (std::chrono::steady_clock::now() - start > slice && join_->more() && !devrt::parked_blocks()) {
         continue_later();
         return;
       }
@@ -416,6 +418,10 @@ class KernelPartOp final : public Op {
 };
 
 }  // namespace
+
+std::chrono::nanoseconds set_kernel_slice(std::chrono::nanoseconds slice) {
+  return std::chrono::nanoseconds(g_slice_ns.exchange(slice.count(), std::memory_order_relaxed));
+}
 
 KernelGroup make_kernel_group(Function* f, const devrt::LaunchConfig& cfg, std::shared_ptr<const void> keep) {
   auto* join = new KernelJoinOp(f, cfg, Scheduler::instance().worker_count());

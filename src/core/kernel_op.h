@@ -23,6 +23,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -71,6 +72,12 @@ void report_fault(const Function& f, const devrt::LaunchConfig& cfg, const devrt
 constexpr uint64_t kSingleOpThreads = 1024;
 // Whether a launch of `s` runs as a group (in parallel, and in time slices).
 bool launch_in_parallel(const LaunchShape& s);
+
+// How long a part of a launch runs its blocks before it queues the rest
+// behind the work that became ready meanwhile (default 2 ms). For tests,
+// which make it 0 to have a part hand over after every chunk of blocks.
+// Returns the slice it replaces.
+std::chrono::nanoseconds set_kernel_slice(std::chrono::nanoseconds slice);
 
 // Enqueues a validated launch of `f` (loaded) on `s`.
 void enqueue_kernel(Stream* s, Function* f, const LaunchShape& shape, const ParamSource& src);

@@ -11,6 +11,7 @@
 
 #include "api_context_test.h"
 #include "core/context.h"
+#include "core/kernel_op.h"
 #include "core/runtime.h"
 #include "fake_kernel.h"
 
@@ -308,19 +309,23 @@ TEST_F(Launch, UnloadRightAfterLaunchIsSafe) {
   cuStreamDestroy(s);
 }
 
-// A kernel of many short blocks gives the workers back between time slices:
-// a host function queued on another stream runs while it is in progress.
+// A long kernel gives the workers back between time slices: a host
+// function queued on another stream runs while it is in progress. Slices
+// of 0 here, so that a part hands over after each chunk of blocks; each
+// chunk waits until the host function is queued, so no part hands over
+// before it is, and the kernel cannot end first. The host function then
+// runs ahead of the parts queued behind it, and their blocks see its flag.
 TEST_F(Launch, LongKernelLeavesRoomForOtherStreams) {
-  static std::atomic<bool> flag;
+  static std::atomic<bool> queued, flag;
   static std::atomic<int> after;
+  queued = false;
   flag = false;
   after = 0;
   auto prog = std::make_shared<FakeProgram>();
   prog->add("slow", 0, [](const devrt::LaunchConfig&, uint64_t first, uint64_t last) {
-    for (uint64_t b = first; b < last; ++b) {
+    while (!queued.load()) std::this_thread::yield();
+    for (uint64_t b = first; b < last; ++b)
       if (flag.load()) after.fetch_add(1);
-      else std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
     return devrt::Fault{};
   });
   CUmodule m = load_fake(prog, reinterpret_cast<Context*>(ctx_));
@@ -329,9 +334,12 @@ TEST_F(Launch, LongKernelLeavesRoomForOtherStreams) {
   CUstream a, b;
   ASSERT_EQ(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  const std::chrono::nanoseconds slice = set_kernel_slice(std::chrono::nanoseconds(0));
   ASSERT_EQ(cuLaunchKernel(slow, 1 << 20, 1, 1, 32, 1, 1, 0, a, nullptr, nullptr), CUDA_SUCCESS);
   ASSERT_EQ(cuLaunchHostFunc(b, [](void*) { flag = true; }, nullptr), CUDA_SUCCESS);
+  queued = true;
   ASSERT_EQ(cuStreamSynchronize(a), CUDA_SUCCESS);
+  set_kernel_slice(slice);
   EXPECT_GT(after.load(), 0);
   cuStreamDestroy(a);
   cuStreamDestroy(b);

@@ -102,89 +102,91 @@ TEST_F(StreamChain, OwnershipHandOverWhileRunningKeepsOrder) {
   expect_in_order(15000);
 }
 
-// An owner that pauses between enqueues for about as long as a follower
-// lingers (a few microseconds): give-ups, claims, and take-backs by
-// followers interleave with lock-free enqueues. A lost race leaves an op
-// that never runs (wait_idle hangs) or runs twice (the log is too long).
-// What it cannot force: which of those interleavings a run meets (the
-// pauses, varied from op to op, make each likely over 6000 ops; the
-// deterministic cases are the tests above). Any lost or repeated op fails it.
+// The owner enqueues while the worker that ran its last op lingers and
+// then gives the stream up: after every third op the owner waits until
+// that op has run (the log says so) before it enqueues the next, so its
+// enqueue meets a follower that just finished; the other ops go back to
+// back. Give-ups, claims and take-backs interleave with lock-free enqueues.
+// What it cannot force: which side of each hand-over wins (6000 of them
+// make each likely; the deterministic cases are the tests above). A lost
+// op hangs wait_idle; a repeated one makes the log too long.
 TEST_F(StreamChain, GiveUpsRaceWithOwnerEnqueues) {
   constexpr int kOps = 6000;
   for (int i = 0; i < kOps; ++i) {
     stream_->enqueue(new LogOp(&log_, i));
-    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds((i * 997) % 9000);
-    while (std::chrono::steady_clock::now() < until) cpu_relax();
+    if (i % 3 == 2)
+      while (log_.size() <= static_cast<size_t>(i)) cpu_relax();
   }
   stream_->wait_idle();
   expect_in_order(kOps);
 }
 
-
-// An op that must never run at the same time as another ExclusiveOp: it
-// stays inside for a while and counts overlaps.
-struct Exclusive {
-  std::atomic<int> inside{0};
-  std::atomic<int> overlaps{0};
-  std::atomic<int> ran{0};
+// When an op ran: its start and its end as steps of one counter that every
+// IntervalOp of a test shares. Two ops that overlapped interleave there.
+struct Interval {
+  uint64_t begin = 0, end = 0;
 };
 
-class ExclusiveOp final : public Op {
+class IntervalOp final : public Op {
  public:
-  ExclusiveOp(Exclusive* x, std::chrono::microseconds stay) : x_(x), stay_(stay) {}
+  IntervalOp(std::atomic<uint64_t>* clock, Interval* at) : clock_(clock), at_(at) {}
   void execute(int) override {
-    if (x_->inside.fetch_add(1) != 0) x_->overlaps.fetch_add(1);
-    const auto until = std::chrono::steady_clock::now() + stay_;
-    while (std::chrono::steady_clock::now() < until) cpu_relax();
-    x_->inside.fetch_sub(1);
-    x_->ran.fetch_add(1);
+    at_->begin = clock_->fetch_add(1);
+    at_->end = clock_->fetch_add(1);
   }
 
  private:
-  Exclusive* x_;
-  std::chrono::microseconds stay_;
+  std::atomic<uint64_t>* clock_;
+  Interval* at_;
 };
 
-// The legacy stream and a blocking stream are ordered both ways, so their
-// ops never overlap, also while one thread owns the blocking stream
-// (lock-free enqueues) and another keeps enqueueing on the legacy stream
-// (each legacy enqueue takes the blocking stream back). What it cannot
-// force: that a legacy enqueue lands between two lock-free enqueues of the
-// owner (the pacing makes it likely for most of the ten); the one-case form
-// is LegacyEnqueueTakesBlockingStreamBack. Any overlap fails it.
+// The legacy stream and a blocking stream are ordered both ways, also while
+// one thread owns the blocking stream (lock-free enqueues) and another
+// enqueues on the legacy stream meanwhile (each legacy enqueue takes the
+// blocking stream back). The owner asks for a legacy op at ten points and
+// goes on enqueueing without waiting, so each legacy enqueue races with
+// the owner's. Each legacy op must start after every blocking op whose
+// enqueue returned before its own began, and end before every blocking op
+// enqueued after its own returned; the ops between overlap it in no way;
+// and the blocking ops run in their order. The check reads the ops'
+// intervals, not the time, so an order that went wrong fails it whenever
+// it happens.
 TEST_F(StreamChainLegacy, OwnedBlockingStreamStaysOrderedWithLegacyStream) {
-  Exclusive x;
-  // Paced so that neither stream builds a backlog: legacy ops arrive while
-  // the owner enqueues, and rarely enough for the owner to earn the stream
-  // back in between (each take-back doubles the wait for the next grant).
   constexpr int kBlockingOps = 4000, kLegacyOps = 10;
-  // Yielding, so that on a small machine both workers get a core.
-  auto pause_for = [](std::chrono::microseconds d) {
-    const auto until = std::chrono::steady_clock::now() + d;
-    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
-  };
-  std::atomic<bool> go{false};
+  std::atomic<uint64_t> clock{0};
+  std::vector<Interval> ran(kBlockingOps), legacy_ran(kLegacyOps);
+  // Per legacy op: how many blocking enqueues had returned when its own
+  // enqueue began, and when it returned.
+  std::vector<int> before(kLegacyOps), after(kLegacyOps);
+  std::atomic<int> enqueued{0}, asked{0};
   std::thread legacy_feeder([&] {
-    while (!go.load()) std::this_thread::yield();
-    for (int i = 0; i < kLegacyOps; ++i) {
-      // Long enough that blocking ops enqueued meanwhile would overlap it
-      // if they did not wait.
-      legacy->enqueue(new ExclusiveOp(&x, std::chrono::microseconds(40)));
-      pause_for(std::chrono::microseconds(400));
+    for (int k = 0; k < kLegacyOps; ++k) {
+      while (asked.load(std::memory_order_acquire) <= k) std::this_thread::yield();
+      before[k] = enqueued.load(std::memory_order_acquire);
+      legacy->enqueue(new IntervalOp(&clock, &legacy_ran[k]));
+      after[k] = enqueued.load(std::memory_order_acquire);
     }
   });
   for (int i = 0; i < kBlockingOps; ++i) {
-    if (i == 64) go = true;  // after the grant
-    blocking->enqueue(new ExclusiveOp(&x, std::chrono::microseconds(1)));
-    pause_for(std::chrono::microseconds(2));
+    if (i >= 64 && (i - 64) % 400 == 0 && asked.load() < kLegacyOps) asked.fetch_add(1, std::memory_order_release);
+    blocking->enqueue(new IntervalOp(&clock, &ran[i]));
+    enqueued.store(i + 1, std::memory_order_release);
   }
   legacy_feeder.join();
   blocking->wait_idle();
   legacy->wait_idle();
-  EXPECT_EQ(x.ran.load(), kBlockingOps + kLegacyOps);
-  EXPECT_EQ(x.overlaps.load(), 0) << "a legacy op ran alongside a blocking stream's op";
+  for (int i = 0; i + 1 < kBlockingOps; ++i)
+    ASSERT_LT(ran[i].end, ran[i + 1].begin) << "blocking ops " << i << " and " << i + 1 << " out of order";
+  for (int k = 0; k < kLegacyOps; ++k) {
+    const Interval& l = legacy_ran[k];
+    for (int i = 0; i < kBlockingOps; ++i) {
+      const bool earlier = i < before[k], later = i > after[k];  // op after[k] may still have been enqueueing
+      if (earlier) ASSERT_LT(ran[i].end, l.begin) << "legacy op " << k << " started before blocking op " << i;
+      else if (later) ASSERT_GT(ran[i].begin, l.end) << "blocking op " << i << " started before legacy op " << k << " ended";
+      else ASSERT_TRUE(ran[i].end < l.begin || ran[i].begin > l.end) << "blocking op " << i << " overlapped legacy op " << k;
+    }
+  }
 }
-
 
 // Sets `ran` when it runs, and `early` when `after` was not yet released
 // then (it ran before the op it must follow).
