@@ -39,6 +39,19 @@ void BM_StreamQueryIdle(benchmark::State& st) {
 }
 BENCHMARK(BM_StreamQueryIdle);
 
+void BM_StreamGetPriority(benchmark::State& st) {
+  env();
+  CUstream s;
+  check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  int priority = 0;
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(cuStreamGetPriority(s, &priority));
+    benchmark::DoNotOptimize(priority);
+  }
+  check(cuStreamDestroy(s));
+}
+BENCHMARK(BM_StreamGetPriority);
+
 void BM_StreamSynchronizeIdle(benchmark::State& st) {
   env();
   CUstream s;
