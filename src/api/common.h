@@ -86,7 +86,7 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
   }
   Stream* s = rt().streams.live(h);
   if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
-  if (rt().contexts.state(s->ctx) != HandleState::kLive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (rt().contexts.state_of(s->ctx) != HandleState::kLive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   *out = s;
   return s->ctx->sticky_error();
 }

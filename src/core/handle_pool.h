@@ -121,6 +121,13 @@ class HandlePool {
     return c == kLive ? HandleState::kLive : c == kDead ? HandleState::kDead : HandleState::kInvalid;
   }
 
+  // The state of an object this pool made (a pointer the library holds, not
+  // a caller's handle: no range or slot check).
+  HandleState state_of(const T* obj) const {
+    const uint32_t c = slot_of(const_cast<T*>(obj))->cookie.load(std::memory_order_acquire);
+    return c == kLive ? HandleState::kLive : HandleState::kDead;
+  }
+
   // The object behind a live handle, or nullptr.
   T* live(const void* handle) const {
     return state(handle) == HandleState::kLive ? static_cast<T*>(const_cast<void*>(handle)) : nullptr;

@@ -113,10 +113,9 @@ Runtime& rt_first_use() {
   return *r;
 }
 
-bool trace_enabled() {
-  static const bool on = log_config().trace;
-  return on;
-}
+// Set at load (a library constructor), before any entry point can run
+// but one that another library's constructor calls: that call is not traced.
+const bool g_trace_enabled = log_config().trace;
 
 bool log_enabled() {
   static const bool on = log_config().any;

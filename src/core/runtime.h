@@ -101,7 +101,8 @@ inline LibState lib_state() {
 }
 
 // CUCPU_LOG=api traces calls; CUCPU_LOG is read once at load.
-bool trace_enabled();
+extern const bool g_trace_enabled;
+inline bool trace_enabled() { return g_trace_enabled; }
 // Any CUCPU_LOG value: diagnostics that are not errors (faults' details,
 // private tables not served) are printed only then.
 bool log_enabled();
