@@ -41,6 +41,14 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
   Route route;
   if (CUresult r = capture_record(e, s, flags, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
+  if (s->quiescent() && !e->timing() && !check::on()) {
+    // Nothing earlier can still run: the event is reached now, and without
+    // timing it needs no marker: an empty snapshot answers as a reached one
+    // does (query and synchronize succeed, a wait adds no edge, elapsed
+    // time is INVALID_HANDLE for such an event either way).
+    e->set_snapshot(OpRef());
+    return CUDA_SUCCESS;
+  }
   auto* op = new MarkerOp(e->timing());
   if (s->quiescent()) {
     // Nothing earlier can still run: the event is reached now. Completing

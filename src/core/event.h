@@ -1,8 +1,9 @@
 // Event: a snapshot of a stream's position, taken by cuEventRecord.
 //
-// Recording enqueues a trivial marker op (core/ops.h MarkerOp; the snapshot
-// always holds one); the event completes when that op
-// does. Waiting on the event (cuStreamWaitEvent) adds an edge from the
+// Recording enqueues a trivial marker op (core/ops.h MarkerOp); the event
+// completes when that op does. An event without timing recorded on a
+// stream with nothing left to run holds no op: its snapshot is empty, as a
+// never-recorded event's, which every call answers as a reached one. Waiting on the event (cuStreamWaitEvent) adds an edge from the
 // marker. Re-recording replaces the snapshot; waits already enqueued keep
 // the old one, as the driver specifies.
 #pragma once
@@ -41,7 +42,8 @@ class Event {
     old = std::move(op_);  // released after the lock drops
     op_ = std::move(op);
   }
-  // The marker op of the last record, with a reference; null if never recorded.
+  // The marker op of the last record, with a reference; null if never
+  // recorded, or recorded reached without timing.
   OpRef snapshot() {
     SpinLockGuard g(mu_);
     return OpRef::share(op_.get());

@@ -1,5 +1,6 @@
 // Streams, events, host functions and the default streams.
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -176,6 +177,46 @@ CONF_TEST(EventQueryAndSyncSeeRecordedWork) {
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuEventRecordWithFlags(e, s, 4));
   ASSERT_CU(cuEventDestroy(e));
   ASSERT_CU(cuStreamDestroy(s));
+}
+
+// An event without timing recorded where nothing is left to run is
+// complete at once; recorded again behind held work it is pending, and a
+// stream that waits on it waits; recorded on the idle stream once more, the
+// next wait waits for nothing, while the wait enqueued before still does.
+CONF_TEST(EventWithoutTimingRecordedOnAnIdleStreamIsCompleteAtOnce) {
+  CUevent e;
+  ASSERT_CU(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+  CUstream held, idle, waiter;
+  ASSERT_CU(cuStreamCreate(&held, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamCreate(&idle, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamCreate(&waiter, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuEventRecord(e, idle));
+  EXPECT_CU(CUDA_SUCCESS, cuEventQuery(e));
+  conf::Gate gate;
+  ASSERT_CU(cuLaunchHostFunc(held, conf::Gate::hold, &gate));
+  ASSERT_CU(cuEventRecord(e, held));
+  EXPECT_CU(CUDA_ERROR_NOT_READY, cuEventQuery(e));
+  ASSERT_CU(cuStreamWaitEvent(waiter, e, 0));
+  EXPECT_CU(CUDA_ERROR_NOT_READY, cuStreamQuery(waiter));
+  ASSERT_CU(cuEventRecord(e, idle));
+  EXPECT_CU(CUDA_SUCCESS, cuEventQuery(e));
+  EXPECT_CU(CUDA_ERROR_NOT_READY, cuStreamQuery(waiter));  // its wait holds the earlier record
+  CUstream free_waiter;
+  ASSERT_CU(cuStreamCreate(&free_waiter, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamWaitEvent(free_waiter, e, 0));
+  // Done while the held stream still holds (bounded: a wrong edge fails, never hangs).
+  CUresult q = CUDA_ERROR_NOT_READY;
+  for (int i = 0; i < 1000000 && q == CUDA_ERROR_NOT_READY; ++i) {
+    q = cuStreamQuery(free_waiter);
+    if (q == CUDA_ERROR_NOT_READY) std::this_thread::yield();
+  }
+  EXPECT_CU(CUDA_SUCCESS, q);
+  float ms = -1;
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuEventElapsedTime(&ms, e, e));
+  gate.release();
+  ASSERT_CU(cuStreamSynchronize(waiter));
+  for (CUstream s : {held, idle, waiter, free_waiter}) ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuEventDestroy(e));
 }
 
 CONF_TEST(ElapsedTimeNeedsTwoCompletedTimingEvents) {
