@@ -171,6 +171,70 @@ TEST(PtxCompiler, RangeLoopsGiveEachThreadItsCoordinatesFromAnyFirstThread) {
   }
 }
 
+// The warp machine (lower_warps.cpp) resolves full-warp shuffles with
+// constant operands in compiled code, hands the rest (here a shuffle whose
+// source lane is a register) to the runner, and leaves blocks whose rows
+// are not whole warps to the per-resume-point loops. Each block shape below
+// takes one of those ways, and each must give every lane what the ISA says.
+TEST(PtxCompiler, WarpMachineAndItsFallbacksGiveEachLaneItsShuffles) {
+  const std::string text = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry warp_chain(.param .u64 out)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.s32 %r4, %r2, %r3, %r1;
+  mad.lo.s32 %r5, %r4, 3, 1;
+  shfl.sync.down.b32 %r6, %r5, 16, 31, -1;
+  add.s32 %r7, %r5, %r6;
+  shfl.sync.bfly.b32 %r8, %r7, 5, 31, -1;
+  xor.b32 %r9, %r7, %r8;
+  and.b32 %r10, %r4, 31;
+  mul.lo.s32 %r11, %r10, 7;
+  and.b32 %r12, %r11, 31;
+  shfl.sync.idx.b32 %r13, %r9, %r12, 31, -1;
+  shfl.sync.up.b32 %r14, %r13, 3, 0, -1;
+  mov.u32 %r15, %ctaid.x;
+  mad.lo.s32 %r15, %r15, 64, %r4;
+  mul.wide.u32 %rd2, %r15, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r14;
+  ret;
+}
+)";
+  std::string log;
+  auto program = Program::parse(text, &log);
+  ASSERT_TRUE(program) << log;
+  auto k = program->kernel(0, &log);
+  ASSERT_TRUE(k) << log;
+  // The ISA's answer for the 64 threads of a block (two warps).
+  std::vector<uint32_t> want(64);
+  for (uint32_t w = 0; w < 2; ++w) {
+    uint32_t v[32], a[32], x[32], y[32];
+    for (uint32_t l = 0; l < 32; ++l) v[l] = 3 * (w * 32 + l) + 1;
+    for (uint32_t l = 0; l < 32; ++l) a[l] = v[l] + (l + 16 <= 31 ? v[l + 16] : v[l]);
+    for (uint32_t l = 0; l < 32; ++l) x[l] = a[l] ^ a[l ^ 5];
+    for (uint32_t l = 0; l < 32; ++l) y[l] = x[(l * 7) & 31];
+    for (uint32_t l = 0; l < 32; ++l) want[w * 32 + l] = l >= 3 ? y[l - 3] : y[l];
+  }
+  // 32 x 2: whole-warp rows (the machine); 16 x 4 and 8 x 8: rows that are
+  // not whole warps (the loops); 64 x 1: one row of two warps.
+  for (Dim3 block : {Dim3{32, 2, 1}, Dim3{16, 4, 1}, Dim3{8, 8, 1}, Dim3{64, 1, 1}}) {
+    std::vector<uint32_t> out(3 * 64, 0xdeadbeefu);
+    struct {
+      uint32_t* out;
+    } p{out.data()};
+    ASSERT_FALSE(launch(*k, {3, 1, 1}, block, &p));
+    for (uint32_t t = 0; t < out.size(); ++t)
+      ASSERT_EQ(want[t % 64], out[t]) << "block " << block.x << "x" << block.y << ", thread " << t;
+  }
+}
+
 TEST(PtxCompiler, BlockReductionWithShufflesBarriersAndAtomicsSumsExactly) {
   auto k = compile("basics.sm90.ptx", "reduce");
   ASSERT_TRUE(k);
