@@ -577,6 +577,16 @@ void set_block(BlockEnv& env, const LaunchConfig& cfg, uint64_t b) {
   env.ctaid[2] = static_cast<uint32_t>(b / (uint64_t{cfg.grid.x} * cfg.grid.y));
 }
 
+// The block after env's in the grid's order: x steps, wrapping into y and
+// then z (no division: a launch of small blocks pays for each one).
+void next_block(BlockEnv& env, const LaunchConfig& cfg) {
+  if (++env.ctaid[0] != cfg.grid.x) return;
+  env.ctaid[0] = 0;
+  if (++env.ctaid[1] != cfg.grid.y) return;
+  env.ctaid[1] = 0;
+  ++env.ctaid[2];
+}
+
 // Copies a parked block's state (its frames, shared memory, thread states)
 // out of the worker's scratch.
 void save_parked(ParkedBlock& pb, const CutBlock& cb, uint64_t frame_bytes, uint64_t shared_bytes) {
@@ -705,10 +715,11 @@ Fault run_blocks(const CompiledCode& code, const LaunchConfig& cfg, uint64_t fir
   std::atomic_signal_fence(std::memory_order_seq_cst);  // armed before any block runs (base/fault_trap.h)
   if (!cfg.leave_parked || s.parked_launch != cfg.params) s.parked_count = 0;  // only this launch's are resumed
   s.parked_launch = cfg.params;
+  if (first < last) set_block(env, cfg, first);
   while (blk < last) {
     poll_stop(env);
     const uint64_t b = blk;
-    set_block(env, cfg, b);
+    if (b != first) next_block(env, cfg);
     if (checking) [[unlikely]] check_block_begins();
     if (!code.frame_bytes) {
       code.range(nullptr, 0, &env, 0, T, 0, s.codes.data());

@@ -171,6 +171,54 @@ TEST(PtxCompiler, RangeLoopsGiveEachThreadItsCoordinatesFromAnyFirstThread) {
   }
 }
 
+// A run of blocks that starts anywhere in a 3D grid gives each block its
+// coordinates (the runner steps them from the run's first block): runs
+// that start mid-row, cross rows and planes, and hold one block.
+TEST(PtxCompiler, RunsOfBlocksGiveEachBlockItsCoordinatesFromAnyFirstBlock) {
+  const std::string text = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry block_ids(.param .u64 out)
+{
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ctaid.y;
+  mov.u32 %r3, %ctaid.z;
+  mov.u32 %r4, %nctaid.x;
+  mov.u32 %r5, %nctaid.y;
+  mad.lo.s32 %r6, %r3, %r5, %r2;
+  mad.lo.s32 %r7, %r6, %r4, %r1;
+  mul.wide.u32 %rd2, %r7, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r7};
+  ret;
+}
+)";
+  std::string log;
+  auto program = Program::parse(text, &log);
+  ASSERT_TRUE(program) << log;
+  auto k = program->kernel(0, &log);
+  ASSERT_TRUE(k) << log;
+  const Dim3 grid{5, 3, 4};
+  const uint32_t n = grid.x * grid.y * grid.z;
+  std::vector<uint32_t> out(n * 4, 0xdeadbeefu);
+  struct {
+    uint32_t* out;
+  } p{out.data()};
+  LaunchConfig c;
+  c.grid = grid;
+  c.block = {1, 1, 1};
+  c.params = &p;
+  const uint64_t cuts[] = {0, 7, 8, 23, 24, 44, 60};
+  for (size_t i = 0; i + 1 < std::size(cuts); ++i) ASSERT_FALSE(k->run_blocks(c, cuts[i], cuts[i + 1]));
+  for (uint32_t b = 0; b < n; ++b) {
+    const uint32_t want[4] = {b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y), b};
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(want[i], out[b * 4 + i]) << "block " << b << ", word " << i;
+  }
+}
+
 // The warp machine (lower_warps.cpp) resolves full-warp shuffles with
 // constant operands in compiled code, hands the rest (here a shuffle whose
 // source lane is a register) to the runner, and leaves blocks whose rows
