@@ -41,6 +41,17 @@ std::shared_ptr<const Kernel> compile(const std::string& file, const char* entry
   return k;
 }
 
+// The first entry of a PTX text, compiled (tests that hold their PTX inline).
+std::shared_ptr<const Kernel> compile_text(const std::string& text) {
+  std::string log;
+  auto p = Program::parse(text, &log);
+  EXPECT_TRUE(p) << log;
+  if (!p) return nullptr;
+  auto k = p->kernel(0, &log);
+  EXPECT_TRUE(k) << log;
+  return k;
+}
+
 // Memory for a program's module variables, initialised as the runtime does.
 struct Globals {
   explicit Globals(const Program& p) {
@@ -150,11 +161,8 @@ TEST(PtxCompiler, RangeLoopsGiveEachThreadItsCoordinatesFromAnyFirstThread) {
   ret;
 }
 )";
-  std::string log;
-  auto program = Program::parse(text, &log);
-  ASSERT_TRUE(program) << log;
-  auto k = program->kernel(0, &log);
-  ASSERT_TRUE(k) << log;
+  auto k = compile_text(text);
+  ASSERT_TRUE(k);
   for (Dim3 block : {Dim3{5, 7, 3}, Dim3{33, 2, 2}, Dim3{1, 3, 40}, Dim3{7, 1, 1}}) {
     const uint32_t n = block.x * block.y * block.z;
     std::vector<uint32_t> out(n * 4, 0xdeadbeefu);
@@ -196,11 +204,8 @@ TEST(PtxCompiler, RunsOfBlocksGiveEachBlockItsCoordinatesFromAnyFirstBlock) {
   ret;
 }
 )";
-  std::string log;
-  auto program = Program::parse(text, &log);
-  ASSERT_TRUE(program) << log;
-  auto k = program->kernel(0, &log);
-  ASSERT_TRUE(k) << log;
+  auto k = compile_text(text);
+  ASSERT_TRUE(k);
   const Dim3 grid{5, 3, 4};
   const uint32_t n = grid.x * grid.y * grid.z;
   std::vector<uint32_t> out(n * 4, 0xdeadbeefu);
@@ -255,11 +260,8 @@ TEST(PtxCompiler, WarpMachineAndItsFallbacksGiveEachLaneItsShuffles) {
   ret;
 }
 )";
-  std::string log;
-  auto program = Program::parse(text, &log);
-  ASSERT_TRUE(program) << log;
-  auto k = program->kernel(0, &log);
-  ASSERT_TRUE(k) << log;
+  auto k = compile_text(text);
+  ASSERT_TRUE(k);
   // The ISA's answer for the 64 threads of a block (two warps).
   std::vector<uint32_t> want(64);
   for (uint32_t w = 0; w < 2; ++w) {
