@@ -5,6 +5,8 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Object/ELFObjectFile.h>
@@ -314,8 +316,28 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+namespace {
+
+// LLVM's diagnostics while a kernel compiles. Its warnings and remarks (a
+// vectorization hint it could not follow, ...) are about cucpu's own IR,
+// not the user's program: dropped, unless CUCPU_PTX_LLVM_ARGS asks LLVM
+// for remarks (compiler work). An error is said on stderr (LLVM's own
+// handler would end the process).
+void on_llvm_diagnostic(const llvm::DiagnosticInfo* di, void*) {
+  if (di->getSeverity() != llvm::DS_Error) return;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  di->print(printer);
+  std::fprintf(stderr, "[cucpu] the kernel compiler's LLVM reported an error: %s\n", os.str().c_str());
+}
+
+}  // namespace
+
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
                     std::string* error, OptTier tier) {
+  static const bool llvm_args = std::getenv("CUCPU_PTX_LLVM_ARGS") != nullptr;
+  if (!llvm_args) ctx->setDiagnosticHandlerCallBack(on_llvm_diagnostic);
   Jit& j = jit();
   if (!j.lljit) {
     *error = "the JIT could not start: " + j.error;
