@@ -41,7 +41,8 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
   Route route;
   if (CUresult r = capture_record(e, s, flags, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
-  if (s->quiescent() && !e->timing() && !check::on()) {
+  const bool reached = s->quiescent();
+  if (reached && !e->timing() && !check::on()) {
     // Nothing earlier can still run: the event is reached now, and without
     // timing it needs no marker: an empty snapshot answers as a reached one
     // does (query and synchronize succeed, a wait adds no edge, elapsed
@@ -50,7 +51,7 @@ CUresult record(NullStream ns, CUevent h, CUstream hs, unsigned flags) {
     return CUDA_SUCCESS;
   }
   auto* op = new MarkerOp(e->timing());
-  if (s->quiescent()) {
+  if (reached) {
     // Nothing earlier can still run: the event is reached now. Completing
     // the marker here skips the stream's timeline (an idle stream's query
     // and sync are unaffected) and the scheduler.

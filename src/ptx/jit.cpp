@@ -73,6 +73,8 @@ struct Jit {
   // glibc's vector math library, loaded into the process: the vectorizer
   // may then turn exp2, log2, sin and cos over a warp into its calls.
   bool libmvec = false;
+  // CUCPU_PTX_LLVM_ARGS was given: LLVM's remarks are wanted (compile_object).
+  bool llvm_args = false;
 };
 
 Jit* make_jit() {
@@ -80,6 +82,7 @@ Jit* make_jit() {
   // CUCPU_PTX_LLVM_ARGS: extra LLVM options (for compiler work), e.g.
   // "-pass-remarks-missed=loop-vectorize".
   if (const char* a = std::getenv("CUCPU_PTX_LLVM_ARGS")) {
+    j->llvm_args = true;
     static std::vector<std::string> words;
     static std::vector<const char*> argv = {"cucpu"};
     std::string w;
@@ -336,9 +339,8 @@ void on_llvm_diagnostic(const llvm::DiagnosticInfo* di, void*) {
 
 bool compile_object(std::unique_ptr<llvm::Module> mod, std::unique_ptr<llvm::LLVMContext> ctx, std::string* object,
                     std::string* error, OptTier tier) {
-  static const bool llvm_args = std::getenv("CUCPU_PTX_LLVM_ARGS") != nullptr;
-  if (!llvm_args) ctx->setDiagnosticHandlerCallBack(on_llvm_diagnostic);
   Jit& j = jit();
+  if (!j.llvm_args) ctx->setDiagnosticHandlerCallBack(on_llvm_diagnostic);
   if (!j.lljit) {
     *error = "the JIT could not start: " + j.error;
     return false;

@@ -27,18 +27,22 @@ struct MatrixForm {
 
   [[noreturn]] void fail(const std::string& why) const { L.fail(why); }
   [[noreturn]] void unsupported() const { L.unsupported(); }
-  const Operand& vec_arg(const Instr& i, size_t k) const {
-    if (k >= i.args.size() || i.args[k].kind != Operand::Kind::kVec) fail("expected a {...} register list");
-    return i.args[k];
+  const Operand& vec_arg(size_t k) const {
+    if (k >= A.size() || A[k].kind != Operand::Kind::kVec) fail("expected a {...} register list");
+    return A[k];
   }
-  // Packs b32 words into the exchange slots, two per slot.
-  void pack(const std::vector<Value*>& words) {
-    if (words.size() > 2 * kExchangeInSlots) fail("too many fragment registers");
+  // Packs b32 words into 64-bit slots, two per slot.
+  void pack_into(const std::vector<Value*>& words, Value** slots) const {
     for (size_t i = 0; i < words.size(); ++i) {
       Value* w = b.CreateZExt(words[i], b.getInt64Ty());
       if (i % 2) w = b.CreateShl(w, 32);
-      ops[i / 2] = ops[i / 2] ? b.CreateOr(ops[i / 2], w) : w;
+      slots[i / 2] = slots[i / 2] ? b.CreateOr(slots[i / 2], w) : w;
     }
+  }
+  // Packs b32 words into the exchange slots.
+  void pack(const std::vector<Value*>& words) {
+    if (words.size() > 2 * kExchangeInSlots) fail("too many fragment registers");
+    pack_into(words, ops);
   }
   void words_of(const Operand& v, std::vector<Value*>& out) const {
     for (const Operand& e : v.elems) out.push_back(L.read(e, Ty::kB32));
@@ -66,7 +70,7 @@ bool MatrixForm::lower_ldmatrix() {
   site.kind = CutKind::kLdmatrix;
   site.mode = in.has("x4") ? 4 : in.has("x2") ? 2 : 1;
   site.wide = in.has("trans");
-  const Operand& d = vec_arg(in, 0);
+  const Operand& d = vec_arg(0);
   if (d.elems.size() != site.mode || A.size() < 2) fail("ldmatrix needs one register per matrix");
   ops[0] = b.CreatePtrToInt(L.address(A[1], L.space_of(in) == Space::kGeneric ? Space::kGeneric : Space::kShared), b.getInt64Ty());
   emit_cut();
@@ -94,14 +98,14 @@ bool MatrixForm::lower_mma_sync() {
     site.mode = k16 ? kMmaM16N8K16 : kMmaM16N8K8;
     site.is_signed = at == Ty::kBF16;
     site.wide = dt == Ty::kF32;
-    words_of(vec_arg(in, 1), words);
-    words_of(vec_arg(in, 2), words);
-    words_of(vec_arg(in, 3), words);
+    words_of(vec_arg(1), words);
+    words_of(vec_arg(2), words);
+    words_of(vec_arg(3), words);
     const size_t expect = (k16 ? 4 + 2 : 2 + 1) + (site.wide ? 4 : 2);
     if (words.size() != expect) fail("mma fragments have the wrong number of registers");
     pack(words);
     emit_cut();
-    unpack(vec_arg(in, 0));
+    unpack(vec_arg(0));
     return true;
   }
   return lower_mma_sync_other_inputs(at, bt, dt, ct, fp8, fp8_count);
@@ -136,7 +140,7 @@ bool MatrixForm::lower_mma_sync_other_inputs(Ty at, Ty bt, Ty dt, Ty ct, const u
   if (in.has("satfinite")) site.mma_types |= kMmaSatfinite;
   const bool f64 = input == kMmaF64;
   for (int i = 1; i <= 3; ++i)
-    for (const Operand& e : vec_arg(in, static_cast<size_t>(i)).elems) {
+    for (const Operand& e : vec_arg(static_cast<size_t>(i)).elems) {
       if (!f64) {
         words.push_back(L.read(e, Ty::kB32));
         continue;
@@ -150,7 +154,7 @@ bool MatrixForm::lower_mma_sync_other_inputs(Ty at, Ty bt, Ty dt, Ty ct, const u
     fail("mma fragments have the wrong number of registers");
   pack(words);
   emit_cut();
-  const Operand& d = vec_arg(in, 0);
+  const Operand& d = vec_arg(0);
   if (static_cast<int>(d.elems.size()) * (f64 ? 2 : 1) != fr.c_words) fail("mma fragments have the wrong number of registers");
   for (size_t j = 0; j < d.elems.size(); ++j) {
     if (f64) {
@@ -199,7 +203,7 @@ bool MatrixForm::lower_wmma_access(const WmmaDims& dims) {
     default: unsupported();
   }
   const bool col = in.has("col") && !in.has("row");
-  const Operand& regs = vec_arg(in, load ? 0 : 1);
+  const Operand& regs = vec_arg(load ? 0 : 1);
   const Operand& addr = A[load ? 1 : 0];
   const int per_lane = rows * cols / 32;
   const int per_reg = bits == 64 ? 1 : 32 / bits;
@@ -291,21 +295,17 @@ bool MatrixForm::lower_wmma_mma(const WmmaDims& dims, uint8_t shape) {
     if (static_cast<int>(v.elems.size()) < nwords) fail("wmma fragment has too few registers");
     for (int i = 0; i < nwords; ++i) words.push_back(L.read(v.elems[static_cast<size_t>(i)], Ty::kB32));
   };
-  take(vec_arg(in, 1), dims.m * dims.k / 32, in_bits);
-  take(vec_arg(in, 2), dims.k * dims.n / 32, in_bits);
+  take(vec_arg(1), dims.m * dims.k / 32, in_bits);
+  take(vec_arg(2), dims.k * dims.n / 32, in_bits);
   pack(words);
   // C goes in the result slots (abi.h), two words a slot.
   words.clear();
-  take(vec_arg(in, 3), dims.m * dims.n / 32, acc_bits(ct));
+  take(vec_arg(3), dims.m * dims.n / 32, acc_bits(ct));
   if (words.size() > 2 * kExchangeOutSlots) fail("wmma accumulator has too many registers");
   Value* results[kExchangeOutSlots] = {};
-  for (size_t i = 0; i < words.size(); ++i) {
-    Value* w = b.CreateZExt(words[i], b.getInt64Ty());
-    if (i % 2) w = b.CreateShl(w, 32);
-    results[i / 2] = results[i / 2] ? b.CreateOr(results[i / 2], w) : w;
-  }
+  pack_into(words, results);
   emit_cut(results);
-  const Operand& d = vec_arg(in, 0);
+  const Operand& d = vec_arg(0);
   const int d_words = (dims.m * dims.n / 32 * acc_bits(dt) + 31) / 32;
   if (acc_bits(dt) == 64) {
     if (static_cast<int>(d.elems.size()) * 2 < d_words) fail("wmma accumulator has too few registers");
