@@ -84,9 +84,10 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
     *out = per_thread ? c->per_thread_stream() : c->legacy_stream();
     return CUDA_SUCCESS;
   }
-  Stream* s = rt().streams.live(h);
+  Runtime& r = rt();
+  Stream* s = r.streams.live(h);
   if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
-  if (rt().contexts.state_of(s->ctx) != HandleState::kLive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (r.contexts.state_of(s->ctx) != HandleState::kLive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   *out = s;
   return s->ctx->sticky_error();
 }

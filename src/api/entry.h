@@ -168,39 +168,56 @@ void trace_call(const char* name, CUresult r, const A&... args) {
 
 CUresult state_error();  // NOT_INITIALIZED or DEINITIALIZED
 
+// The checks every entry makes before its body, and the body, with any
+// escaping exception mapped to a CUresult.
+template <class F>
+inline CUresult checked_body(const char* name, unsigned gate, F& body) noexcept {
+  if (!(gate & kNoInit) && lib_state() != LibState::kReady) [[unlikely]] return state_error();
+  if (!(gate & kInHostFn) && in_host_function()) [[unlikely]] return CUDA_ERROR_NOT_PERMITTED;
+  if ((gate & kUnsafeInCapture) && g_capture_sequences.load(std::memory_order_acquire) != 0 &&
+      current_context()) [[unlikely]] {
+    // The capture rule may refuse the call; the code is its answer.
+    if (CUresult r = capture_check_unsafe_call_slow()) return r;
+  }
+#ifndef NDEBUG
+  struct Restore {
+    unsigned gate;
+    const char* name;
+    ~Restore() { t_entry_gate = gate, t_entry_name = name; }
+  } restore{t_entry_gate, t_entry_name};
+  t_entry_gate = gate;
+  t_entry_name = name;
+#else
+  (void)name;
+#endif
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    return CUDA_ERROR_UNKNOWN;
+  }
+}
+
+// An entry while CUCPU_LOG=api or a trace is on: the body between the
+// trace's records. Cold and out of line, the body and `args` by value: the
+// entry makes them in memory only on its way here (the generated bodies
+// capture their arguments by value for this).
+template <class F, class... A>
+[[gnu::noinline, gnu::cold]] CUresult traced_call(const char* name, unsigned gate, F body, const A... args) noexcept {
+  const bool timed = trace::on();
+  trace::Call traced{};
+  if (timed) traced = trace::call_begin();
+  const CUresult r = checked_body(name, gate, body);
+  if (trace_enabled()) trace_call(name, r, args...);
+  if (timed && traced.id) trace::call_end(name, traced, r);
+  return r;
+}
+
 template <class F, class... A>
 inline CUresult call(const char* name, unsigned gate, F&& body, const A&... args) noexcept {
-  CUresult r;
-  trace::Call traced{};
-  if (trace::on()) [[unlikely]] traced = trace::call_begin();
-  if (!(gate & kNoInit) && lib_state() != LibState::kReady) [[unlikely]] {
-    r = state_error();
-  } else if (!(gate & kInHostFn) && in_host_function()) [[unlikely]] {
-    r = CUDA_ERROR_NOT_PERMITTED;
-  } else if ((gate & kUnsafeInCapture) && g_capture_sequences.load(std::memory_order_acquire) != 0 &&
-             current_context() && (r = capture_check_unsafe_call_slow()) != CUDA_SUCCESS) [[unlikely]] {
-    // refused by the capture rule; r holds the code
-  } else {
-#ifndef NDEBUG
-    struct Restore {
-      unsigned gate;
-      const char* name;
-      ~Restore() { t_entry_gate = gate, t_entry_name = name; }
-    } restore{t_entry_gate, t_entry_name};
-    t_entry_gate = gate;
-    t_entry_name = name;
-#endif
-    try {
-      r = body();
-    } catch (const std::bad_alloc&) {
-      r = CUDA_ERROR_OUT_OF_MEMORY;
-    } catch (...) {
-      r = CUDA_ERROR_UNKNOWN;
-    }
-  }
-  if (trace_enabled()) [[unlikely]] trace_call(name, r, args...);
-  if (traced.id) [[unlikely]] trace::call_end(name, traced, r);
-  return r;
+  if (trace::on() || trace_enabled()) [[unlikely]] return traced_call(name, gate, body, args...);
+  return checked_body(name, gate, body);
 }
 
 }  // namespace cucpu::api

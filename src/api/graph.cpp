@@ -80,27 +80,6 @@ CUresult change_deps(CUgraph hg, const CUgraphNode* from, const CUgraphNode* to,
   return CUDA_SUCCESS;
 }
 
-// Kahn's algorithm: a graph with a cycle cannot be instantiated.
-bool acyclic(const Graph& g) {
-  const auto& nodes = g.nodes();
-  std::vector<size_t> indeg(nodes.size());
-  std::vector<const Node*> ready;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    indeg[i] = nodes[i]->deps.size();
-    if (indeg[i] == 0) ready.push_back(nodes[i]);
-  }
-  size_t seen = 0;
-  while (!ready.empty()) {
-    const Node* n = ready.back();
-    ready.pop_back();
-    ++seen;
-    for (const Node* d : n->dependents) {
-      if (--indeg[d->position] == 0) ready.push_back(d);
-    }
-  }
-  return seen == nodes.size();
-}
-
 CUresult instantiate(CUgraphExec* out, CUgraph hg, unsigned long long flags, CUgraphNode* err_node) {
   if (!out) return CUDA_ERROR_INVALID_VALUE;
   Graph* g = graph_of(hg);
@@ -109,7 +88,7 @@ CUresult instantiate(CUgraphExec* out, CUgraph hg, unsigned long long flags, CUg
                                    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
                                    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
   if (flags & ~known) return CUDA_ERROR_INVALID_VALUE;
-  if (!acyclic(*g)) return CUDA_ERROR_INVALID_VALUE;
+  if (!g->acyclic()) return CUDA_ERROR_INVALID_VALUE;
   if (!context_alive(g->ctx, g->ctx_id)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   GraphExec* e = rt().execs.create(g->ctx, flags);
   const Node* bad = nullptr;

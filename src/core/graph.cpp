@@ -51,7 +51,7 @@ Node* Graph::add(ParamsFill fill, const Node* const* deps, size_t n, const CUgra
   Node* node = rt().nodes.create(this, fill, next_node_id_++);
   node->position = static_cast<uint32_t>(nodes_.size());
   nodes_.push_back(node);
-  for (size_t i = 0; i < n; ++i) add_edge(const_cast<Node*>(deps[i]), node, edge ? &edge[i] : nullptr);
+  for (size_t i = 0; i < n; ++i) link(const_cast<Node*>(deps[i]), node, edge ? &edge[i] : nullptr);
   return node;
 }
 
@@ -70,6 +70,31 @@ bool Graph::has_edge(const Node* from, const Node* to) const {
 }
 
 void Graph::add_edge(Node* from, Node* to, const CUgraphEdgeData* e) {
+  may_have_cycle_ = true;
+  link(from, to, e);
+}
+
+bool Graph::acyclic() const {
+  if (!may_have_cycle_) return true;
+  // Kahn's walk: every node is reached once all its dependencies are.
+  std::vector<uint32_t> indeg(nodes_.size());
+  std::vector<const Node*> ready;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    indeg[i] = static_cast<uint32_t>(nodes_[i]->deps.size());
+    if (indeg[i] == 0) ready.push_back(nodes_[i]);
+  }
+  size_t seen = 0;
+  while (!ready.empty()) {
+    const Node* n = ready.back();
+    ready.pop_back();
+    ++seen;
+    for (const Node* d : n->dependents)
+      if (--indeg[d->position] == 0) ready.push_back(d);
+  }
+  return seen == nodes_.size();
+}
+
+void Graph::link(Node* from, Node* to, const CUgraphEdgeData* e) {
   static const CUgraphEdgeData kDefault{};
   const bool custom = e && std::memcmp(e, &kDefault, sizeof kDefault) != 0;
   if (custom && to->edge.empty()) to->edge.assign(to->deps.size(), kDefault);
@@ -114,8 +139,9 @@ Graph* Graph::clone(std::vector<std::pair<const Node*, Node*>>* map) const {
   for (const Node* n : nodes_)
     for (size_t i = 0; i < n->deps.size(); ++i) {
       CUgraphEdgeData e = n->edge_data(i);
-      g->add_edge(g->nodes_[n->deps[i]->position], g->nodes_[n->position], &e);
+      g->link(g->nodes_[n->deps[i]->position], g->nodes_[n->position], &e);
     }
+  g->may_have_cycle_ = may_have_cycle_;
   return g;
 }
 

@@ -185,7 +185,12 @@ class Graph {
   // Removes a node and its edges, destroying it.
   void remove(Node* n);
   bool has_edge(const Node* from, const Node* to) const;
+  // An edge between nodes already in the graph: it may close a cycle.
   void add_edge(Node* from, Node* to, const CUgraphEdgeData* e = nullptr);
+  // False when the edges form a cycle (cuGraphInstantiate refuses it). A
+  // walk over the graph only once an edge joined two existing nodes: a node
+  // added after its dependencies closes none.
+  bool acyclic() const;
   bool remove_edge(Node* from, Node* to);
   // True when `to` is reachable from `from` (an edge from->to would not create a cycle iff false for to->from).
   bool reaches(const Node* from, const Node* to) const;
@@ -196,8 +201,10 @@ class Graph {
   std::string dot(unsigned flags) const;
 
  private:
+  void link(Node* from, Node* to, const CUgraphEdgeData* e);
   std::vector<Node*> nodes_;
   uint64_t next_node_id_ = 0;
+  bool may_have_cycle_ = false;  // some add_edge since the graph was made
 };
 
 CUgraphNodeType node_type(NodeKind k);

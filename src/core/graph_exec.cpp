@@ -40,15 +40,15 @@ CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32
         continue;
       }
     }
-    ExecNode e;
+    ExecNode& e = nodes_.emplace_back();
     e.origin = n;
     if (CUresult r = resolve(n->params, &e)) {
+      nodes_.pop_back();
       *err_node = n;
       return r;
     }
     if (n->params.kind() == NodeKind::kChildGraph) e.kind = NodeKind::kEmpty;  // an empty child graph
-    single[i] = static_cast<uint32_t>(nodes_.size());
-    nodes_.push_back(std::move(e));
+    single[i] = static_cast<uint32_t>(nodes_.size() - 1);
   }
   auto starts = [&](size_t i) -> const std::vector<uint32_t>* {
     return child_of[i] == UINT32_MAX ? nullptr : &child_span[child_of[i]].first;
@@ -70,10 +70,11 @@ CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32
         each(starts(i), single[i], [&](uint32_t to) { nodes_[from].dependents.push_back(to); });
       });
     }
-  for (size_t i = 0; i < count; ++i) {
-    if (nodes[i]->deps.empty()) each(starts(i), single[i], [&](uint32_t v) { entries->push_back(v); });
-    if (nodes[i]->dependents.empty()) each(ends(i), single[i], [&](uint32_t v) { exits->push_back(v); });
-  }
+  if (entries)
+    for (size_t i = 0; i < count; ++i) {
+      if (nodes[i]->deps.empty()) each(starts(i), single[i], [&](uint32_t v) { entries->push_back(v); });
+      if (nodes[i]->dependents.empty()) each(ends(i), single[i], [&](uint32_t v) { exits->push_back(v); });
+    }
   return CUDA_SUCCESS;
 }
 
@@ -96,48 +97,60 @@ std::vector<uint32_t> topological_order(const std::vector<ExecNode>& nodes) {
 
 void ExecPlan::segment() {
   const size_t n = nodes.size();
-  std::vector<uint32_t> indeg(n, 0), pred(n, UINT32_MAX);
-  for (uint32_t i = 0; i < n; ++i)
-    for (uint32_t d : nodes[i].dependents) {
-      ++indeg[d];
-      pred[d] = i;  // meaningful only where indeg ends up 1
-    }
   // Event and batch-memop nodes stand alone: each becomes its own op (a
   // marker, or a MemOpsOp that may defer), never part of a chain; so do
   // kernel nodes that run in parallel (a group of their own).
-  auto is_event = [&](uint32_t i) {
-    return nodes[i].kind == NodeKind::kEventRecord || nodes[i].kind == NodeKind::kEventWait ||
-           nodes[i].kind == NodeKind::kBatchMemOp || (nodes[i].kind == NodeKind::kKernel && nodes[i].parallel);
-  };
-  // Kahn's order, so a chain's nodes are appended in dependency order.
-  const std::vector<uint32_t> order = topological_order(nodes);
-  std::vector<uint32_t> seg_of(n);
-  segments.clear();
-  for (uint32_t i : order) {
-    if (!is_event(i) && indeg[i] == 1) {
-      uint32_t p = pred[i];
-      auto& chain = segments[seg_of[p]];
-      if (!is_event(p) && nodes[p].dependents.size() == 1 && chain.back() == p) {
-        chain.push_back(i);
-        seg_of[i] = seg_of[p];
-        continue;
-      }
+  std::vector<uint32_t> indeg(n, 0), pred(n, UINT32_MAX);
+  std::vector<uint8_t> alone(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const ExecNode& e = nodes[i];
+    alone[i] = e.kind == NodeKind::kEventRecord || e.kind == NodeKind::kEventWait || e.kind == NodeKind::kBatchMemOp ||
+               (e.kind == NodeKind::kKernel && e.parallel);
+    for (uint32_t d : e.dependents) {
+      ++indeg[d];
+      pred[d] = i;  // meaningful only where indeg ends up 1
     }
-    seg_of[i] = static_cast<uint32_t>(segments.size());
-    segments.push_back({i});
   }
-  seg_dependents.assign(segments.size(), {});
-  seg_roots.assign(segments.size(), true);
-  seg_sinks.assign(segments.size(), true);
+  // Whether node i continues its one predecessor's chain.
+  std::vector<uint8_t> continues(n);
   for (uint32_t i = 0; i < n; ++i)
-    for (uint32_t d : nodes[i].dependents)
-      if (seg_of[d] != seg_of[i]) seg_dependents[seg_of[i]].push_back(seg_of[d]);
-  for (size_t s = 0; s < segments.size(); ++s) {
-    auto& v = seg_dependents[s];
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    if (!v.empty()) seg_sinks[s] = false;
-    for (uint32_t t : v) seg_roots[t] = false;
+    continues[i] = indeg[i] == 1 && !alone[i] && !alone[pred[i]] && nodes[pred[i]].dependents.size() == 1;
+  // Each chain from its head: a node that continues none. (A cycle would
+  // have no head; instantiation refuses graphs with one, Graph::acyclic.)
+  std::vector<uint32_t> seg_of(n, UINT32_MAX);
+  seg_begin.clear();
+  seg_nodes.clear();
+  seg_nodes.reserve(n);
+  seg_roots.clear();
+  seg_sinks.clear();
+  for (uint32_t head = 0; head < n; ++head) {
+    if (continues[head]) continue;
+    const auto k = static_cast<uint32_t>(seg_begin.size());
+    seg_begin.push_back(static_cast<uint32_t>(seg_nodes.size()));
+    seg_roots.push_back(indeg[head] == 0);
+    uint32_t i = head;
+    for (;;) {
+      seg_of[i] = k;
+      seg_nodes.push_back(i);
+      if (nodes[i].dependents.size() != 1 || !continues[nodes[i].dependents[0]]) break;
+      i = nodes[i].dependents[0];
+    }
+    seg_sinks.push_back(nodes[i].dependents.empty());
+  }
+  seg_begin.push_back(static_cast<uint32_t>(seg_nodes.size()));
+  // Only a chain's last node has edges out of it, each to another chain's head.
+  const size_t count = segment_count();
+  seg_dep_begin.assign(1, 0);
+  seg_deps.clear();
+  for (size_t k = 0; k < count; ++k) {
+    const size_t at = seg_deps.size();
+    for (uint32_t d : nodes[seg_nodes[seg_begin[k + 1] - 1]].dependents)
+      if (seg_of[d] != UINT32_MAX) seg_deps.push_back(seg_of[d]);
+    if (seg_deps.size() - at > 1) {
+      std::sort(seg_deps.begin() + static_cast<ptrdiff_t>(at), seg_deps.end());
+      seg_deps.erase(std::unique(seg_deps.begin() + static_cast<ptrdiff_t>(at), seg_deps.end()), seg_deps.end());
+    }
+    seg_dep_begin.push_back(static_cast<uint32_t>(seg_deps.size()));
   }
 }
 
@@ -152,8 +165,7 @@ void add_user_objects(const Graph& g, UserObjectRefs& out) {
 
 CUresult GraphExec::build(const Graph& g, const Node** err_node) {
   auto plan = std::make_shared<ExecPlan>();
-  std::vector<uint32_t> entries, exits;
-  if (CUresult r = add_graph(g, *plan, &entries, &exits, err_node)) return r;
+  if (CUresult r = add_graph(g, *plan, nullptr, nullptr, err_node)) return r;
   auto refs = std::make_shared<UserObjectRefs>();
   add_user_objects(g, *refs);
   plan->user_objects = std::move(refs);
@@ -236,20 +248,20 @@ uint32_t node_name_id(const ExecNode& n) {
 class SegmentOp final : public Op {
  public:
   const char* trace_literal() const override { return nullptr; }
-  uint64_t trace_name_key() const override { return trace::name_key({20, plan_->segments[seg_].size()}); }
+  uint64_t trace_name_key() const override { return trace::name_key({20, plan_->segment_nodes(seg_).size()}); }
   std::string trace_name() const override {
-    return "graph segment (" + std::to_string(plan_->segments[seg_].size()) + " nodes)";
+    return "graph segment (" + std::to_string(plan_->segment_nodes(seg_).size()) + " nodes)";
   }
   SegmentOp(std::shared_ptr<const ExecPlan> plan, uint32_t seg) : plan_(std::move(plan)), seg_(seg) {}
   bool marks_writes_as_run() const override { return true; }
   bool accesses_when_run() const override {
-    for (uint32_t i : plan_->segments[seg_])
+    for (uint32_t i : plan_->segment_nodes(seg_))
       if (plan_->nodes[i].kind == NodeKind::kKernel) return true;
     return false;
   }
   // Each access names its node (part: the node's index + 1).
   void accesses(std::vector<MemAccess>& out) const override {
-    for (uint32_t i : plan_->segments[seg_]) {
+    for (uint32_t i : plan_->segment_nodes(seg_)) {
       const ExecNode& n = plan_->nodes[i];
       if (n.disabled) continue;
       const size_t from = out.size();
@@ -261,7 +273,7 @@ class SegmentOp final : public Op {
   void execute(int status) override {
     const bool traced = trace_id != 0;
     uint64_t t0 = traced ? trace::now() : 0;  // a node starts when the one before it ended
-    for (uint32_t i : plan_->segments[seg_]) {
+    for (uint32_t i : plan_->segment_nodes(seg_)) {
       const ExecNode& n = plan_->nodes[i];
       if (n.disabled) continue;
       switch (n.kind) {
@@ -319,7 +331,7 @@ class SegmentOp final : public Op {
 CUresult GraphExec::launch(Stream* s) {
   std::lock_guard<std::mutex> g(mu_);
   const std::shared_ptr<const ExecPlan>& plan = plan_;
-  const size_t count = plan->segments.size();
+  const size_t count = plan->segment_count();
   // Each segment enters at one op or more (a parallel kernel's parts) and
   // leaves at one (the op itself, or the kernel's join): segment k's entry
   // ops are ops[first[k] .. first[k + 1] - 1], its exit ops[exit[k]].
@@ -328,7 +340,7 @@ CUresult GraphExec::launch(Stream* s) {
   ops.reserve(count);
   for (size_t k = 0; k < count; ++k) {
     first[k] = static_cast<uint32_t>(ops.size());
-    const ExecNode& node = plan->nodes[plan->segments[k].front()];
+    const ExecNode& node = plan->nodes[plan->segment_nodes(k).front()];
     bool event = node.kind == NodeKind::kEventRecord || node.kind == NodeKind::kEventWait;
     if (node.kind == NodeKind::kKernel && node.parallel && node.disabled) {  // its segment is the node alone
       exit[k] = static_cast<uint32_t>(ops.size());
@@ -364,7 +376,7 @@ CUresult GraphExec::launch(Stream* s) {
   }
   for (size_t k = 0; k < count; ++k) {
     Op* out = ops[exit[k]];
-    for (uint32_t d : plan->seg_dependents[k])
+    for (uint32_t d : plan->segment_deps(k))
       for (uint32_t i = first[d]; i < first[d + 1]; ++i)
         if (i != exit[d] || first[d + 1] - first[d] == 1) out->add_successor(ops[i]);
     if (grouped) {
@@ -373,7 +385,7 @@ CUresult GraphExec::launch(Stream* s) {
           if (i != exit[k] || first[k + 1] - first[k] == 1) roots[i] = true;
       sinks[exit[k]] = plan->seg_sinks[k];
     }
-    const ExecNode& node = plan->nodes[plan->segments[k].front()];
+    const ExecNode& node = plan->nodes[plan->segment_nodes(k).front()];
     if (Event* ev = rt().events.live(node.event())) {
       if (node.kind == NodeKind::kEventWait) {
         OpRef dep = ev->snapshot();
@@ -395,9 +407,9 @@ CUresult GraphExec::launch(Stream* s) {
     std::vector<std::pair<const Op*, uint32_t>> node_ops;  // ops that are one node each (not segments)
     if (check_order_)
       for (size_t k = 0; k < count; ++k) {
-        const ExecNode& node = plan->nodes[plan->segments[k].front()];
+        const ExecNode& node = plan->nodes[plan->segment_nodes(k).front()];
         if (node.kind == NodeKind::kBatchMemOp || (node.kind == NodeKind::kKernel && (node.parallel || node.cooperative)))
-          node_ops.emplace_back(ops[exit[k]], plan->segments[k].front() + 1);
+          node_ops.emplace_back(ops[exit[k]], plan->segment_nodes(k).front() + 1);
       }
     check::graph_parts(join, check_order_, node_ops);
     check::graph_launch_begins(this, s);
@@ -518,8 +530,7 @@ CUresult GraphExec::get_enabled(const Node* n, bool* enabled) const {
 
 CUresult GraphExec::update_from(const Graph& g, const Node** err_node, CUgraphExecUpdateResult* result) {
   auto fresh = std::make_shared<ExecPlan>();
-  std::vector<uint32_t> entries, exits;
-  CUresult r = add_graph(g, *fresh, &entries, &exits, err_node);
+  CUresult r = add_graph(g, *fresh, nullptr, nullptr, err_node);
   std::lock_guard<std::mutex> lock(mu_);
   if (r != CUDA_SUCCESS) {
     *result = CU_GRAPH_EXEC_UPDATE_ERROR;

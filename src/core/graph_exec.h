@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -86,9 +87,19 @@ struct ExecPlan {
   // the exec and every launch in flight are gone (launches hold the plan).
   std::shared_ptr<const UserObjectRefs> user_objects;
   std::vector<ExecNode> nodes;
-  std::vector<std::vector<uint32_t>> segments;        // node indices, in run order
-  std::vector<std::vector<uint32_t>> seg_dependents;  // edges between segments
+  // Segment k runs nodes seg_nodes[seg_begin[k] .. seg_begin[k + 1]), in
+  // that order; its edges to other segments are
+  // seg_deps[seg_dep_begin[k] .. seg_dep_begin[k + 1]).
+  std::vector<uint32_t> seg_begin, seg_nodes;
+  std::vector<uint32_t> seg_dep_begin, seg_deps;
   std::vector<bool> seg_roots, seg_sinks;
+  size_t segment_count() const { return seg_roots.size(); }
+  std::span<const uint32_t> segment_nodes(size_t k) const {
+    return {seg_nodes.data() + seg_begin[k], seg_nodes.data() + seg_begin[k + 1]};
+  }
+  std::span<const uint32_t> segment_deps(size_t k) const {
+    return {seg_deps.data() + seg_dep_begin[k], seg_deps.data() + seg_dep_begin[k + 1]};
+  }
   // Computes the segments from the nodes' edges.
   void segment();
 };

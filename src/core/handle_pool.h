@@ -49,7 +49,7 @@ class HandlePool {
   // The first `prefault` bytes are faulted in now, so that a process's first
   // objects (its first capture's nodes) do not each pay a page fault.
   explicit HandlePool(size_t capacity, size_t prefault = 64 * 1024, size_t quarantine = 0)
-      : capacity_(capacity), quarantine_(quarantine) {
+      : capacity_(capacity), bytes_(capacity * sizeof(Slot)), quarantine_(quarantine) {
     void* p = mmap(nullptr, capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
@@ -142,14 +142,14 @@ class HandlePool {
     alignas(alignof(T) > 16 ? alignof(T) : 16) unsigned char storage[kBytes];
   };
 
-  // The slot a handle names, or nullptr where it names none.
+  // The slot a handle names, or nullptr where it names none. An address
+  // below the range wraps to a large offset; no division: a slot is found
+  // from the handle itself once the offset is known to be a slot's.
   const Slot* slot_at(const void* handle) const {
-    auto addr = reinterpret_cast<uintptr_t>(handle);
-    auto base = reinterpret_cast<uintptr_t>(slots_);
-    if (addr < base + offsetof(Slot, storage)) return nullptr;
-    uintptr_t off = addr - base - offsetof(Slot, storage);
-    if (off % sizeof(Slot) != 0 || off / sizeof(Slot) >= capacity_) return nullptr;
-    return &slots_[off / sizeof(Slot)];
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(handle);
+    const uintptr_t off = addr - reinterpret_cast<uintptr_t>(slots_) - offsetof(Slot, storage);
+    if (off >= bytes_ || off % sizeof(Slot) != 0) return nullptr;
+    return reinterpret_cast<const Slot*>(addr - offsetof(Slot, storage));
   }
 
   static Slot* slot_of(T* obj) {
@@ -187,6 +187,7 @@ class HandlePool {
 
   Slot* slots_ = nullptr;
   size_t capacity_;
+  size_t bytes_;  // capacity_ slots
   size_t quarantine_;
   // A few instructions under it, never a call: a spin lock.
   SpinLock mu_;

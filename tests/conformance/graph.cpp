@@ -67,6 +67,34 @@ CONF_TEST(GraphNodesAndEdgesAreAddedQueriedClonedAndRemoved) {
   ASSERT_CU(cuGraphDestroy(g));
 }
 
+CONF_TEST(GraphWithACycleIsRefusedByInstantiateUntilTheCycleIsBroken) {
+  CUgraph g;
+  ASSERT_CU(cuGraphCreate(&g, 0));
+  CUDA_HOST_NODE_PARAMS hp{bump, nullptr};
+  CUgraphNode a, b, c;
+  ASSERT_CU(cuGraphAddHostNode(&a, g, nullptr, 0, &hp));
+  ASSERT_CU(cuGraphAddHostNode(&b, g, &a, 1, &hp));
+  ASSERT_CU(cuGraphAddHostNode(&c, g, &b, 1, &hp));
+  ASSERT_CU(cuGraphAddDependencies(g, &c, &a, nullptr, 1));  // a -> b -> c -> a
+  CUgraphExec e = nullptr;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiate(&e, g, 0));
+  CUgraph clone;
+  ASSERT_CU(cuGraphClone(&clone, g));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiate(&e, clone, 0));
+  ASSERT_CU(cuGraphRemoveDependencies(g, &c, &a, nullptr, 1));
+  ASSERT_CU(cuGraphInstantiate(&e, g, 0));
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  const int before = g_host_runs.load();
+  ASSERT_CU(cuGraphLaunch(e, s));
+  ASSERT_CU(cuStreamSynchronize(s));
+  EXPECT_TRUE(g_host_runs.load() - before == 3);
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuGraphExecDestroy(e));
+  ASSERT_CU(cuGraphDestroy(clone));
+  ASSERT_CU(cuGraphDestroy(g));
+}
+
 CONF_TEST(GraphOfSetCopyAndChildRunsAndTakesParameterUpdates) {
   CUdeviceptr d;
   ASSERT_CU(cuMemAlloc(&d, 1024));

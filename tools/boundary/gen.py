@@ -95,7 +95,7 @@ def entry(row):
         return f"{decl} {{ return {call}; }}\n"
     trace = row["trace"] if row["trace"] is not None else args
     tail = f", {trace}" if trace else ""
-    return (f"{decl} {{\n  return ::cucpu::api::call(\"{sym}\", {gate_expr(row['gate'])}, [&] {{ return {call}; }}{tail});\n}}\n")
+    return (f"{decl} {{\n  return ::cucpu::api::call(\"{sym}\", {gate_expr(row['gate'])}, [=] {{ return {call}; }}{tail});\n}}\n")
 
 
 def outputs(rows):
