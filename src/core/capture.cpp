@@ -86,15 +86,15 @@ void invalidate_blocking_captures(Context* ctx) {
 // blocking captures are invalidated.
 CUresult refuse_implicit_legacy_use(Stream* s) {
   if (!legacy_blocked(s)) return CUDA_SUCCESS;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   invalidate_blocking_captures(s->ctx);
   return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 }
 
 }  // namespace
 
-std::mutex& capture_mu() {
-  static std::mutex* m = new std::mutex();
+BiasedLock& capture_mu() {
+  static BiasedLock* m = new BiasedLock();  // outlives static destruction
   return *m;
 }
 
@@ -115,7 +115,7 @@ CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, 
   std::memcpy(&m, &mode, sizeof m);
   if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
   if (never_captured(s)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   if (s->cap.seq) return CUDA_ERROR_ILLEGAL_STATE;
   // A graph a live capture adds to (the one cuStreamGetCaptureInfo gives),
   // or owns one that it adds to: ILLEGAL_STATE (driver 580). Its owner
@@ -142,7 +142,7 @@ CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, 
 }
 
 CUresult capture_end(Stream* s, CUgraph* out) {
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
   if (!seq) return CUDA_ERROR_ILLEGAL_STATE;
   if (seq->origin != s) return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
@@ -185,7 +185,7 @@ CUresult capture_status(Stream* s, CUstreamCaptureStatus* status) {
     *status = CU_STREAM_CAPTURE_STATUS_NONE;
     return CUDA_SUCCESS;
   }
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
   *status = !seq ? CU_STREAM_CAPTURE_STATUS_NONE
             : seq->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
@@ -198,7 +198,7 @@ CUresult capture_info(Stream* s, CUstreamCaptureStatus* status, cuuint64_t* id, 
   if (!status) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = capture_status(s, status)) return r;
   if (*status == CU_STREAM_CAPTURE_STATUS_NONE) return CUDA_SUCCESS;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
   if (!seq) {
     *status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -218,7 +218,7 @@ CUresult capture_update_deps(Stream* s, const CUgraphNode* deps, const CUgraphEd
   if (flags != CU_STREAM_ADD_CAPTURE_DEPENDENCIES && flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES)
     return CUDA_ERROR_INVALID_VALUE;
   if (n && !deps) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
   if (!seq) return CUDA_ERROR_ILLEGAL_STATE;
   if (!all_in_graph(seq->graph, deps, n)) return CUDA_ERROR_INVALID_VALUE;
@@ -235,11 +235,9 @@ CUresult capture_update_deps(Stream* s, const CUgraphNode* deps, const CUgraphEd
   return CUDA_SUCCESS;
 }
 
-CUresult capture_route(Stream* s, ParamsFill fill, bool capturable, Route* route, bool invalidate) {
-  *route = Route::kEnqueue;
-  if (CUresult r = refuse_implicit_legacy_use(s)) return r;
-  if (!s->capturing.load(std::memory_order_acquire)) return CUDA_SUCCESS;
-  std::lock_guard<std::mutex> g(capture_mu());
+namespace {
+// capture_route's work, under capture_mu() (locked, or entered as its owner).
+CUresult add_captured_node(Stream* s, ParamsFill fill, bool capturable, Route* route, bool invalidate) {
   CaptureSequence* seq = s->cap.seq;
   if (!seq) return CUDA_SUCCESS;  // capture ended meanwhile
   if (seq->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
@@ -254,16 +252,35 @@ CUresult capture_route(Stream* s, ParamsFill fill, bool capturable, Route* route
   return CUDA_SUCCESS;
 }
 
+struct OwnedSection {
+  BiasedLock& lock;
+  ~OwnedSection() { lock.leave_owned(); }
+};
+}  // namespace
+
+CUresult capture_route(Stream* s, ParamsFill fill, bool capturable, Route* route, bool invalidate) {
+  *route = Route::kEnqueue;
+  if (CUresult r = refuse_implicit_legacy_use(s)) return r;
+  if (!s->capturing.load(std::memory_order_acquire)) return CUDA_SUCCESS;
+  BiasedLock& mu = capture_mu();
+  if (mu.enter_owned()) {
+    OwnedSection section{mu};
+    return add_captured_node(s, fill, capturable, route, invalidate);
+  }
+  std::lock_guard<BiasedLock> g(mu);
+  return add_captured_node(s, fill, capturable, route, invalidate);
+}
+
 void capture_forget_event(Event* e) {
   if (!e->cap_set.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   e->cap = EventCapture{};
   e->cap_set.store(false, std::memory_order_release);
 }
 
 CUresult captured_event_use(Event* e, bool sync) {
   if (!e->cap_set.load(std::memory_order_acquire)) return CUDA_SUCCESS;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* seq = e->cap.seq;
   bool live = seq && std::any_of(g_sequences.begin(), g_sequences.end(),
                                  [&](CaptureSequence* q) { return q == seq && q->id == e->cap.seq_id; });
@@ -277,7 +294,7 @@ CUresult captured_event_use(Event* e, bool sync) {
 
 CUresult capture_refuse_captured_event(Event* e) {
   if (!e->cap_set.load(std::memory_order_acquire)) return CUDA_SUCCESS;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* seq = e->cap.seq;
   for (CaptureSequence* q : g_sequences) {
     if (q != seq || q->id != e->cap.seq_id) continue;
@@ -306,7 +323,7 @@ CUresult capture_record(Event* e, Stream* s, unsigned flags, Route* route) {
   }
   if (flags & CU_EVENT_RECORD_EXTERNAL) return capture_event_node(s, NodeKind::kEventRecord, e, route);
   if (legacy_blocked(s)) return capture_route(s, NodeParams{}, true, route);
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
   if (!seq) return CUDA_SUCCESS;
   if (seq->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
@@ -326,7 +343,7 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
   if (!stream_captures && !event_captured && !legacy_blocked(s)) return CUDA_SUCCESS;
   if (stream_captures && (flags & CU_EVENT_WAIT_EXTERNAL)) return capture_event_node(s, NodeKind::kEventWait, e, route);
   if (legacy_blocked(s)) return capture_route(s, NodeParams{}, true, route);
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* eseq = e->cap.seq;
   bool live = eseq && std::find(g_sequences.begin(), g_sequences.end(), eseq) != g_sequences.end() &&
               eseq->id == e->cap.seq_id;
@@ -365,7 +382,7 @@ CUresult capture_wait(Stream* s, Event* e, unsigned flags, Route* route) {
 CUresult capture_forbid_on_stream(Stream* s) {
   if (CUresult r = refuse_implicit_legacy_use(s)) return r;
   if (!s->capturing.load(std::memory_order_acquire)) return CUDA_SUCCESS;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   if (!s->cap.seq) return CUDA_SUCCESS;
   s->cap.seq->invalidated = true;
   return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
@@ -374,7 +391,7 @@ CUresult capture_forbid_on_stream(Stream* s) {
 CUresult capture_check_unsafe_call_slow() {
   if (t_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
     return CUDA_SUCCESS;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   const auto me = std::this_thread::get_id();
   bool prohibited = false;
   for (CaptureSequence* q : g_sequences) {
@@ -391,7 +408,7 @@ CUresult capture_check_unsafe_call_slow() {
 
 CUresult capture_check_context_sync(Context* c) {
   if (g_capture_sequences.load(std::memory_order_acquire) == 0) return CUDA_SUCCESS;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   bool prohibited = false;
   for (CaptureSequence* q : g_sequences) {
     if (q->ctx != c) continue;
@@ -403,7 +420,7 @@ CUresult capture_check_context_sync(Context* c) {
 
 bool capture_uses_graph(const Graph* g) {
   if (g_capture_sequences.load(std::memory_order_acquire) == 0) return false;
-  std::lock_guard<std::mutex> lock(capture_mu());
+  std::lock_guard<BiasedLock> lock(capture_mu());
   for (CaptureSequence* q : g_sequences)
     if (graph_within(q->graph, g)) return true;
   return false;
@@ -411,7 +428,7 @@ bool capture_uses_graph(const Graph* g) {
 
 bool capture_holds_node(const Node* n) {
   if (g_capture_sequences.load(std::memory_order_acquire) == 0) return false;
-  std::lock_guard<std::mutex> lock(capture_mu());
+  std::lock_guard<BiasedLock> lock(capture_mu());
   for (CaptureSequence* q : g_sequences) {
     if (n->params.kind() == NodeKind::kChildGraph && graph_within(q->graph, n->params.child())) return true;
     for (Stream* s : q->streams)
@@ -423,7 +440,7 @@ bool capture_holds_node(const Node* n) {
 
 void capture_stream_destroyed(Stream* s) {
   if (!s->capturing.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> g(capture_mu());
+  std::lock_guard<BiasedLock> g(capture_mu());
   CaptureSequence* seq = s->cap.seq;
   if (!seq) return;
   if (seq->origin == s) {

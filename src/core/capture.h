@@ -8,10 +8,11 @@
 // remembers the recording stream's set; waiting on it joins the waiting
 // stream to the sequence (a fork) or merges the sets (a join).
 //
-// Locking: one global mutex (capture_mu()) guards every sequence, the
-// capture state of every stream and the capture snapshot of every event.
-// Capture calls are rare next to plain enqueues, which only read the
-// stream's atomic `capture` pointer.
+// Locking: one global lock (capture_mu(), exec/biased_lock.h) guards every
+// sequence, the capture state of every stream and the capture snapshot of
+// every event. Capture calls are rare next to plain enqueues, which only
+// read the stream's atomic `capturing` pointer; a thread that captures
+// alone adds its nodes as the lock's owner, with no locked instruction.
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,7 @@
 
 #include "cuda.h"
 #include "core/graph.h"
+#include "exec/biased_lock.h"
 
 namespace cucpu {
 
@@ -59,7 +61,9 @@ struct EventCapture {
   std::vector<Node*> nodes;
 };
 
-std::mutex& capture_mu();
+// The lock of all capture state. Its owner (a thread that keeps capturing
+// alone) adds nodes without a locked instruction: capture_route.
+BiasedLock& capture_mu();
 
 // `mode` is read through its address: callers may pass any 32-bit value.
 CUresult capture_begin(Stream* s, const CUstreamCaptureMode& mode, Graph* into, const CUgraphNode* deps,

@@ -3,8 +3,8 @@
 // Recording enqueues a trivial marker op (core/ops.h MarkerOp); the event
 // completes when that op does. An event without timing recorded on a
 // stream with nothing left to run holds no op: its snapshot is empty, as a
-// never-recorded event's, which every call answers as a reached one. Waiting on the event (cuStreamWaitEvent) adds an edge from the
-// marker. Re-recording replaces the snapshot; waits already enqueued keep
+// never-recorded event's, which every call answers as a reached one.
+// Waiting on the event (cuStreamWaitEvent) adds an edge from the marker. Re-recording replaces the snapshot; waits already enqueued keep
 // the old one, as the driver specifies.
 #pragma once
 
@@ -36,29 +36,43 @@ class Event {
   // Whether `cap` holds a snapshot; lets a plain record skip capture_mu().
   std::atomic<bool> cap_set{false};
 
+  ~Event() { OpRef drop(op_.load(std::memory_order_relaxed)); }
+
   void set_snapshot(OpRef op) {
-    OpRef old;
-    SpinLockGuard g(mu_);
-    old = std::move(op_);  // released after the lock drops
-    op_ = std::move(op);
+    // Empty over empty changes nothing, and takes no lock (the common
+    // record on an idle stream). A record racing this one from another
+    // thread is ordered either way, as it would be with the lock.
+    if (!op && !op_.load(std::memory_order_acquire)) return;
+    Op* old;
+    {
+      SpinLockGuard g(mu_);
+      old = op_.exchange(op.detach(), std::memory_order_acq_rel);
+    }
+    OpRef drop(old);  // released after the lock drops
   }
   // The marker op of the last record, with a reference; null if never
   // recorded, or recorded reached without timing.
   OpRef snapshot() {
+    if (!op_.load(std::memory_order_acquire)) return OpRef();
     SpinLockGuard g(mu_);
-    return OpRef::share(op_.get());
+    return OpRef::share(op_.load(std::memory_order_relaxed));
   }
   // As snapshot(), but null also when the marker is done already: what a
   // wait needs, without touching the reference count in the common case.
   OpRef pending_snapshot() {
+    if (!op_.load(std::memory_order_acquire)) return OpRef();
     SpinLockGuard g(mu_);
-    if (!op_ || op_->done()) return OpRef();
-    return OpRef::share(op_.get());
+    Op* op = op_.load(std::memory_order_relaxed);
+    if (!op || op->done()) return OpRef();
+    return OpRef::share(op);
   }
 
  private:
+  // A reference is taken under mu_ only: a setter may release the old op
+  // once it has swapped it out under mu_. An empty snapshot is read
+  // without the lock: there is nothing to take a reference to.
   SpinLock mu_;
-  OpRef op_;  // guarded by mu_
+  std::atomic<Op*> op_{nullptr};  // holds a reference; changed under mu_
 };
 
 }  // namespace cucpu

@@ -1,6 +1,8 @@
 #include "core/user_object.h"
 #include "core/runtime.h"
 
+#include "exec/asymmetric_fence.h"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -103,6 +105,9 @@ Runtime::Runtime()
     std::memcpy(d.uuid.bytes, tag, sizeof(tag) - 1);
     d.uuid.bytes[15] = static_cast<char>(i);
   }
+  // Starts the asymmetric fence's registration in the background, so that
+  // the first stream or capture that earns an owner finds it done.
+  (void)heavy_fence_available();
 }
 
 std::atomic<Runtime*> g_runtime{nullptr};

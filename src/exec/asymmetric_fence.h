@@ -12,7 +12,10 @@
 //
 // heavy_fence() costs a few microseconds. Where the kernel lacks the
 // command (older than 4.14, or filtered), heavy_fence_available() is false
-// and callers must use full fences on both sides instead.
+// and callers must use full fences on both sides instead. It is also false
+// until the process is registered for the command, which the first call
+// starts in the background (registration can take milliseconds); once
+// true it stays true.
 #pragma once
 
 #include <atomic>
@@ -20,6 +23,8 @@
 namespace cucpu {
 
 bool heavy_fence_available();
+// Waits until registration has settled; then heavy_fence_available().
+bool wait_for_heavy_fence();
 void heavy_fence();
 inline void light_fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 

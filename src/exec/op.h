@@ -282,6 +282,12 @@ class OpRef {
   Op* operator->() const { return op_; }
   explicit operator bool() const { return op_ != nullptr; }
   static OpRef share(Op* op) { if (op) op->retain(); return OpRef(op); }
+  // Gives up the reference without releasing it: the caller now holds it.
+  Op* detach() {
+    Op* op = op_;
+    op_ = nullptr;
+    return op;
+  }
 
  private:
   Op* op_ = nullptr;

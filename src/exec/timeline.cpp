@@ -10,51 +10,6 @@
 #include "exec/scheduler.h"
 
 namespace cucpu {
-namespace {
-
-
-struct SlotList {
-  std::mutex mu;
-  std::vector<ProducerSlot*> free;  // guarded by mu: slots of exited threads
-};
-SlotList& slot_list() {
-  static SlotList* l = new SlotList();  // outlives thread-exit returns
-  return *l;
-}
-
-// initial-exec: a plain %fs-relative load on the enqueue path, instead of a
-// call to __tls_get_addr (this library is normally loaded at start-up).
-__attribute__((tls_model("initial-exec"))) thread_local ProducerSlot* t_slot = nullptr;
-
-struct SlotReturn {
-  ~SlotReturn() {
-    if (!t_slot) return;
-    std::lock_guard<std::mutex> g(slot_list().mu);
-    slot_list().free.push_back(t_slot);
-    t_slot = nullptr;
-  }
-};
-thread_local SlotReturn t_slot_return;
-
-}  // namespace
-
-ProducerSlot* ProducerSlot::mine() {
-  if (ProducerSlot* s = t_slot) return s;
-  ProducerSlot* s = nullptr;
-  {
-    std::lock_guard<std::mutex> g(slot_list().mu);
-    if (!slot_list().free.empty()) {
-      s = slot_list().free.back();
-      slot_list().free.pop_back();
-    }
-  }
-  if (!s) s = new ProducerSlot();
-  (void)&t_slot_return;  // constructs it: the slot goes back when the thread exits
-  t_slot = s;
-  return s;
-}
-
-ProducerSlot* ProducerSlot::mine_if_any() { return t_slot; }
 
 bool Timeline::link_tail(Op* op, bool fenced) {
   Op* prev = tail_;
@@ -79,7 +34,7 @@ bool Timeline::link_tail(Op* op, bool fenced) {
 }
 
 bool Timeline::try_enqueue_owned(Op* op) {
-  ProducerSlot* me = t_slot;
+  ProducerSlot* me = ProducerSlot::mine_if_any();
   if (!me || owner_.load(std::memory_order_relaxed) != me) return false;
   // Announce the enqueue, then re-read ownership: pairs with the revoker's
   // store of owner_ and heavy fence, then load of in_progress.

@@ -48,24 +48,12 @@
 #include <vector>
 
 #include "exec/op.h"
+#include "exec/producer_slot.h"
 #include "exec/spin_lock.h"
 
 namespace cucpu {
 
 class Scheduler;
-
-// What a thread that enqueues publishes about itself, so that a thread
-// revoking its ownership of a timeline can wait until it is not inside an
-// enqueue of that timeline. Slots are never freed; a slot of an exited
-// thread goes to the next new thread (which may then enqueue into the
-// timelines the old one owned: still one live owner each).
-struct alignas(64) ProducerSlot {
-  std::atomic<const void*> in_progress{nullptr};  // the timeline being enqueued into without a lock
-  // The calling thread's slot (allocated on first use).
-  static ProducerSlot* mine();
-  // The calling thread's slot if it has one, else null.
-  static ProducerSlot* mine_if_any();
-};
 
 class Timeline {
  public:

@@ -73,7 +73,7 @@ class StreamChainLegacy : public ::testing::Test {
 // the locked path runs once each, in enqueue order. Held behind a gate, so
 // the whole timeline is linked before anything runs.
 TEST_F(StreamChain, OwnershipGrantedThenRevokedKeepsOrderBehindAGate) {
-  if (!heavy_fence_available()) GTEST_SKIP() << "no membarrier: streams are never granted";
+  if (!wait_for_heavy_fence()) GTEST_SKIP() << "no membarrier: streams are never granted";
   test_support::Gate open;
   stream_->enqueue(new GateOp(&open));
   enqueue_logged(0, 100);
@@ -213,7 +213,7 @@ class OrderCheckOp final : public Op {
 // worker takes a wrongly ready op before the legacy op is released; it
 // waits until the earlier ops have run, which gives a worker that chance.
 TEST_F(StreamChainLegacy, LegacyEnqueueTakesBlockingStreamBack) {
-  if (!heavy_fence_available()) GTEST_SKIP() << "no membarrier: streams are never granted";
+  if (!wait_for_heavy_fence()) GTEST_SKIP() << "no membarrier: streams are never granted";
   test_support::Gate stream_gate, legacy_gate;
   std::atomic<bool> after_ran{false}, early{false};
   blocking->enqueue(new GateOp(&stream_gate));
