@@ -22,7 +22,7 @@ bench/build-against-nvidia.sh /tmp/ref_bench || exit 1
 g++ -O2 -std=c++17 -I"$cuda/include" -I"$deps/include" -Ibench bench/cold_bench.cpp -o /tmp/ref_cold \
   -L"$cuda/lib64/stubs" -L"$deps/lib" -lbenchmark -lcuda -lpthread || exit 1
 export LD_LIBRARY_PATH="$deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-rows='BM_EmptyKernelLaunch|BM_MemcpyDtoDAsync256Enqueue$|BM_Batch3D_256x1KiB|BM_LaunchHostFuncEnqueue$|BM_HostFuncLatency|BM_StreamQueryIdle|BM_StreamSynchronizeIdle|BM_StreamGetPriority|BM_EventRecordStreamWait|BM_CaptureHostNodes|BM_GraphInstantiate|BM_GraphRun(Kernel|Host)Nodes|BM_Kernel(Saxpy|BlockReduce|Sgemm|Stencil|Histogram)|BM_Hand|BM_Compile200'
+rows='BM_EmptyKernelLaunch|BM_MemcpyDtoDAsync256Enqueue$|BM_Batch3D_256x1KiB|BM_LaunchHostFuncEnqueue$|BM_HostFuncLatency|BM_StreamQueryIdle|BM_StreamSynchronizeIdle|BM_StreamGetPriority|BM_DriverGetVersion|BM_EventRecordStreamWait|BM_CaptureHostNodes|BM_GraphInstantiate|BM_GraphRun(Kernel|Host)Nodes|BM_Kernel(Saxpy|BlockReduce|Sgemm|Stencil|Histogram)|BM_Hand|BM_Compile200'
 args=(--benchmark_repetitions="${REPS:-3}" --benchmark_report_aggregates_only=true --benchmark_filter="$rows" --benchmark_format=json)
 # The engine rows against NVIDIA's driver (the kernel rows run there on the GPU: not in the table).
 /tmp/ref_bench "${args[@]}" > "$out/ref-nvidia.json"

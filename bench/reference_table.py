@@ -25,6 +25,7 @@ ROWS = [
     ("`cuStreamQuery`, idle stream", "BM_StreamQueryIdle", "nvidia", (("ratio", 10),)),
     ("`cuStreamSynchronize`, idle stream", "BM_StreamSynchronizeIdle", "nvidia", (("ratio", 10),)),
     ("`cuStreamGetPriority`", "BM_StreamGetPriority", "nvidia", (("ratio", 10),)),
+    ("`cuDriverGetVersion` (an entry's floor: a pointer check and a store)", "BM_DriverGetVersion", "nvidia", None),
     ("`cuEventRecord` + `cuStreamWaitEvent`", "BM_EventRecordStreamWait", "nvidia", (("ratio", 10),)),
     ("Engine: graphs", None, None, None),
     ("stream capture, warm, per node", "BM_CaptureHostNodes", "nvidia", (("ratio", 10),)),

@@ -52,6 +52,19 @@ void BM_StreamGetPriority(benchmark::State& st) {
 }
 BENCHMARK(BM_StreamGetPriority);
 
+// The floor of any entry point: a pointer checked and a number stored,
+// with the entry's own frame (beside cuStreamGetPriority, which adds a
+// stream handle's validation to it).
+void BM_DriverGetVersion(benchmark::State& st) {
+  env();
+  int version = 0;
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(cuDriverGetVersion(&version));
+    benchmark::DoNotOptimize(version);
+  }
+}
+BENCHMARK(BM_DriverGetVersion);
+
 void BM_StreamSynchronizeIdle(benchmark::State& st) {
   env();
   CUstream s;

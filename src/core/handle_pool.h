@@ -14,7 +14,8 @@
 //    recognisably dead for as long as possible; a pool made with a
 //    quarantine of N hands a freed slot out again only once N slots freed
 //    after it wait too (or no never-used slot is left). The queue runs
-//    through the free slots' own storage (nothing is allocated under its lock).
+//    through the free slots' headers (nothing is allocated under its lock,
+//    and a freed object's storage is left as its destructor left it).
 //  - A dead slot may carry an epitaph: a word its owner leaves for stale
 //    handles to read (what a destroyed object still answers), kept until the
 //    slot is reused.
@@ -50,6 +51,7 @@ class HandlePool {
   // objects (its first capture's nodes) do not each pay a page fault.
   explicit HandlePool(size_t capacity, size_t prefault = 64 * 1024, size_t quarantine = 0)
       : capacity_(capacity), bytes_(capacity * sizeof(Slot)), quarantine_(quarantine) {
+    static_assert(offsetof(Slot, storage) == (alignof(T) > 16 ? alignof(T) : 16), "the header fits its padding");
     void* p = mmap(nullptr, capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
@@ -137,9 +139,11 @@ class HandlePool {
   struct Slot {
     std::atomic<uint32_t> cookie;
     std::atomic<uint32_t> epitaph;  // in the header's padding: costs no space
-    // A free slot's storage holds the free queue's link.
-    static constexpr size_t kBytes = sizeof(T) > sizeof(void*) ? sizeof(T) : sizeof(void*);
-    alignas(alignof(T) > 16 ? alignof(T) : 16) unsigned char storage[kBytes];
+    // A free slot's link in the free queue (guarded by mu_), also in the
+    // header's padding: freeing a slot writes nothing into the object's
+    // storage, which a thread that checked a stale handle may still read.
+    Slot* next_free = nullptr;
+    alignas(alignof(T) > 16 ? alignof(T) : 16) unsigned char storage[sizeof(T)];
   };
 
   // The slot a handle names, or nullptr where it names none. An address
@@ -156,13 +160,8 @@ class HandlePool {
     return reinterpret_cast<Slot*>(reinterpret_cast<unsigned char*>(obj) - offsetof(Slot, storage));
   }
 
-  // The free queue's link, kept in a free slot's storage.
-  static Slot* next_free(const Slot* s) {
-    Slot* n;
-    std::memcpy(&n, s->storage, sizeof n);
-    return n;
-  }
-  static void set_next_free(Slot* s, Slot* n) { std::memcpy(s->storage, &n, sizeof n); }
+  static Slot* next_free(const Slot* s) { return s->next_free; }
+  static void set_next_free(Slot* s, Slot* n) { s->next_free = n; }
 
   Slot* take_slot() {
     SpinLockGuard lock(mu_);
