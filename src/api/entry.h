@@ -69,10 +69,39 @@ inline void expect_capture_rule([[maybe_unused]] unsigned rule, [[maybe_unused]]
 // tracer reads caller memory the call itself may have refused to touch).
 bool trace_peek(const void* addr, void* out, size_t n);
 
+// An enum argument as its bits: a caller may pass any bit pattern, and
+// copying one as its enum type is undefined. What the traced path copies.
+template <class E>
+struct EnumBits {
+  using type = E;
+  std::underlying_type_t<E> raw;
+};
+template <class T>
+inline auto bits_of(const T& v) {
+  if constexpr (std::is_enum_v<T>) {
+    EnumBits<T> b;
+    std::memcpy(&b.raw, &v, sizeof b.raw);
+    return b;
+  } else {
+    return v;
+  }
+}
+template <class T>
+inline constexpr bool is_enum_bits = false;
+template <class E>
+inline constexpr bool is_enum_bits<EnumBits<E>> = true;
+
 template <class T>
 void trace_arg(char*& p, char* end, const T& v) {
   int n;
-  if constexpr (std::is_same_v<T, const char*>) {
+  if constexpr (is_enum_bits<T>) {
+    const char* name = nullptr;
+    using E = typename T::type;
+    if constexpr (requires { enum_name(static_cast<const E*>(nullptr), 0LL); })
+      name = enum_name(static_cast<const E*>(nullptr), static_cast<long long>(v.raw));
+    if (name) n = std::snprintf(p, static_cast<size_t>(end - p), "%s", name);
+    else n = std::snprintf(p, static_cast<size_t>(end - p), "%lld", static_cast<long long>(v.raw));
+  } else if constexpr (std::is_same_v<T, const char*>) {
     // A name (symbol, kernel, file): printed as text.
     char text[65] = {};
     size_t got = 0;
@@ -202,7 +231,8 @@ inline CUresult checked_body(const char* name, unsigned gate, F& body) noexcept 
 // An entry while CUCPU_LOG=api or a trace is on: the body between the
 // trace's records. Cold and out of line, the body and `args` by value: the
 // entry makes them in memory only on its way here (the generated bodies
-// capture their arguments by value for this).
+// capture their scalar arguments by value for this; enums travel as
+// EnumBits).
 template <class F, class... A>
 [[gnu::noinline, gnu::cold]] CUresult traced_call(const char* name, unsigned gate, F body, const A... args) noexcept {
   const bool timed = trace::on();
@@ -216,7 +246,7 @@ template <class F, class... A>
 
 template <class F, class... A>
 inline CUresult call(const char* name, unsigned gate, F&& body, const A&... args) noexcept {
-  if (trace::on() || trace_enabled()) [[unlikely]] return traced_call(name, gate, body, args...);
+  if (trace::on() || trace_enabled()) [[unlikely]] return traced_call(name, gate, body, bits_of(args)...);
   return checked_body(name, gate, body);
 }
 

@@ -62,6 +62,48 @@ def param_names(params):
     return names
 
 
+BUILTIN_SCALARS = {"int", "unsigned", "unsigned int", "signed int", "long", "unsigned long", "long long",
+                   "unsigned long long", "short", "unsigned short", "char", "unsigned char", "signed char",
+                   "size_t", "float", "double", "cuuint32_t", "cuuint64_t"}
+
+
+def scalar_types():
+    """Types from include/cuda.h that a lambda may copy: integers, handles
+    (pointers to opaque structs) and function pointers. Enums are left
+    out: a caller may pass any bit pattern, and copying one as its enum
+    type is undefined (UBSan's enum check); structs and unions too."""
+    text = open(os.path.join(ROOT, "include", "cuda.h")).read()
+    out = set(BUILTIN_SCALARS)
+    out.update(re.findall(r"typedef\s+struct\s+\w+\s*\*\s*(\w+)\s*;", text))
+    out.update(re.findall(r"typedef\s+[^;{}]*?\(\s*(?:CUDA_CB\s+)?\*\s*(\w+)\s*\)\s*\(", text))
+    aliases = re.findall(r"typedef\s+((?:unsigned\s+|signed\s+)?(?:long\s+long|\w+))\s+(\w+)\s*;", text)
+    changed = True
+    while changed:
+        changed = False
+        for base, name in aliases:
+            if " ".join(base.split()) in out and name not in out:
+                out.add(name)
+                changed = True
+    return out
+
+
+def captures(params, scalars):
+    """The generated body's capture list: scalars, handles and pointers by
+    value (they stay in registers), anything else by reference."""
+    out = []
+    for p in split_args(params):
+        if not p or p == "void":
+            continue
+        name = re.search(r"(\w+)\s*(\[[^\]]*\])?$", p).group(1)
+        ty = " ".join(p[: p.rindex(name)].replace("const", " ").split())
+        by_value = "*" in p or "[" in p or ty in scalars
+        out.append(name if by_value else "&" + name)
+    return ", ".join(out)
+
+
+SCALARS = scalar_types()
+
+
 def read_table():
     rows = []
     for line in open(TABLE):
@@ -95,7 +137,8 @@ def entry(row):
         return f"{decl} {{ return {call}; }}\n"
     trace = row["trace"] if row["trace"] is not None else args
     tail = f", {trace}" if trace else ""
-    return (f"{decl} {{\n  return ::cucpu::api::call(\"{sym}\", {gate_expr(row['gate'])}, [=] {{ return {call}; }}{tail});\n}}\n")
+    cap = captures(params, SCALARS)
+    return (f"{decl} {{\n  return ::cucpu::api::call(\"{sym}\", {gate_expr(row['gate'])}, [{cap}] {{ return {call}; }}{tail});\n}}\n")
 
 
 def outputs(rows):
