@@ -24,6 +24,7 @@
 #include "core/check_internal.h"
 #include "exec/scheduler.h"
 #include "devrt/check_rt.h"
+#include "symbols/names.h"
 
 namespace cucpu::check {
 namespace detail {
@@ -122,7 +123,8 @@ InitTracking& init_tracking() {
 // A thread's run of kernel blocks (KernelRun): the kernel's name, what its
 // accesses touched, and the allocation the last one fell in.
 struct KernelTouch {
-  std::string kernel;
+  std::string kernel;      // as reports name it (demangled)
+  std::string kernel_raw;  // as the module names it
   const Op* key = nullptr;
   bool last = false;
   std::vector<MemAccess> ranges;
@@ -344,7 +346,10 @@ void node_wrote(const std::vector<MemAccess>& ranges) {
 }
 
 void KernelRun::begin(const Op* key, const std::string& kernel, bool last, uint32_t part) {
-  touch().kernel = kernel;
+  if (kernel != touch().kernel_raw) {  // demangled once for a run of one kernel's parts
+    touch().kernel_raw = kernel;
+    touch().kernel = symbols::readable_name(kernel);
+  }
   touch().key = key;
   touch().last = last;
   touch().part = part;

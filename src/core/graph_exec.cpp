@@ -13,6 +13,7 @@
 #include "core/kernel_op.h"
 #include "core/ops.h"
 #include "exec/trace.h"
+#include "symbols/names.h"
 
 namespace cucpu {
 
@@ -195,7 +196,7 @@ std::string node_trace_name(const ExecNode& n) {
     case NodeKind::kHost: return "host node";
     case NodeKind::kMemcpy: return "memcpy node " + std::to_string(bytes_of(n.copy().copy)) + " B";
     case NodeKind::kMemset: return "memset node";
-    case NodeKind::kKernel: return "kernel node " + n.kernel().fn->name();
+    case NodeKind::kKernel: return "kernel node " + symbols::readable_name(n.kernel().fn->name());
     case NodeKind::kEventRecord: return "event record node";
     case NodeKind::kEventWait: return "event wait node";
     case NodeKind::kBatchMemOp: return "memory operations node";

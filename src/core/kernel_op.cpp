@@ -22,6 +22,7 @@
 #include "exec/scheduler.h"
 #include "exec/trace.h"
 #include "exec/watchdog.h"
+#include "symbols/names.h"
 
 namespace cucpu {
 
@@ -255,7 +256,7 @@ class KernelOp final : public Op {
     return p;
   }
   const char* trace_literal() const override { return nullptr; }
-  std::string trace_name() const override { return f_->name() + shape_text(grid_, block_); }
+  std::string trace_name() const override { return symbols::readable_name(f_->name()) + shape_text(grid_, block_); }
   uint64_t trace_name_key() const override { return shape_key(1, f_, grid_, block_); }
   bool accesses_when_run() const override { return true; }
   void execute(int status) override {
@@ -371,7 +372,9 @@ class KernelPartOp final : public Op {
  public:
   explicit KernelPartOp(KernelJoinOp* join) : join_(join) { run_on_sms(); }
   const char* trace_literal() const override { return nullptr; }
-  std::string trace_name() const override { return join_->f->name() + shape_text(join_->cfg.grid, join_->cfg.block) + " part"; }
+  std::string trace_name() const override {
+    return symbols::readable_name(join_->f->name()) + shape_text(join_->cfg.grid, join_->cfg.block) + " part";
+  }
   uint64_t trace_name_key() const override { return shape_key(2, join_->f, join_->cfg.grid, join_->cfg.block); }
   void execute(int status) override {
     if (status != CUDA_SUCCESS) {
@@ -446,7 +449,9 @@ class CooperativeKernelOp final : public Op {
  public:
   CooperativeKernelOp(Function* f, const devrt::LaunchConfig& cfg) : f_(f), cfg_(cfg) { run_on_sms(); }
   const char* trace_literal() const override { return nullptr; }
-  std::string trace_name() const override { return f_->name() + shape_text(cfg_.grid, cfg_.block) + " cooperative"; }
+  std::string trace_name() const override {
+    return symbols::readable_name(f_->name()) + shape_text(cfg_.grid, cfg_.block) + " cooperative";
+  }
   uint64_t trace_name_key() const override { return shape_key(3, f_, cfg_.grid, cfg_.block); }
   bool accesses_when_run() const override { return true; }
   void* own_params(size_t n) {

@@ -2,8 +2,8 @@
 # Runs one runtime-API program under each of cucpu's tools and checks what
 # a user would read: `cucpu check` finds no race (and the program passes),
 # `cucpu trace` writes a Perfetto trace that read_perfetto.py reads, with a
-# slice for a kernel whose name holds KERNEL, and `cucpu fuzz` finds every
-# schedule giving the first run's output. No run prints the compiler's
+# slice for a kernel whose name holds KERNEL and no mangled C++ name, and
+# `cucpu fuzz` finds every schedule giving the first run's output. No run prints the compiler's
 # LLVM remarks.
 #   usage: tools.sh CUCPU BIN_DIR NAME KERNEL
 cucpu=$1 dir=$2 name=$3 kernel=$4
@@ -26,8 +26,10 @@ import read_perfetto
 events, problems = read_perfetto.read(sys.argv[2])
 slices = [e for e in events if e.get("ph") == "X"]
 kernels = [e["name"] for e in slices if sys.argv[3] in e["name"]]
-if problems or not kernels:
-    print("problems:", problems, "slices:", sorted({e["name"] for e in slices})[:20])
+# Kernels read as their source spells them: no slice keeps a mangled name.
+mangled = sorted({e["name"] for e in slices if "_Z" in e["name"]})
+if problems or not kernels or mangled:
+    print("problems:", problems, "mangled:", mangled[:5], "slices:", sorted({e["name"] for e in slices})[:20])
     sys.exit(1)
 print(f"ok   trace: {len(slices)} slices, {len(kernels)} of a kernel named *{sys.argv[3]}*")
 PY
