@@ -4,8 +4,9 @@
 // completes when that op does. An event without timing recorded on a
 // stream with nothing left to run holds no op: its snapshot is empty, as a
 // never-recorded event's, which every call answers as a reached one.
-// Waiting on the event (cuStreamWaitEvent) adds an edge from the marker. Re-recording replaces the snapshot; waits already enqueued keep
-// the old one, as the driver specifies.
+// Waiting on the event (cuStreamWaitEvent) adds an edge from the marker.
+// Re-recording replaces the snapshot; waits already enqueued keep the old
+// one, as the driver specifies.
 #pragma once
 
 #include <atomic>

@@ -131,6 +131,9 @@ class GraphExec {
   CUresult update_from(const Graph& g, const Node** err_node, CUgraphExecUpdateResult* result);
 
  private:
+  // Appends g's nodes (child graphs flattened) to plan.nodes with their
+  // edges; `entries` and `exits` (null at the top level) receive the exec
+  // nodes where g starts and ends, for the edges into a child graph's node.
   static CUresult add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32_t>* entries,
                             std::vector<uint32_t>* exits, const Node** err_node);
   static CUresult resolve(const NodeParams& p, ExecNode* e);
