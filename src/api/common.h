@@ -92,6 +92,44 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
   return s->ctx->sticky_error();
 }
 
+// A created stream, live, of a live context with no sticky error: what
+// stream_handle answers CUDA_SUCCESS for, short of the default streams;
+// nullptr for any other handle (stream_handle then gives its answer).
+// An entry's body alone calls it (past the library-state check).
+inline Stream* healthy_stream(CUstream h) {
+  Runtime& r = rt_built();
+  Stream* s = r.streams.live(h);
+  if (!s || s->kind != StreamKind::kRegular || r.contexts.state_of(s->ctx) != HandleState::kLive ||
+      s->ctx->sticky_error() != CUDA_SUCCESS)
+    return nullptr;
+  return s;
+}
+
+// The stream getters (cuStreamGetPriority, ...): `read(s)` into *out. The
+// common case, a healthy created stream, makes no call; any other handle
+// or a null `out` takes read_stream_slowly, which answers as the checks
+// in their order do (the null `out` first).
+template <class T, class Read>
+[[gnu::noinline]] CUresult read_stream_slowly(NullStream ns, CUstream h, T* out, Read read) noexcept {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  try {
+    Stream* s;
+    if (CUresult r = stream_handle(h, ns, &s)) return r;
+    *out = read(s);
+    return CUDA_SUCCESS;
+  } catch (const std::bad_alloc&) {
+    return CUDA_ERROR_OUT_OF_MEMORY;  // a default stream made on first use
+  }
+}
+template <class T, class Read>
+inline CUresult read_stream(NullStream ns, CUstream h, T* out, Read read) noexcept {
+  if (Stream* s = healthy_stream(h); s && out) [[likely]] {
+    *out = read(s);
+    return CUDA_SUCCESS;
+  }
+  return read_stream_slowly(ns, h, out, read);
+}
+
 // A stream priority clamped to the range cuCtxGetStreamPriorityRange reports.
 int clamp_stream_priority(int priority);
 // Makes a stream of `c` (cuStreamCreate*, cuGreenCtxStreamCreate; flags

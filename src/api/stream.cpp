@@ -73,43 +73,23 @@ CUresult synchronize(NullStream ns, CUstream h) {
 }
 
 CUresult get_flags(NullStream ns, CUstream h, unsigned* flags) {
-  if (!flags) return CUDA_ERROR_INVALID_VALUE;
-  Stream* s;
-  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  *flags = s->flags;
-  return CUDA_SUCCESS;
+  return api::read_stream(ns, h, flags, [](const Stream* s) { return s->flags; });
 }
 
 CUresult get_priority(NullStream ns, CUstream h, int* priority) {
-  if (!priority) return CUDA_ERROR_INVALID_VALUE;
-  Stream* s;
-  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  *priority = s->priority.load();
-  return CUDA_SUCCESS;
+  return api::read_stream(ns, h, priority, [](const Stream* s) { return s->priority.load(); });
 }
 
 CUresult get_id(NullStream ns, CUstream h, unsigned long long* id) {
-  if (!id) return CUDA_ERROR_INVALID_VALUE;
-  Stream* s;
-  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  *id = s->id;
-  return CUDA_SUCCESS;
+  return api::read_stream(ns, h, id, [](const Stream* s) { return static_cast<unsigned long long>(s->id); });
 }
 
 CUresult get_device(NullStream ns, CUstream h, CUdevice* dev) {
-  if (!dev) return CUDA_ERROR_INVALID_VALUE;
-  Stream* s;
-  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  *dev = s->ctx->device->ordinal;
-  return CUDA_SUCCESS;
+  return api::read_stream(ns, h, dev, [](const Stream* s) { return static_cast<CUdevice>(s->ctx->device->ordinal); });
 }
 
 CUresult get_ctx(NullStream ns, CUstream h, CUcontext* pctx) {
-  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-  Stream* s;
-  if (CUresult r = api::stream_handle(h, ns, &s)) return r;
-  *pctx = reinterpret_cast<CUcontext>(s->ctx);
-  return CUDA_SUCCESS;
+  return api::read_stream(ns, h, pctx, [](const Stream* s) { return reinterpret_cast<CUcontext>(s->ctx); });
 }
 
 CUresult get_ctx_v2(NullStream ns, CUstream h, CUcontext* pctx, CUgreenCtx* pgreen) {

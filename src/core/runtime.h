@@ -96,8 +96,17 @@ inline Runtime& rt() {
   return *r;
 }
 
+// The runtime, for a caller that knows it is built: an entry's body past
+// its library-state check, whose thread has already read g_runtime with
+// acquire (so relaxed suffices here).
+inline Runtime& rt_built() { return *g_runtime.load(std::memory_order_relaxed); }
+
+// Without a runtime the library is uninitialized (making one would not
+// change that: cuInit does).
 inline LibState lib_state() {
-  return static_cast<LibState>(rt().state.load(std::memory_order_acquire));
+  Runtime* r = g_runtime.load(std::memory_order_acquire);
+  if (!r) [[unlikely]] return LibState::kUninitialized;
+  return static_cast<LibState>(r->state.load(std::memory_order_acquire));
 }
 
 // CUCPU_LOG=api traces calls; CUCPU_LOG is read once at load.

@@ -30,6 +30,25 @@ CONF_TEST(StreamKeepsItsNonBlockingFlagAndRefusesUnknownFlags) {
   ASSERT_CU(cuStreamDestroy(s));
 }
 
+CONF_TEST(StreamGettersRefuseANullOutput) {
+  CUstream s;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamGetPriority(s, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamGetId(s, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamGetDevice(s, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamGetCtx(s, nullptr));
+  int p = 7;
+  unsigned long long id = 0;
+  CUdevice d = -1;
+  CUcontext c = nullptr;
+  ASSERT_CU(cuStreamGetPriority(s, &p));
+  ASSERT_CU(cuStreamGetId(s, &id));
+  ASSERT_CU(cuStreamGetDevice(s, &d));
+  ASSERT_CU(cuStreamGetCtx(s, &c));
+  EXPECT_TRUE(p == 0 && id != 0 && d == 0 && c == conf::primary());
+  ASSERT_CU(cuStreamDestroy(s));
+}
+
 CONF_TEST(StreamPriorityClamped) {
   CUstream hi, lo;
   ASSERT_CU(cuStreamCreateWithPriority(&hi, 0, -100));
@@ -155,7 +174,11 @@ CONF_TEST(DestroyedStreamHandleIsInvalidHandle) {
   ASSERT_CU(cuStreamDestroy(s));
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuStreamQuery(s));
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuStreamDestroy(s));
+  int p = 7;
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuStreamGetPriority(s, &p));
+  EXPECT_TRUE(p == 7);
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuStreamQuery(reinterpret_cast<CUstream>(0x1234)));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuStreamGetPriority(reinterpret_cast<CUstream>(0x1234), &p));
 }
 
 CONF_TEST(EventQueryAndSyncSeeRecordedWork) {
