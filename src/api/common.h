@@ -119,6 +119,8 @@ template <class T, class Read>
     return CUDA_SUCCESS;
   } catch (const std::bad_alloc&) {
     return CUDA_ERROR_OUT_OF_MEMORY;  // a default stream made on first use
+  } catch (...) {
+    return CUDA_ERROR_UNKNOWN;  // as api::checked_body maps it
   }
 }
 template <class T, class Read>
