@@ -8,6 +8,8 @@
 #include "core/capture.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/context_work.h"
+#include "core/event.h"
 #include "core/green_context.h"
 #include "core/primary_context.h"
 #include "core/module.h"
@@ -194,6 +196,27 @@ static CUresult impl_cuCtxSynchronize_v2(CUcontext ctx) {
   const CUresult r = c->synchronize();
   if (check::on()) [[unlikely]] check::host_waited_context(c);
   return r;
+}
+
+// The work of a context as one (core/context_work.h); a primary context's
+// includes its green contexts'. The event must be the context's (a
+// converted green context's events are its primary context's); the one
+// waited on may be any context's.
+static CUresult impl_cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
+  Context* c;
+  if (CUresult r = api::ctx_handle(hCtx, &c)) return r;
+  Event* e;
+  if (CUresult r = api::event_handle(hEvent, &e)) return r;
+  if (e->ctx != c->owner) return CUDA_ERROR_INVALID_HANDLE;
+  return record_context_work(c, e);
+}
+
+static CUresult impl_cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
+  Context* c;
+  if (CUresult r = api::ctx_handle(hCtx, &c)) return r;
+  Event* e;
+  if (CUresult r = api::event_handle(hEvent, &e)) return r;
+  return context_wait_event(c, e);
 }
 
 static CUresult impl_cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {

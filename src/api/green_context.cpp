@@ -52,6 +52,27 @@ static CUresult impl_cuDeviceGetDevResource(CUdevice device, CUdevResource* reso
   return CUDA_SUCCESS;
 }
 
+// Execution affinity (the SM limit MPS sets on a context): cucpu makes no
+// context with one (cuCtxCreate_v3 refuses them), so no device supports it,
+// and a context's affinity is the SMs it holds, as its resource says.
+static CUresult impl_cuDeviceGetExecAffinitySupport(int* pi, const CUexecAffinityType& type, CUdevice dev) {
+  if (!pi) return CUDA_ERROR_INVALID_VALUE;
+  if (!api::device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (api::raw_enum(type) != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return CUDA_ERROR_INVALID_VALUE;
+  *pi = 0;
+  return CUDA_SUCCESS;
+}
+
+static CUresult impl_cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, const CUexecAffinityType& type) {
+  if (!pExecAffinity) return CUDA_ERROR_INVALID_VALUE;
+  if (api::raw_enum(type) != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx_handle(&c)) return r;
+  pExecAffinity->type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+  pExecAffinity->param.smCount.val = static_cast<unsigned>(c->green ? c->green->sms.count() : device_sm_count());
+  return CUDA_SUCCESS;
+}
+
 static CUresult impl_cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, const CUdevResourceType& type) {
   Context* c;
   if (CUresult r = api::ctx_handle(hCtx, &c)) return r;

@@ -4,6 +4,7 @@
 // with as many multiprocessors as the engine has workers, so grid-sizing
 // code picks grids that fill this machine.
 #include <algorithm>
+#include <atomic>
 
 #include "api/launch_common.h"
 #include "core/device_arch.h"
@@ -80,6 +81,69 @@ CUresult available_smem(size_t* out, CUfunction func, int blocks, int block_size
   // 48 KiB until the opt-in attribute raises it).
   const long cap = max_dynamic_shared(info, s);
   *out = static_cast<size_t>(std::clamp<long>(per_block, 0, cap));
+  return CUDA_SUCCESS;
+}
+
+// Thread-block clusters: cucpu launches clusters of one block only
+// (cuLaunchKernelEx refuses larger ones with NOT_SUPPORTED), and the
+// occupancy of clusters answers so.
+void say_clusters_once(const char* entry) {
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true, std::memory_order_relaxed))
+    log_line("%s: cucpu runs thread-block clusters of one block only; larger clusters have no occupancy", entry);
+}
+
+// The function's required cluster size (cuFuncSetAttribute's
+// REQUIRED_CLUSTER_*), 0 when none is set.
+uint64_t required_cluster(const FuncSettings& s) {
+  if (!s.cluster[0] || !s.cluster[1] || !s.cluster[2]) return 0;
+  return uint64_t(s.cluster[0]) * uint64_t(s.cluster[1]) * uint64_t(s.cluster[2]);
+}
+
+// The function and the config's block shape, checked as a launch's.
+CUresult cluster_query(CUfunction func, const CUlaunchConfig* config, Function** f, const ptx::Kernel** k) {
+  if (!config) return CUDA_ERROR_INVALID_VALUE;
+  if (config->numAttrs && !config->attrs) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = api::loaded_function(func, f, k)) return r;
+  const uint64_t threads = uint64_t(config->blockDimX) * config->blockDimY * config->blockDimZ;
+  if (!threads || threads > uint64_t((*k)->info().max_threads_per_block)) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult max_potential_cluster_size(int* size, CUfunction func, const CUlaunchConfig* config) {
+  if (!size) return CUDA_ERROR_INVALID_VALUE;
+  Function* f;
+  const ptx::Kernel* k;
+  if (CUresult r = cluster_query(func, config, &f, &k)) return r;
+  const uint64_t required = required_cluster(f->settings());
+  if (required > 1) say_clusters_once("cuOccupancyMaxPotentialClusterSize");
+  *size = required ? static_cast<int>(required) : 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult max_active_clusters(int* num, CUfunction func, const CUlaunchConfig* config) {
+  if (!num) return CUDA_ERROR_INVALID_VALUE;
+  Function* f;
+  const ptx::Kernel* k;
+  if (CUresult r = cluster_query(func, config, &f, &k)) return r;
+  const FuncSettings s = f->settings();
+  uint64_t cluster = required_cluster(s);
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    if (config->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
+    const auto& d = config->attrs[i].value.clusterDim;
+    const uint64_t asked = uint64_t(d.x) * d.y * d.z;
+    if (!asked || (cluster && asked != cluster)) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    cluster = asked;
+  }
+  if (!cluster) return CUDA_ERROR_INVALID_CLUSTER_SIZE;  // neither the config nor the function sets one
+  if (cluster > 1) {
+    say_clusters_once("cuOccupancyMaxActiveClusters");
+    *num = 0;
+    return CUDA_SUCCESS;
+  }
+  const int threads = static_cast<int>(config->blockDimX * config->blockDimY * config->blockDimZ);
+  *num = blocks_per_sm(k->info(), s, threads, config->sharedMemBytes) *
+         static_cast<int>(Scheduler::instance().worker_count());
   return CUDA_SUCCESS;
 }
 

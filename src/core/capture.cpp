@@ -406,12 +406,13 @@ CUresult capture_check_unsafe_call_slow() {
   return prohibited ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 
-CUresult capture_check_context_sync(Context* c) {
+CUresult capture_check_context_sync(Context* c, bool with_green) {
   if (g_capture_sequences.load(std::memory_order_acquire) == 0) return CUDA_SUCCESS;
   std::lock_guard<BiasedLock> g(capture_mu());
   bool prohibited = false;
   for (CaptureSequence* q : g_sequences) {
-    if (q->ctx != c) continue;
+    // A live sequence's context is alive: destroying it ends its captures.
+    if (q->ctx != c && !(with_green && q->ctx->owner == c)) continue;
     q->invalidated = true;
     prohibited = true;
   }

@@ -119,7 +119,9 @@ inline CUresult capture_check_unsafe_call() {
 }
 // cuCtxSynchronize would wait for a capturing stream of `c`: refused in any
 // capture mode and from any thread, invalidating those captures (driver 580).
-CUresult capture_check_context_sync(Context* c);
+// `with_green`: the streams of the contexts converted from `c`'s green
+// contexts count too (a primary context's work, as cuCtxRecordEvent takes it).
+CUresult capture_check_context_sync(Context* c, bool with_green = false);
 CUresult exchange_capture_mode(CUstreamCaptureMode* mode);
 // A capturing stream being destroyed leaves (and invalidates) its sequence.
 void capture_stream_destroyed(Stream* s);

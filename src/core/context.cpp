@@ -175,15 +175,17 @@ void wait_and_release(std::vector<std::pair<Stream*, uint64_t>>& targets) {
 }
 }  // namespace
 
+void Context::for_each_work_context(const std::function<void(Context*)>& f) {
+  std::lock_guard<std::mutex> g(g_contexts_mu);
+  f(this);
+  if (!primary) return;
+  for (Context* c : g_contexts)
+    if (c != this && c->owner == this) f(c);
+}
+
 CUresult Context::synchronize() {
   std::vector<std::pair<Stream*, uint64_t>> targets;
-  collect_sync_targets(targets);
-  if (primary) {
-    // Its green contexts' work is its work too (driver 580).
-    std::lock_guard<std::mutex> g(g_contexts_mu);
-    for (Context* c : g_contexts)
-      if (c != this && c->owner == this) c->collect_sync_targets(targets);
-  }
+  for_each_work_context([&](Context* c) { c->collect_sync_targets(targets); });
   wait_and_release(targets);
   return sticky_error();
 }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <shared_mutex>
 #include <vector>
@@ -97,6 +98,12 @@ class alignas(64) Context {
     for (Stream* s : streams_) f(s);
   }
 
+  // Calls f for each context whose work is this one's: itself and, for a
+  // primary context, the contexts converted from its green contexts (driver
+  // 580: a primary context's synchronize and its events cover them). Under
+  // the registry's lock: f may take a context's streams_mu, nothing that
+  // waits on another thread.
+  void for_each_work_context(const std::function<void(Context*)>& f);
   // Waits until every op enqueued in this context before the call is done
   // (for a primary context, in its green contexts' converted contexts too).
   CUresult synchronize();

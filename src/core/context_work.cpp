@@ -11,22 +11,24 @@
 
 namespace cucpu {
 namespace {
-// Every stream of `c` (its legacy stream first), each with a reference the
-// caller drops.
+// Every stream of `c`'s work contexts (each's legacy stream first), each
+// with a reference the caller drops.
 std::vector<Stream*> streams_of(Context* c) {
   std::vector<Stream*> out;
-  Stream* legacy = c->legacy_stream();
-  legacy->retain();
-  out.push_back(legacy);
-  c->for_each_stream([&](Stream* s) {
-    if (s->try_retain()) out.push_back(s);
+  c->for_each_work_context([&](Context* m) {
+    Stream* legacy = m->legacy_stream();
+    legacy->retain();
+    out.push_back(legacy);
+    m->for_each_stream([&](Stream* s) {
+      if (s->try_retain()) out.push_back(s);
+    });
   });
   return out;
 }
 }  // namespace
 
 CUresult record_context_work(Context* c, Event* e) {
-  if (CUresult r = capture_check_context_sync(c)) return r;
+  if (CUresult r = capture_check_context_sync(c, true)) return r;
   std::vector<OpRef> pending;
   for (Stream* s : streams_of(c)) {
     if (OpRef op = s->last_pending_op()) pending.push_back(std::move(op));
@@ -52,9 +54,9 @@ CUresult record_context_work(Context* c, Event* e) {
 
 CUresult context_wait_event(Context* c, Event* e) {
   if (CUresult r = capture_refuse_captured_event(e)) return r;
-  if (CUresult r = capture_check_context_sync(c)) return r;
+  if (CUresult r = capture_check_context_sync(c, true)) return r;
   OpRef dep = e->pending_snapshot();
-  if (dep) c->add_context_wait(OpRef::share(dep.get()));
+  if (dep) c->for_each_work_context([&](Context* m) { m->add_context_wait(OpRef::share(dep.get())); });
   std::vector<Stream*> streams = streams_of(c);
   for (Stream* s : streams) {
     // Streams the user destroyed drain without taking more work.

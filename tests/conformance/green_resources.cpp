@@ -210,3 +210,47 @@ CONF_TEST(GreenContextsOfSeveralResourcesHoldThemAll) {
   EXPECT_TRUE(n >= 1);
   ASSERT_CU(cuGreenCtxDestroy(g));
 }
+
+// Execution affinity: whether a device supports SM limits on contexts
+// (cucpu: no, cuCtxCreate_v3 refuses them), and the SMs a context holds.
+CONF_TEST(ExecAffinityReportsTheSmsAContextHolds) {
+  int supported = -1;
+  ASSERT_CU(cuDeviceGetExecAffinitySupport(&supported, CU_EXEC_AFFINITY_TYPE_SM_COUNT, 0));
+  conf::info_value("exec_affinity_supported", supported);
+  EXPECT_TRUE(supported == 0 || supported == 1);
+  if (conf::on_cucpu()) EXPECT_TRUE(supported == 0);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuDeviceGetExecAffinitySupport(nullptr, CU_EXEC_AFFINITY_TYPE_SM_COUNT, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetExecAffinitySupport(&supported, CU_EXEC_AFFINITY_TYPE_SM_COUNT, 99));
+  CUresult r = cuDeviceGetExecAffinitySupport(&supported, static_cast<CUexecAffinityType>(7), 0);
+  conf::info("exec_affinity_support_bad_type", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  CUexecAffinityParam p{};
+  int sms = 0;
+  ASSERT_CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
+  r = cuCtxGetExecAffinity(&p, CU_EXEC_AFFINITY_TYPE_SM_COUNT);
+  conf::info("exec_affinity_of_primary", r);
+  ASSERT_CU(r);
+  conf::info_value("exec_affinity_primary_sms", p.param.smCount.val);
+  EXPECT_TRUE(p.type == CU_EXEC_AFFINITY_TYPE_SM_COUNT && static_cast<int>(p.param.smCount.val) == sms);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuCtxGetExecAffinity(nullptr, CU_EXEC_AFFINITY_TYPE_SM_COUNT));
+  r = cuCtxGetExecAffinity(&p, static_cast<CUexecAffinityType>(7));
+  conf::info("exec_affinity_bad_type", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  {
+    green::Green gc;
+    CUdevResource held{};
+    ASSERT_CU(cuCtxGetDevResource(gc.c, &held, CU_DEV_RESOURCE_TYPE_SM));
+    ASSERT_CU(cuCtxSetCurrent(gc.c));
+    r = cuCtxGetExecAffinity(&p, CU_EXEC_AFFINITY_TYPE_SM_COUNT);
+    conf::info("exec_affinity_of_green", r);
+    conf::info_value("exec_affinity_green_sms", p.param.smCount.val);
+    conf::info_value("green_resource_sms", held.sm.smCount);
+    ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+    EXPECT_TRUE(r == CUDA_SUCCESS && p.param.smCount.val == held.sm.smCount);
+  }
+  ASSERT_CU(cuCtxSetCurrent(nullptr));
+  r = cuCtxGetExecAffinity(&p, CU_EXEC_AFFINITY_TYPE_SM_COUNT);
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  conf::info("exec_affinity_without_context", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_CONTEXT, r);
+}

@@ -310,6 +310,103 @@ CONF_TEST(GreenWaitEventHoldsTheGreenContextsStreams) {
   ASSERT_CU(cuEventDestroy(after));
 }
 
+// cuCtxRecordEvent / cuCtxWaitEvent: a primary context's work includes its
+// green contexts'; a converted green context's is its own.
+CONF_TEST(CtxRecordEventHoldsThePrimaryContextsWorkAndItsGreenContexts) {
+  green::Green gc;
+  CUstream s = gc.stream();
+  CUstream ps = nullptr;
+  ASSERT_CU(cuStreamCreate(&ps, CU_STREAM_NON_BLOCKING));
+  CUevent e = event();
+  for (int which = 0; which < 4; ++which) {
+    // 0: a primary stream, recorded for the primary context; 1: a green
+    // stream, for the primary context; 2: a green stream, for the converted
+    // context; 3: a primary stream, for the converted context (not its work).
+    conf::Gate gate;
+    hold(which == 0 || which == 3 ? ps : s, gate);
+    gate.await_entered();
+    ASSERT_CU(cuCtxRecordEvent(which < 2 ? conf::primary() : gc.c, e));
+    EXPECT_CU(which == 3 ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY, cuEventQuery(e));
+    gate.release();
+    ASSERT_CU(cuEventSynchronize(e));
+    ASSERT_CU(cuStreamSynchronize(which == 0 || which == 3 ? ps : s));
+  }
+  ASSERT_CU(cuStreamDestroy(ps));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuEventDestroy(e));
+}
+
+CONF_TEST(CtxWaitEventHoldsThePrimaryContextsStreamsAndItsGreenContexts) {
+  green::Green gc;
+  CUstream s = gc.stream();
+  CUstream ps = nullptr, other = nullptr;
+  ASSERT_CU(cuStreamCreate(&ps, CU_STREAM_NON_BLOCKING));
+  ASSERT_CU(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+  CUevent e = event(), on_green = event(), on_primary = event();
+  conf::Gate gate;
+  hold(ps, gate);
+  ASSERT_CU(cuEventRecord(e, ps));
+  ASSERT_CU(cuCtxWaitEvent(conf::primary(), e));
+  ASSERT_CU(cuEventRecord(on_green, s));
+  ASSERT_CU(cuEventRecord(on_primary, other));
+  EXPECT_CU(CUDA_ERROR_NOT_READY, cuEventQuery(on_green));
+  EXPECT_CU(CUDA_ERROR_NOT_READY, cuEventQuery(on_primary));
+  gate.release();
+  ASSERT_CU(cuEventSynchronize(on_green));
+  ASSERT_CU(cuEventSynchronize(on_primary));
+  ASSERT_CU(cuStreamDestroy(ps));
+  ASSERT_CU(cuStreamDestroy(other));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuEventDestroy(e));
+  ASSERT_CU(cuEventDestroy(on_green));
+  ASSERT_CU(cuEventDestroy(on_primary));
+}
+
+CONF_TEST(CtxEventsRefuseBadArgumentsAndOpenCaptures) {
+  CUevent e = event();
+  CUresult r = cuCtxRecordEvent(nullptr, e);
+  conf::info("ctx_record_event_null_context", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_CONTEXT, r);
+  r = cuCtxWaitEvent(nullptr, e);
+  conf::info("ctx_wait_event_null_context", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_CONTEXT, r);
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuCtxRecordEvent(conf::primary(), nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuCtxWaitEvent(conf::primary(), nullptr));
+  // An event of another context: not recorded there, but waited on.
+  CUcontext other = nullptr;
+  ASSERT_CU(cuCtxCreate(&other, nullptr, 0, 0));
+  CUevent foreign = event();
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuCtxRecordEvent(conf::primary(), foreign));
+  ASSERT_CU(cuCtxRecordEvent(other, foreign));
+  ASSERT_CU(cuCtxWaitEvent(conf::primary(), foreign));
+  ASSERT_CU(cuEventSynchronize(foreign));
+  ASSERT_CU(cuEventDestroy(foreign));
+  ASSERT_CU(cuCtxDestroy(other));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  // A destroyed context.
+  ASSERT_CU(cuCtxCreate(&other, nullptr, 0, 0));
+  ASSERT_CU(cuCtxDestroy(other));
+  ASSERT_CU(cuCtxSetCurrent(conf::primary()));
+  r = cuCtxRecordEvent(other, e);
+  conf::info("ctx_record_event_destroyed_context", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  // A stream of the context capturing: both refused, the capture invalidated.
+  CUstream s = nullptr;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUstreamCaptureStatus st;
+  CUgraph graph = nullptr;
+  for (int wait = 0; wait < 2; ++wait) {
+    ASSERT_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+              wait ? cuCtxWaitEvent(conf::primary(), e) : cuCtxRecordEvent(conf::primary(), e));
+    ASSERT_CU(cuStreamIsCapturing(s, &st));
+    EXPECT_TRUE(st == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cuStreamEndCapture(s, &graph));
+  }
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuEventDestroy(e));
+}
+
 CONF_TEST(GreenEventsRefuseBadArgumentsAndOpenCaptures) {
   green::Green gc;
   CUevent e = event();

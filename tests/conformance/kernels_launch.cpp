@@ -280,6 +280,55 @@ CONF_TEST(LaunchOccupancyQueriesGivePositiveAnswers) {
   EXPECT_TRUE(block > 0 && block <= 1024 && min_grid > 0);
 }
 
+// Cluster occupancy. cucpu runs clusters of one block only, so its largest
+// potential cluster is 1 and larger clusters have no occupancy
+// (docs/conformance.md); the driver's figures are recorded.
+CONF_TEST(ClusterOccupancyQueries) {
+  kt::Module m(kModulePtx);
+  CUfunction f = m.fn("add_one");
+  CUlaunchAttribute at{};
+  at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  at.value.clusterDim.x = 1;
+  at.value.clusterDim.y = 1;
+  at.value.clusterDim.z = 1;
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = 16;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 128;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.attrs = &at;
+  cfg.numAttrs = 1;
+  int size = -1, clusters = -1;
+  ASSERT_CU(cuOccupancyMaxPotentialClusterSize(&size, f, &cfg));
+  conf::info_value("potential_cluster_size", size);
+  EXPECT_TRUE(conf::on_cucpu() ? size == 1 : size >= 1);
+  ASSERT_CU(cuOccupancyMaxActiveClusters(&clusters, f, &cfg));
+  conf::info_value("active_clusters_of_1", clusters);
+  EXPECT_TRUE(clusters > 0);
+  at.value.clusterDim.x = 2;
+  ASSERT_CU(cuOccupancyMaxActiveClusters(&clusters, f, &cfg));
+  conf::info_value("active_clusters_of_2", clusters);
+  EXPECT_TRUE(conf::on_cucpu() ? clusters == 0 : clusters > 0);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxActiveClusters(nullptr, f, &cfg));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxActiveClusters(&clusters, f, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxPotentialClusterSize(nullptr, f, &cfg));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxPotentialClusterSize(&size, f, nullptr));
+  CUresult r = cuOccupancyMaxActiveClusters(&clusters, nullptr, &cfg);
+  conf::info("active_clusters_null_function", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  // No cluster size in the config and none required by the function.
+  cfg.numAttrs = 0;
+  r = cuOccupancyMaxActiveClusters(&clusters, f, &cfg);
+  conf::info("active_clusters_without_a_size", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_CLUSTER_SIZE, r);
+  // A zero-sized block.
+  cfg.numAttrs = 1;
+  cfg.blockDimX = 0;
+  r = cuOccupancyMaxActiveClusters(&clusters, f, &cfg);
+  conf::info("active_clusters_empty_block", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+}
+
 // cuLaunchCooperativeKernel: every block resident at once, so grid.sync()
 // (tests/kernels/cooperative.cu) orders the whole grid's writes and reads.
 CONF_TEST(KernelCooperativeGridSyncOrdersTheWholeGrid) {

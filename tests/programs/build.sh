@@ -22,7 +22,7 @@ wait
 # library as a user's build would (the shared library).
 libdir=$(dirname "$(command -v "$nvcc" || echo "$nvcc")")/../lib64
 for spec in curand_generators:curand cusparse_products:cusparse cublas_gemm:cublas cufft_transforms:cufft \
-            cusolver_factorizations:cusolver; do
+            cusolver_factorizations:cusolver cudnn_ops:cudnn; do
   p=${spec%%:*} lib=${spec#*:}
   if [ -e "$libdir/lib$lib.so" ]; then
     extra=

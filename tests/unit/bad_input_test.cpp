@@ -224,8 +224,9 @@ TEST_F(BadInput, ForgedNullAndUnloadedCodeHandlesGiveErrors) {
 }
 
 TEST_F(BadInput, UnimplementedEntryPointsSayNotSupported) {
-  int cluster;
-  EXPECT_EQ(cuOccupancyMaxPotentialClusterSize(&cluster, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+  char luid[8];
+  unsigned mask = 0;
+  EXPECT_EQ(cuDeviceGetLuid(luid, &mask, 0), CUDA_ERROR_NOT_SUPPORTED);
   CUmipmappedArray m;
   CUDA_ARRAY3D_DESCRIPTOR d{};
   EXPECT_EQ(cuMipmappedArrayCreate(&m, &d, 1), CUDA_ERROR_NOT_SUPPORTED);
