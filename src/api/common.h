@@ -66,6 +66,17 @@ inline CUresult current_ctx_handle(Context** out) {
   return current_context_is(c) ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
 }
 
+// The handle of a stream the user created: INVALID_HANDLE unless it names a
+// live one, CONTEXT_IS_DESTROYED once its context is, else its context's
+// sticky error (CUDA_SUCCESS when none), with *out set.
+inline CUresult created_stream(Runtime& r, CUstream h, Stream** out) {
+  Stream* s = r.streams.live(h);
+  if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
+  if (r.contexts.state_of(s->ctx) != HandleState::kLive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  *out = s;
+  return s->ctx->sticky_error();
+}
+
 // A stream handle: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the
 // current context's default streams. A converted green context has no
 // per-thread stream: CU_STREAM_PER_THREAD is INVALID_HANDLE under it (the
@@ -84,12 +95,7 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
     *out = per_thread ? c->per_thread_stream() : c->legacy_stream();
     return CUDA_SUCCESS;
   }
-  Runtime& r = rt();
-  Stream* s = r.streams.live(h);
-  if (!s || s->kind != StreamKind::kRegular) return CUDA_ERROR_INVALID_HANDLE;
-  if (r.contexts.state_of(s->ctx) != HandleState::kLive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  *out = s;
-  return s->ctx->sticky_error();
+  return created_stream(rt(), h, out);
 }
 
 // A created stream, live, of a live context with no sticky error: what
@@ -97,12 +103,8 @@ inline CUresult stream_handle(CUstream h, NullStream null_means, Stream** out) {
 // nullptr for any other handle (stream_handle then gives its answer).
 // An entry's body alone calls it (past the library-state check).
 inline Stream* healthy_stream(CUstream h) {
-  Runtime& r = rt_built();
-  Stream* s = r.streams.live(h);
-  if (!s || s->kind != StreamKind::kRegular || r.contexts.state_of(s->ctx) != HandleState::kLive ||
-      s->ctx->sticky_error() != CUDA_SUCCESS)
-    return nullptr;
-  return s;
+  Stream* s = nullptr;
+  return created_stream(rt_built(), h, &s) == CUDA_SUCCESS ? s : nullptr;
 }
 
 // The stream getters (cuStreamGetPriority, ...): `read(s)` into *out. The
