@@ -13,7 +13,7 @@ namespace {
 // allocator's out-of-memory check): a mapping's count where its physical
 // allocation was made.
 bool counts_as_device(const Allocation& a) {
-  return (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) && !a.vmm;
+  return (a.kind == MemKind::kDevice || a.kind == MemKind::kManaged) && !a.vmm && !a.ipc_import;
 }
 }  // namespace
 

@@ -62,6 +62,12 @@ struct Allocation {
   bool vmm = false;
   // What a mapping grants (vmm::kAccess*); all else is read-write.
   uint8_t access = 3;
+  // Interprocess handles (core/ipc.h): the memory file an exported
+  // allocation lives in (closed with its backing; -1: never exported), and
+  // whether this is another process's allocation mapped here (it goes by
+  // cuIpcCloseMemHandle, never cuMemFree, and is not this device's memory).
+  int ipc_fd = -1;
+  bool ipc_import = false;
   // Managed memory's hints (cuMemAdvise) and last prefetch (cuMemPrefetchAsync):
   // remembered for cuMemRangeGetAttribute; memory is one address space here.
   struct Location {

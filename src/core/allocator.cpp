@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/checked_math.h"
 #include "core/capture.h"
@@ -65,7 +66,7 @@ constexpr size_t kHugePage = size_t{2} << 20;
 // allocation's end, and on any access to memory already freed.
 void* map_backing(MemKind kind, size_t rounded) {
   if (kind != MemKind::kDevice && kind != MemKind::kManaged) return std::aligned_alloc(kAlignment, rounded);
-  const size_t pages = (rounded + kPage - 1) / kPage * kPage;
+  const size_t pages = backing_pages(rounded);
   const size_t slack = pages >= kHugePage ? kHugePage : 0;  // room to move the start to a boundary
   void* raw = mmap(nullptr, pages + kGuard + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
@@ -92,8 +93,8 @@ void release_backing(const Allocation& a) {
     std::free(reinterpret_cast<void*>(a.base));
     return;
   }
-  const size_t rounded = (a.size + kAlignment - 1) / kAlignment * kAlignment;
-  munmap(reinterpret_cast<void*>(a.base), (rounded + kPage - 1) / kPage * kPage + kGuard);
+  munmap(reinterpret_cast<void*>(a.base), backing_pages(a.size) + kGuard);
+  if (a.ipc_fd >= 0) close(a.ipc_fd);
 }
 
 }  // namespace cucpu

@@ -28,5 +28,9 @@ void* map_backing(MemKind kind, size_t rounded);
 void release_backing(const Allocation& a);
 constexpr size_t kPage = 4096;
 constexpr size_t kGuard = 64 * 1024;  // beyond an allocation's last page, nothing is mapped
+// The bytes of whole pages that back a device or managed allocation of `bytes`.
+constexpr size_t backing_pages(size_t bytes) {
+  return ((bytes + kAlignment - 1) / kAlignment * kAlignment + kPage - 1) / kPage * kPage;
+}
 
 }  // namespace cucpu

@@ -1,0 +1,173 @@
+#include "core/ipc.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "core/allocation.h"
+#include "core/allocator.h"
+#include "core/context.h"
+
+namespace cucpu {
+namespace {
+
+constexpr char kMagic[8] = {'c', 'u', 'c', 'p', 'u', 'I', 'P', 'C'};
+
+// What a CUipcMemHandle carries: the exporter's memory file, named as
+// /proc/PID/fd/FD and checked by its device and inode, and the allocation's size.
+struct Wire {
+  char magic[8];
+  uint64_t dev;
+  uint64_t ino;
+  uint64_t size;
+  int32_t pid;
+  int32_t fd;
+};
+static_assert(sizeof(Wire) <= sizeof(CUipcMemHandle), "a handle holds the wire form");
+
+// One context's mapping of another process's allocation.
+struct Import {
+  Context* ctx;  // the memory's owner (a primary context for a converted one)
+  int32_t pid;
+  uint64_t dev, ino;
+  uintptr_t base;
+  uint64_t alloc_id;  // the registry's: a mapping its context's teardown removed no longer counts
+  unsigned opens;
+};
+
+std::mutex g_export_mu;  // one export of an allocation at a time
+std::mutex g_import_mu;
+std::vector<Import> g_imports;  // guarded by g_import_mu
+
+bool write_all(int fd, const void* p, size_t n) {
+  const char* at = static_cast<const char*>(p);
+  for (off_t off = 0; n;) {
+    const ssize_t w = pwrite(fd, at, n, off);
+    if (w <= 0) return false;
+    at += w, off += w, n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Moves the allocation's bytes into a memory file mapped shared at the same
+// address; the descriptor, or -1.
+int share(const Allocation& a) {
+  const size_t pages = backing_pages(a.size);
+  const int fd = memfd_create("cucpu-ipc", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  void* base = reinterpret_cast<void*>(a.base);
+  if (ftruncate(fd, static_cast<off_t>(pages)) != 0 || !write_all(fd, base, pages) ||
+      mmap(base, pages, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool still_mapped(const Import& i) {
+  auto a = Registry::instance().find(i.base);
+  return a && a->base == i.base && a->id == i.alloc_id;
+}
+
+}  // namespace
+
+CUresult ipc_export(uintptr_t dptr, CUipcMemHandle* out) {
+  std::lock_guard<std::mutex> g(g_export_mu);
+  Registry& reg = Registry::instance();
+  auto a = reg.find(dptr);
+  if (!a || a->kind != MemKind::kDevice || a->pool || a->vmm || a->module_owned || a->graph_owned || a->ipc_import)
+    return CUDA_ERROR_INVALID_VALUE;
+  int fd = a->ipc_fd;
+  if (fd < 0) {
+    fd = share(*a);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    reg.update(a->base, [fd](Allocation& x) { x.ipc_fd = fd; });
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return CUDA_ERROR_UNKNOWN;
+  Wire w{};
+  std::memcpy(w.magic, kMagic, sizeof kMagic);
+  w.dev = st.st_dev;
+  w.ino = st.st_ino;
+  w.size = a->size;
+  w.pid = getpid();
+  w.fd = fd;
+  std::memset(out, 0, sizeof *out);
+  std::memcpy(out->reserved, &w, sizeof w);
+  return CUDA_SUCCESS;
+}
+
+CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out) {
+  Wire w;
+  std::memcpy(&w, h.reserved, sizeof w);
+  if (std::memcmp(w.magic, kMagic, sizeof kMagic) != 0 || w.size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (w.pid == getpid()) return CUDA_ERROR_INVALID_CONTEXT;  // as the driver: never in the exporting process
+  Context* owner = c->owner;
+  std::lock_guard<std::mutex> g(g_import_mu);
+  for (auto it = g_imports.begin(); it != g_imports.end(); ++it) {
+    if (it->ctx != owner || it->pid != w.pid || it->dev != w.dev || it->ino != w.ino) continue;
+    if (!still_mapped(*it)) {
+      g_imports.erase(it);
+      break;
+    }
+    ++it->opens;
+    *out = it->base;
+    return CUDA_SUCCESS;
+  }
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", w.pid, w.fd);
+  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return CUDA_ERROR_INVALID_HANDLE;  // the exporter is gone, or freed the allocation
+  const size_t pages = backing_pages(w.size);
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_dev != w.dev || st.st_ino != w.ino || static_cast<size_t>(st.st_size) < pages) {
+    close(fd);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  // Laid out as a device allocation (pages, then a guard), so that its
+  // release is release_backing's.
+  void* region = mmap(nullptr, pages + kGuard, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  const bool mapped = region != MAP_FAILED &&
+                      mmap(region, pages, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED;
+  close(fd);
+  if (!mapped) {
+    if (region != MAP_FAILED) munmap(region, pages + kGuard);
+    return CUDA_ERROR_MAP_FAILED;
+  }
+  Allocation a;
+  a.base = reinterpret_cast<uintptr_t>(region);
+  a.size = w.size;
+  a.kind = MemKind::kDevice;
+  a.ctx = owner;
+  a.ipc_import = true;
+  const uint64_t id = Registry::instance().add(a);
+  g_imports.push_back({owner, w.pid, w.dev, w.ino, a.base, id, 1});
+  *out = a.base;
+  return CUDA_SUCCESS;
+}
+
+CUresult ipc_close(Context* c, uintptr_t dptr) {
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> g(g_import_mu);
+    auto it = g_imports.begin();
+    while (it != g_imports.end() && !(it->ctx == c->owner && it->base == dptr)) ++it;
+    if (it == g_imports.end() || !still_mapped(*it)) return CUDA_ERROR_INVALID_VALUE;
+    if (--it->opens > 0) return CUDA_SUCCESS;
+    id = it->alloc_id;
+    g_imports.erase(it);
+  }
+  // As cuMemFree: the work already enqueued, which may use it, ends first.
+  synchronize_all_contexts();
+  auto a = Registry::instance().find(dptr);
+  if (a && a->base == dptr && a->id == id) release_allocation(*a);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace cucpu

@@ -1,0 +1,138 @@
+// Interprocess memory handles: a child process (this program again, run as
+// `--ipc-child HANDLE BYTES`) maps an allocation of the parent's, reads what
+// the parent wrote and writes its own answer back.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "harness.h"
+
+extern char** environ;
+
+namespace {
+constexpr unsigned char kParentByte = 0x5a, kChildByte = 0xa5;
+
+std::string hex_of(const CUipcMemHandle& h) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  for (unsigned char c : h.reserved) {
+    s += digits[c >> 4];
+    s += digits[c & 15];
+  }
+  return s;
+}
+
+CUipcMemHandle handle_of(const char* hex) {
+  CUipcMemHandle h{};
+  for (size_t i = 0; i < sizeof h.reserved && hex[2 * i] && hex[2 * i + 1]; ++i)
+    h.reserved[i] = static_cast<char>(std::strtoul(std::string(hex + 2 * i, 2).c_str(), nullptr, 16));
+  return h;
+}
+
+// Runs the child and gives its exit status (-1: it did not exit).
+int run_child(const CUipcMemHandle& h, size_t bytes) {
+  std::string hex = hex_of(h), n = std::to_string(bytes);
+  char exe[] = "/proc/self/exe";
+  char mode[] = "--ipc-child";
+  char* argv[] = {exe, mode, hex.data(), n.data(), nullptr};
+  pid_t pid;
+  if (posix_spawn(&pid, exe, nullptr, nullptr, argv, environ) != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+}  // namespace
+
+// The child: 0 when it read the parent's bytes and wrote its own; else the
+// step that failed, or 10 + the open's error code's position below.
+int ipc_child(const char* hex, const char* bytes_text) {
+  const size_t bytes = std::strtoull(bytes_text, nullptr, 10);
+  CUdevice d;
+  CUcontext c;
+  if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c)) return 1;
+  const CUipcMemHandle h = handle_of(hex);
+  CUdeviceptr p = 0, again = 0;
+  CUresult r = cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+  if (r == CUDA_ERROR_INVALID_HANDLE) return 11;
+  if (r == CUDA_ERROR_INVALID_VALUE) return 12;
+  if (r == CUDA_ERROR_MAP_FAILED) return 13;
+  if (r != CUDA_SUCCESS) return 14;
+  if (cuIpcOpenMemHandle(&again, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) || again != p) return 2;
+  if (cuIpcCloseMemHandle(again)) return 3;
+  std::vector<unsigned char> got(bytes);
+  if (cuMemcpyDtoH(got.data(), p, bytes)) return 4;
+  for (unsigned char b : got)
+    if (b != kParentByte) return 5;
+  if (cuMemFree(p) != CUDA_ERROR_INVALID_VALUE) return 6;  // an import goes by cuIpcCloseMemHandle
+  if (cuMemsetD8(p, kChildByte, bytes) || cuCtxSynchronize()) return 7;
+  if (cuIpcCloseMemHandle(p)) return 8;
+  if (cuIpcCloseMemHandle(p) == CUDA_SUCCESS) return 9;
+  return 0;
+}
+
+CONF_TEST(IpcMemHandleSharesAnAllocationWithAnotherProcess) {
+  const size_t bytes = (1 << 20) + 100;
+  CUdeviceptr p = 0;
+  ASSERT_CU(cuMemAlloc(&p, bytes));
+  ASSERT_CU(cuMemsetD8(p, kParentByte, bytes));
+  CUipcMemHandle h{};
+  ASSERT_CU(cuIpcGetMemHandle(&h, p));
+  CUipcMemHandle same{};
+  ASSERT_CU(cuIpcGetMemHandle(&same, p));
+  EXPECT_TRUE(std::memcmp(&h, &same, sizeof h) == 0);
+  const int status = run_child(h, bytes);
+  conf::info_value("ipc_child_status", status);
+  EXPECT_TRUE(status == 0);
+  std::vector<unsigned char> got(bytes);
+  ASSERT_CU(cuMemcpyDtoH(got.data(), p, bytes));
+  size_t child_bytes = 0;
+  for (unsigned char b : got) child_bytes += b == kChildByte;
+  EXPECT_TRUE(child_bytes == bytes);
+  // The exporter's own process may not open it.
+  CUdeviceptr q = 0;
+  CUresult r = cuIpcOpenMemHandle(&q, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+  conf::info("ipc_open_in_exporting_process", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_CONTEXT, r);
+  // Once freed, its handle opens nothing.
+  ASSERT_CU(cuMemFree(p));
+  const int stale = run_child(h, bytes);
+  conf::info_value("ipc_child_status_after_free", stale);
+  EXPECT_TRUE(stale != 0);
+}
+
+CONF_TEST(IpcMemHandlesRefuseWhatIsNoDeviceAllocation) {
+  CUipcMemHandle h{};
+  CUdeviceptr p = 0;
+  ASSERT_CU(cuMemAlloc(&p, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuIpcGetMemHandle(nullptr, p));
+  CUresult r = cuIpcGetMemHandle(&h, 0);
+  conf::info("ipc_get_null_pointer", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  void* host = nullptr;
+  ASSERT_CU(cuMemAllocHost(&host, 4096));
+  r = cuIpcGetMemHandle(&h, reinterpret_cast<CUdeviceptr>(host));
+  conf::info("ipc_get_pinned_host", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  ASSERT_CU(cuMemFreeHost(host));
+  CUdeviceptr managed = 0;
+  ASSERT_CU(cuMemAllocManaged(&managed, 4096, CU_MEM_ATTACH_GLOBAL));
+  r = cuIpcGetMemHandle(&h, managed);
+  conf::info("ipc_get_managed", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  ASSERT_CU(cuMemFree(managed));
+  // Bytes that are no handle, and a pointer that is no open mapping.
+  CUipcMemHandle zeros{};
+  CUdeviceptr q = 0;
+  r = cuIpcOpenMemHandle(&q, zeros, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+  conf::info("ipc_open_zeros", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  ASSERT_CU(cuIpcGetMemHandle(&h, p));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuIpcOpenMemHandle(nullptr, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+  r = cuIpcCloseMemHandle(p);
+  conf::info("ipc_close_own_allocation", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  ASSERT_CU(cuMemFree(p));
+}
