@@ -1,5 +1,5 @@
-// Interprocess memory handles (core/ipc.h). Interprocess events stay
-// unimplemented, as CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED (0) says.
+// Interprocess memory handles (core/ipc.h); interprocess events' entries
+// are the events' (api/event.cpp).
 #include "api/common.h"
 #include "core/ipc.h"
 

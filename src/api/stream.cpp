@@ -5,6 +5,7 @@
 #include "core/check.h"
 #include "core/context_work.h"
 #include "core/event.h"
+#include "core/ipc.h"
 #include "core/ops.h"
 
 using namespace cucpu;
@@ -200,6 +201,7 @@ CUresult wait_event(NullStream ns, CUstream h, CUevent ev, unsigned flags) {
   if (CUresult r = capture_wait(s, e, flags, &route)) return r;
   if (route == Route::kCaptured) return CUDA_SUCCESS;
   if (check::on()) [[unlikely]] check::stream_waits_event(s, e);
+  if (e->ipc) [[unlikely]] ipc_event_stream_wait(e, s);  // records of other processes too
   OpRef dep = e->pending_snapshot();
   if (!dep) return CUDA_SUCCESS;  // never recorded, or already complete: nothing to wait for
   s->enqueue(new MarkerOp(), dep.get());

@@ -9,8 +9,11 @@
 // one, as the driver specifies.
 #pragma once
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "cuda.h"
@@ -20,6 +23,15 @@
 namespace cucpu {
 
 class Context;
+
+// An interprocess event's words (CU_EVENT_INTERPROCESS; core/ipc.h): in
+// memory every process holding the event maps. Each record anywhere takes
+// the next number from `recorded`; `completed` is the highest record done.
+// The event is reached when completed >= recorded.
+struct IpcEventWords {
+  std::atomic<uint64_t> recorded;
+  std::atomic<uint64_t> completed;
+};
 
 class Event {
  public:
@@ -37,7 +49,17 @@ class Event {
   // Whether `cap` holds a snapshot; lets a plain record skip capture_mu().
   std::atomic<bool> cap_set{false};
 
-  ~Event() { OpRef drop(op_.load(std::memory_order_relaxed)); }
+  // An interprocess event's words (unmapped with the last reference: ops
+  // that record or wait hold their own) and, in the process that made
+  // them, their memory file; set once before the event's handle is
+  // published (null and -1 for any other event).
+  std::shared_ptr<IpcEventWords> ipc;
+  int ipc_fd = -1;
+
+  ~Event() {
+    OpRef drop(op_.load(std::memory_order_relaxed));
+    if (ipc_fd >= 0) close(ipc_fd);
+  }
 
   void set_snapshot(OpRef op) {
     // Empty over empty changes nothing, and takes no lock (the common

@@ -13,6 +13,12 @@
 // allocation while cuIpcGetMemHandle runs may lose those writes
 // (docs/conformance.md). An imported mapping goes with cuIpcCloseMemHandle
 // (one close per open of the same handle in a context) or its context.
+//
+// Interprocess events (CU_EVENT_INTERPROCESS) keep their state in words of
+// a memory file (core/event.h IpcEventWords) that every process holding the
+// event maps: records anywhere count there, and queries, synchronizes and
+// stream waits read it. Graph event nodes, launch-completion events and
+// context waits see only the records of their own process.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,9 @@
 namespace cucpu {
 
 class Context;
+class Event;
+class Op;
+class Stream;
 
 // The handle of the device allocation containing `dptr`, exporting it
 // first if need be. INVALID_VALUE for memory that is not a plain device
@@ -35,5 +44,25 @@ CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out);
 // Undoes one ipc_open of the mapping based at `dptr` in `c`, unmapping it
 // with the last (after the work already enqueued is done).
 CUresult ipc_close(Context* c, uintptr_t dptr);
+
+// Gives a new interprocess event its words. OUT_OF_MEMORY when no memory
+// file can be made.
+CUresult ipc_event_share(Event* e);
+// The handle of an interprocess event (INVALID_RESOURCE_HANDLE for another event).
+CUresult ipc_event_export(Event* e, CUipcEventHandle* out);
+// A new event of context `c` holding the words `h` names (INVALID_VALUE for
+// bytes that are no handle, INVALID_HANDLE when they cannot be reached);
+// its handle is registered and returned.
+CUresult ipc_event_open(Context* c, const CUipcEventHandle& h, CUevent* out);
+// A record of an interprocess event on `s`, after what the caller enqueued
+// for it: the record's number is done once `s` reaches this point.
+void ipc_event_record(Event* e, Stream* s);
+// Whether every record so far, in any process, is done.
+bool ipc_event_reached(Event* e);
+// Waits until the records made so far are done.
+void ipc_event_synchronize(Event* e);
+// Makes `s` wait, from now on, for the records made so far (a parked wait
+// on the words, stream memory operations' way).
+void ipc_event_stream_wait(Event* e, Stream* s);
 
 }  // namespace cucpu

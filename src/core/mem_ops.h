@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/copy_resolve.h"
@@ -35,7 +36,10 @@ CUresult build_mem_op_specs(const CUstreamBatchMemOpParams* ops, unsigned count,
 class MemOpsOp final : public Op {
  public:
   const char* trace_literal() const override { return "stream memory operations"; }
-  explicit MemOpsOp(std::vector<MemOpSpec> specs) : specs_(std::move(specs)) {}
+  // `keep`: memory the specs name that must stay mapped while the op lives
+  // (an interprocess event's words), if any.
+  explicit MemOpsOp(std::vector<MemOpSpec> specs, std::shared_ptr<const void> keep = nullptr)
+      : specs_(std::move(specs)), keep_(std::move(keep)) {}
   // Waits read their word, writes write it, both as atomics.
   void accesses(std::vector<MemAccess>& out) const override {
     for (const MemOpSpec& m : specs_) {
@@ -54,6 +58,7 @@ class MemOpsOp final : public Op {
 
  private:
   std::vector<MemOpSpec> specs_;
+  std::shared_ptr<const void> keep_;
   size_t next_ = 0;  // the first spec not yet done
 };
 

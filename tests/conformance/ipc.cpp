@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "harness.h"
@@ -71,6 +73,107 @@ int ipc_child(const char* hex, const char* bytes_text) {
   if (cuIpcCloseMemHandle(p)) return 8;
   if (cuIpcCloseMemHandle(p) == CUDA_SUCCESS) return 9;
   return 0;
+}
+
+// The child of the event test: opens the event the parent recorded behind
+// a held stream, sees it pending (a query, a stream's wait), tells the
+// parent through `pipe_fd` to go on, sees it reached, and records it itself.
+int ipc_event_child(const char* hex, const char* pipe_fd) {
+  CUdevice d;
+  CUcontext c;
+  if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c)) return 1;
+  CUipcEventHandle h{};
+  const CUipcMemHandle bytes = handle_of(hex);
+  std::memcpy(h.reserved, bytes.reserved, sizeof h.reserved);
+  CUevent e = nullptr;
+  if (cuIpcOpenEventHandle(&e, h)) return 2;
+  CUstream s = nullptr;
+  if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) return 3;
+  const CUresult pending = cuEventQuery(e);
+  if (cuStreamWaitEvent(s, e, 0)) return 4;
+  const CUresult held = cuStreamQuery(s);
+  const char go = 1;
+  if (write(std::atoi(pipe_fd), &go, 1) != 1) return 5;
+  if (pending != CUDA_ERROR_NOT_READY) return 6;
+  if (held != CUDA_ERROR_NOT_READY) return 7;
+  if (cuEventSynchronize(e) || cuEventQuery(e) || cuStreamSynchronize(s)) return 8;
+  if (cuEventRecord(e, s) || cuStreamSynchronize(s)) return 9;
+  if (cuStreamDestroy(s) || cuEventDestroy(e)) return 10;
+  return 0;
+}
+
+CONF_TEST(IpcEventOrdersWorkOfTwoProcesses) {
+  int supported = 0;
+  ASSERT_CU(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, 0));
+  EXPECT_TRUE(supported == 1);
+  CUevent e = nullptr;
+  ASSERT_CU(cuEventCreate(&e, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+  CUstream s = nullptr;
+  ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  conf::Gate gate;
+  ASSERT_CU(cuLaunchHostFunc(s, conf::Gate::hold, &gate));
+  // Nothing below throws until the gate is released.
+  const CUresult recorded = cuEventRecord(e, s);
+  const CUresult pending = cuEventQuery(e);
+  CUipcEventHandle h{};
+  const CUresult exported = cuIpcGetEventHandle(&h, e);
+  int fds[2] = {-1, -1};
+  if (exported != CUDA_SUCCESS || pipe(fds) != 0) {
+    gate.release();
+    throw conf::Failure{"cuIpcGetEventHandle or pipe failed"};
+  }
+  CUipcMemHandle as_mem{};
+  std::memcpy(as_mem.reserved, h.reserved, sizeof h.reserved);
+  std::string hex = hex_of(as_mem), fd = std::to_string(fds[1]);
+  char exe[] = "/proc/self/exe";
+  char mode[] = "--ipc-event-child";
+  char* argv[] = {exe, mode, hex.data(), fd.data(), nullptr};
+  pid_t pid;
+  const bool spawned = posix_spawn(&pid, exe, nullptr, nullptr, argv, environ) == 0;
+  close(fds[1]);
+  char go = 0;
+  const bool told = spawned && read(fds[0], &go, 1) == 1;  // EOF if the child ended first
+  close(fds[0]);
+  gate.release();
+  int status = -1;
+  if (spawned && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) status = WEXITSTATUS(status);
+  conf::info_value("ipc_event_child_status", status);
+  ASSERT_CU(recorded);
+  EXPECT_CU(CUDA_ERROR_NOT_READY, pending);
+  EXPECT_TRUE(told && status == 0);
+  ASSERT_CU(cuStreamSynchronize(s));
+  EXPECT_CU(CUDA_SUCCESS, cuEventQuery(e));
+  ASSERT_CU(cuStreamDestroy(s));
+  ASSERT_CU(cuEventDestroy(e));
+}
+
+CONF_TEST(IpcEventHandlesRefuseOtherEvents) {
+  CUevent plain = nullptr, ipc = nullptr;
+  ASSERT_CU(cuEventCreate(&plain, CU_EVENT_DISABLE_TIMING));
+  CUipcEventHandle h{};
+  CUresult r = cuIpcGetEventHandle(&h, plain);
+  conf::info("ipc_event_handle_of_plain_event", r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuEventCreate(&ipc, CU_EVENT_INTERPROCESS));  // timing must be off
+  ASSERT_CU(cuEventCreate(&ipc, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuIpcGetEventHandle(nullptr, ipc));
+  r = cuIpcGetEventHandle(&h, nullptr);
+  conf::info("ipc_event_handle_of_null", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  // Never recorded: reached, here and through its handle.
+  EXPECT_CU(CUDA_SUCCESS, cuEventQuery(ipc));
+  ASSERT_CU(cuIpcGetEventHandle(&h, ipc));
+  CUipcEventHandle zeros{};
+  CUevent opened = nullptr;
+  r = cuIpcOpenEventHandle(&opened, zeros);
+  conf::info("ipc_open_event_zeros", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuIpcOpenEventHandle(nullptr, h));
+  r = cuIpcOpenEventHandle(&opened, h);
+  conf::info("ipc_open_event_in_exporting_process", r);
+  if (r == CUDA_SUCCESS) ASSERT_CU(cuEventDestroy(opened));
+  ASSERT_CU(cuEventDestroy(plain));
+  ASSERT_CU(cuEventDestroy(ipc));
 }
 
 CONF_TEST(IpcMemHandleSharesAnAllocationWithAnotherProcess) {

@@ -4,12 +4,14 @@
 
 #include "harness.h"
 
-// The child process of the IPC tests (ipc.cpp).
+// The child processes of the IPC tests (ipc.cpp).
 int ipc_child(const char* hex, const char* bytes);
+int ipc_event_child(const char* hex, const char* pipe_fd);
 
 // usage: cucpu_conformance [SUBSTRING] | --list | --exact NAME
 int main(int argc, char** argv) {
   if (argc > 3 && std::strcmp(argv[1], "--ipc-child") == 0) return ipc_child(argv[2], argv[3]);
+  if (argc > 3 && std::strcmp(argv[1], "--ipc-event-child") == 0) return ipc_event_child(argv[2], argv[3]);
   if (argc > 1 && std::strcmp(argv[1], "--list") == 0) {
     for (const auto& t : conf::registry()) std::printf("%s\n", t.name);
     return 0;
