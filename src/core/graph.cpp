@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/kahn_order.h"
 #include "core/context.h"
 #include "core/runtime.h"
 
@@ -76,22 +77,9 @@ void Graph::add_edge(Node* from, Node* to, const CUgraphEdgeData* e) {
 
 bool Graph::acyclic() const {
   if (!may_have_cycle_) return true;
-  // Kahn's walk: every node is reached once all its dependencies are.
-  std::vector<uint32_t> indeg(nodes_.size());
-  std::vector<const Node*> ready;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    indeg[i] = static_cast<uint32_t>(nodes_[i]->deps.size());
-    if (indeg[i] == 0) ready.push_back(nodes_[i]);
-  }
-  size_t seen = 0;
-  while (!ready.empty()) {
-    const Node* n = ready.back();
-    ready.pop_back();
-    ++seen;
-    for (const Node* d : n->dependents)
-      if (--indeg[d->position] == 0) ready.push_back(d);
-  }
-  return seen == nodes_.size();
+  return kahn_order(nodes_.size(), [&](size_t i) -> const auto& { return nodes_[i]->dependents; },
+                    [](const Node* d) { return d->position; })
+             .size() == nodes_.size();
 }
 
 void Graph::link(Node* from, Node* to, const CUgraphEdgeData* e) {

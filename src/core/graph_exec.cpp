@@ -5,6 +5,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "base/kahn_order.h"
 #include "copy/copy_plan.h"
 #include "core/check.h"
 #include "core/event.h"
@@ -78,23 +79,6 @@ CUresult GraphExec::add_graph(const Graph& g, ExecPlan& plan, std::vector<uint32
     }
   return CUDA_SUCCESS;
 }
-
-namespace {
-// The nodes in Kahn's order: each after every node with an edge to it.
-std::vector<uint32_t> topological_order(const std::vector<ExecNode>& nodes) {
-  const size_t n = nodes.size();
-  std::vector<uint32_t> left(n, 0), order;
-  order.reserve(n);
-  for (const ExecNode& e : nodes)
-    for (uint32_t d : e.dependents) ++left[d];
-  for (uint32_t i = 0; i < n; ++i)
-    if (left[i] == 0) order.push_back(i);
-  for (size_t k = 0; k < order.size(); ++k)
-    for (uint32_t d : nodes[order[k]].dependents)
-      if (--left[d] == 0) order.push_back(d);
-  return order;
-}
-}  // namespace
 
 void ExecPlan::segment() {
   const size_t n = nodes.size();
@@ -219,7 +203,9 @@ std::shared_ptr<const check::PartOrder> node_order(const ExecPlan& plan) {
   order->id = next_id.fetch_add(1, std::memory_order_relaxed);
   order->words = (n + 63) / 64;
   order->reach.assign(n * order->words, 0);
-  const std::vector<uint32_t> topo = topological_order(plan.nodes);
+  const std::vector<uint32_t> topo =
+      kahn_order(plan.nodes.size(), [&](size_t i) -> const auto& { return plan.nodes[i].dependents; },
+                 [](uint32_t d) { return d; });
   for (size_t k = topo.size(); k-- > 0;) {  // successors first
     const uint32_t i = topo[k];
     uint64_t* mine = &order->reach[i * order->words];

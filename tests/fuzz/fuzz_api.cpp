@@ -58,6 +58,7 @@ const Family kFamilies[] = {
     {"prefetch_batch", fam_prefetch_batch},
     {"green", fam_green},
     {"outlive", fam_outlive},
+    {"ipc", fam_ipc},
 };
 const size_t kFamilyCount = sizeof kFamilies / sizeof kFamilies[0];
 

@@ -95,6 +95,8 @@ __attribute__((no_sanitize("enum"))) void trace_one(std::string& out, const T& v
     out += std::to_string(v);
   } else if constexpr (std::is_signed_v<T>) {
     trace_arg(out, static_cast<long long>(v));
+  } else if constexpr (std::is_class_v<T>) {
+    out += "{...}";  // a struct passed by value (an IPC handle): its bytes are not traced
   } else {
     trace_arg(out, static_cast<unsigned long long>(v));
   }
@@ -458,6 +460,7 @@ void fam_user_object(Reader& r);
 void fam_prefetch_batch(Reader& r);
 void fam_green(Reader& r);
 void fam_outlive(Reader& r);
+void fam_ipc(Reader& r);
 
 }  // namespace fz
 

@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 nvcc=${2:-nvcc}
 mkdir -p "$out"
-for p in device_props kernels_basic streams_events symbols graphs memory coop printf assert fault errors occupancy runtime_misc thrust_algorithms textures; do
+for p in device_props kernels_basic streams_events symbols graphs memory coop printf assert fault errors occupancy runtime_misc thrust_algorithms textures ipc_processes; do
   "$nvcc" -arch=sm_90 -O2 -o "$out/$p" "$here/$p.cu" &
 done
 wait
