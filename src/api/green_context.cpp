@@ -55,10 +55,10 @@ static CUresult impl_cuDeviceGetDevResource(CUdevice device, CUdevResource* reso
 // Execution affinity (the SM limit MPS sets on a context): cucpu makes no
 // context with one (cuCtxCreate_v3 refuses them), so no device supports it,
 // and a context's affinity is the SMs it holds, as its resource says.
-static CUresult impl_cuDeviceGetExecAffinitySupport(int* pi, const CUexecAffinityType& type, CUdevice dev) {
+// Any type is answered, an unknown one too (driver 580): none is supported.
+static CUresult impl_cuDeviceGetExecAffinitySupport(int* pi, const CUexecAffinityType&, CUdevice dev) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   if (!api::device_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  if (api::raw_enum(type) != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return CUDA_ERROR_INVALID_VALUE;
   *pi = 0;
   return CUDA_SUCCESS;
 }

@@ -102,7 +102,7 @@ uint64_t required_cluster(const FuncSettings& s) {
 
 // The function and the config's block shape, checked as a launch's.
 CUresult cluster_query(CUfunction func, const CUlaunchConfig* config, Function** f, const ptx::Kernel** k) {
-  if (!config) return CUDA_ERROR_INVALID_VALUE;
+  if (!config || !func) return CUDA_ERROR_INVALID_VALUE;  // driver 580: a null function too
   if (config->numAttrs && !config->attrs) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = api::loaded_function(func, f, k)) return r;
   const uint64_t threads = uint64_t(config->blockDimX) * config->blockDimY * config->blockDimZ;
@@ -135,7 +135,9 @@ CUresult max_active_clusters(int* num, CUfunction func, const CUlaunchConfig* co
     if (!asked || (cluster && asked != cluster)) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     cluster = asked;
   }
-  if (!cluster) return CUDA_ERROR_INVALID_CLUSTER_SIZE;  // neither the config nor the function sets one
+  // Neither the config nor the function sets a size: clusters of one
+  // block (driver 580 answers too, against its documentation).
+  if (!cluster) cluster = 1;
   if (cluster > 1) {
     say_clusters_once("cuOccupancyMaxActiveClusters");
     *num = 0;

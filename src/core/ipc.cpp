@@ -123,12 +123,12 @@ CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/fd/%d", w.pid, w.fd);
   const int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return CUDA_ERROR_INVALID_HANDLE;  // the exporter is gone, or freed the allocation
+  if (fd < 0) return CUDA_ERROR_INVALID_VALUE;  // the exporter is gone, or freed the allocation (driver 580)
   const size_t pages = backing_pages(w.size);
   struct stat st {};
   if (fstat(fd, &st) != 0 || st.st_dev != w.dev || st.st_ino != w.ino || static_cast<size_t>(st.st_size) < pages) {
     close(fd);
-    return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_ERROR_INVALID_VALUE;
   }
   // Laid out as a device allocation (pages, then a guard), so that its
   // release is release_backing's.

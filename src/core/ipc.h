@@ -38,8 +38,8 @@ class Stream;
 CUresult ipc_export(uintptr_t dptr, CUipcMemHandle* out);
 // Maps the allocation `h` names into context `c`: the same address again
 // (one more close owed) when `c` has it open already. INVALID_CONTEXT for a
-// handle of this process, INVALID_VALUE for bytes that are no handle,
-// INVALID_HANDLE when its allocation can no longer be reached.
+// handle of this process, INVALID_VALUE for bytes that are no handle or
+// name an allocation that can no longer be reached (driver 580: a freed one).
 CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out);
 // Undoes one ipc_open of the mapping based at `dptr` in `c`, unmapping it
 // with the last (after the work already enqueued is done).
@@ -48,7 +48,7 @@ CUresult ipc_close(Context* c, uintptr_t dptr);
 // Gives a new interprocess event its words. OUT_OF_MEMORY when no memory
 // file can be made.
 CUresult ipc_event_share(Event* e);
-// The handle of an interprocess event (INVALID_RESOURCE_HANDLE for another event).
+// The handle of an interprocess event (INVALID_HANDLE for another event).
 CUresult ipc_event_export(Event* e, CUipcEventHandle* out);
 // A new event of context `c` holding the words `h` names (INVALID_VALUE for
 // bytes that are no handle, INVALID_HANDLE when they cannot be reached);

@@ -78,7 +78,7 @@ CUresult ipc_event_share(Event* e) {
 }
 
 CUresult ipc_event_export(Event* e, CUipcEventHandle* out) {
-  if (!e->ipc || e->ipc_fd < 0) return CUDA_ERROR_INVALID_VALUE;  // not made with CU_EVENT_INTERPROCESS
+  if (!e->ipc || e->ipc_fd < 0) return CUDA_ERROR_INVALID_HANDLE;  // not made with CU_EVENT_INTERPROCESS (driver 580)
   struct stat st {};
   if (fstat(e->ipc_fd, &st) != 0) return CUDA_ERROR_UNKNOWN;
   Wire w{};

@@ -25,6 +25,8 @@ struct Buffers {
     cuMemAlloc(&b, n);
     cuMemsetD8(a, 0x11, n);
     cuMemsetD8(b, 0x22, n);
+    // The memsets may still run on the device: `s` does not wait for them.
+    cuCtxSynchronize();
     cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
   }
   ~Buffers() {
@@ -94,6 +96,7 @@ CONF_TEST(Batch3DWithOneBadOpIsRefusedWhole) {
   // hint case copied into m.b, so check a fresh batch).
   CUDA_MEMCPY3D_BATCH_OP ops[2] = {ptr_op(m.a + 3072, m.b + 3072, 16), ptr_op(m.a + 3100, m.b + 3100, 0)};
   ASSERT_CU(cuMemsetD8(m.b + 3072, 0x44, 16));
+  ASSERT_CU(cuCtxSynchronize());  // m.s, non-blocking, does not wait for the memset
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DBatchAsync(2, ops, 0, m.s));
   ASSERT_CU(cuStreamSynchronize(m.s));
   EXPECT_TRUE(byte_at(m.a + 3072) == 0x11);
@@ -109,6 +112,7 @@ CONF_TEST(Batch3DPitchedSubBoxKeepsPadding) {
   for (size_t i = 0; i < hs.size(); ++i) hs[i] = static_cast<unsigned char>(i * 31 + 7);
   ASSERT_CU(cuMemcpyHtoD(src, hs.data(), hs.size()));
   ASSERT_CU(cuMemsetD8(dst, 0xEE, drow * dlayer * d));  // poison
+  ASSERT_CU(cuCtxSynchronize());  // the non-blocking stream below does not wait for the memset
   CUstream s;
   ASSERT_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
   auto op = ptr_op(dst, src, w, h, d);

@@ -153,7 +153,7 @@ CONF_TEST(IpcEventHandlesRefuseOtherEvents) {
   CUipcEventHandle h{};
   CUresult r = cuIpcGetEventHandle(&h, plain);
   conf::info("ipc_event_handle_of_plain_event", r);
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, r);
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, r);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuEventCreate(&ipc, CU_EVENT_INTERPROCESS));  // timing must be off
   ASSERT_CU(cuEventCreate(&ipc, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuIpcGetEventHandle(nullptr, ipc));
@@ -203,7 +203,7 @@ CONF_TEST(IpcMemHandleSharesAnAllocationWithAnotherProcess) {
   ASSERT_CU(cuMemFree(p));
   const int stale = run_child(h, bytes);
   conf::info_value("ipc_child_status_after_free", stale);
-  EXPECT_TRUE(stale != 0);
+  EXPECT_TRUE(stale == 12);  // the open: INVALID_VALUE (driver 580)
 }
 
 CONF_TEST(IpcMemHandlesRefuseWhatIsNoDeviceAllocation) {

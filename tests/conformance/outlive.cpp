@@ -39,6 +39,9 @@ struct DeadContext {
 }  // namespace
 
 CONF_TEST(OutliveEventsOfADestroyedContextSayItIsDestroyed) {
+  // Driver 580 has answered INVALID_CONTEXT here in one run and crashed in
+  // another (H100, 2026-12-07): undefined there, a clear error here.
+  SKIP_ON_NVIDIA("driver 580 crashes or answers INVALID_CONTEXT for an event of a destroyed context");
   DeadContext dead;
   EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventQuery(dead.event));
   EXPECT_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventSynchronize(dead.event));
