@@ -9,6 +9,7 @@
 #include "api/common.h"
 #include "api/graph_memory.h"
 #include "core/allocator.h"
+#include "core/ipc.h"
 #include "core/mem_pool.h"
 #include "core/ops.h"
 
@@ -86,7 +87,7 @@ CUresult alloc_async(NullStream ns, CUdeviceptr* dptr, size_t bytes, CUstream h)
 
 CUresult alloc_from_pool_async(NullStream ns, CUdeviceptr* dptr, size_t bytes, CUmemoryPool hp, CUstream h) {
   MemPool* pool = pool_of(hp);
-  if (!pool) return CUDA_ERROR_INVALID_VALUE;
+  if (!pool || pool->exporter) return CUDA_ERROR_INVALID_VALUE;  // an imported pool makes no allocations
   return alloc_from(ns, dptr, bytes, pool, h);
 }
 
@@ -116,7 +117,9 @@ CUresult pool_create(CUmemoryPool* out, const CUmemPoolProps* props) {
   if (raw_enum(props->location.type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;  // host pools
   Device* d;
   if (CUresult r = device_of(props->location.id, &d)) return r;
-  if (raw_enum(props->handleTypes) != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;  // no IPC export
+  const int types = raw_enum(props->handleTypes);
+  if (types != CU_MEM_HANDLE_TYPE_NONE && types != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    return CUDA_ERROR_NOT_SUPPORTED;  // shared between processes through POSIX descriptors only (core/ipc.h)
   *out = handle(rt().mempools.create(d, *props, false));
   return CUDA_SUCCESS;
 }
@@ -156,7 +159,7 @@ CUresult pool_get_access(CUmemAccess_flags* flags, CUmemoryPool hp, CUmemLocatio
 
 CUresult set_current(Device* d, CUmemoryPool hp) {
   MemPool* pool = pool_of(hp);
-  if (!pool || pool->device != d) return CUDA_ERROR_INVALID_VALUE;
+  if (!pool || pool->device != d || pool->exporter) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> g(rt().pool_mu);
   d->current_pool = pool;
   return CUDA_SUCCESS;
@@ -234,5 +237,54 @@ static CUresult impl_cuMemPoolSetAttribute(CUmemoryPool hp, const CUmemPool_attr
 
 // Nothing is cached, so there is nothing to trim.
 static CUresult impl_cuMemPoolTrimTo(CUmemoryPool hp, size_t min_bytes_to_keep) { return pool_of(hp) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
+// Pools shared between processes (core/ipc.h). A POSIX descriptor travels
+// as an int written to handle_out, and as the pointer's value to an import.
+static CUresult impl_cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool hp,
+                                                     const CUmemAllocationHandleType& type, unsigned long long flags) {
+  MemPool* pool = pool_of(hp);
+  if (!handle_out || !pool || flags != 0 || raw_enum(type) != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+      raw_enum(pool->props.handleTypes) != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || pool->exporter)
+    return CUDA_ERROR_INVALID_VALUE;
+  int fd = -1;
+  if (CUresult r = ipc_pool_export(pool->device->ordinal, &fd)) return r;
+  *static_cast<int*>(handle_out) = fd;
+  return CUDA_SUCCESS;
+}
+
+static CUresult impl_cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* os_handle,
+                                                       const CUmemAllocationHandleType& type, unsigned long long flags) {
+  if (!pool_out || flags != 0 || raw_enum(type) != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    return CUDA_ERROR_INVALID_VALUE;
+  int32_t exporter = 0, device = 0;
+  if (CUresult r = ipc_pool_import(static_cast<int>(reinterpret_cast<intptr_t>(os_handle)), &exporter, &device)) return r;
+  Device* d;
+  if (CUresult r = device_of(device, &d)) return r;
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  MemPool* pool = rt().mempools.create(d, props, false);
+  pool->exporter = exporter;
+  *pool_out = handle(pool);
+  return CUDA_SUCCESS;
+}
+
+static CUresult impl_cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) {
+  if (!shareData_out) return CUDA_ERROR_INVALID_VALUE;
+  return ipc_pool_export_pointer(static_cast<uintptr_t>(ptr), shareData_out);
+}
+
+static CUresult impl_cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool hp, CUmemPoolPtrExportData* shareData) {
+  MemPool* pool = pool_of(hp);
+  if (!ptr_out || !shareData || !pool || !pool->exporter) return CUDA_ERROR_INVALID_VALUE;
+  Context* c;
+  if (CUresult r = api::current_ctx(&c)) return r;
+  uintptr_t p = 0;
+  if (CUresult r = ipc_pool_import_pointer(c, pool, *shareData, &p)) return r;
+  *ptr_out = static_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
 
 #include "api/entries/mem_pool.inc"

@@ -65,7 +65,9 @@ CUresult mem_free(uintptr_t p, bool host) {
   if (a->free_pending) return CUDA_ERROR_INVALID_VALUE;  // its cuMemFreeAsync is enqueued already
   if (a->module_owned) return CUDA_ERROR_INVALID_VALUE;   // a module's variable goes with its module
   if (a->vmm) return CUDA_ERROR_INVALID_VALUE;            // a mapping goes by cuMemUnmap
-  if (a->ipc_import) return CUDA_ERROR_INVALID_VALUE;     // another process's goes by cuIpcCloseMemHandle
+  // Another process's memory goes by cuIpcCloseMemHandle, but a pointer
+  // imported into a pool, which a free releases (core/ipc.h).
+  if (a->ipc_import && !a->pool) return CUDA_ERROR_INVALID_VALUE;
   if (a->graph_owned) {  // a graph's block goes with its graphs (api/graph_mem_nodes.cpp)
     synchronize_all_contexts();
     return CUDA_SUCCESS;

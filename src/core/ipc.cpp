@@ -13,6 +13,7 @@
 #include "core/allocation.h"
 #include "core/allocator.h"
 #include "core/context.h"
+#include "core/mem_pool.h"
 
 namespace cucpu {
 namespace {
@@ -77,49 +78,38 @@ bool still_mapped(const Import& i) {
 
 }  // namespace
 
-CUresult ipc_export(uintptr_t dptr, CUipcMemHandle* out) {
+namespace {
+
+// The wire form of allocation `a`, moved into a memory file first if it
+// was never exported.
+CUresult export_allocation(const Allocation& a, Wire* w) {
   std::lock_guard<std::mutex> g(g_export_mu);
-  Registry& reg = Registry::instance();
-  auto a = reg.find(dptr);
-  if (!a || a->kind != MemKind::kDevice || a->pool || a->vmm || a->module_owned || a->graph_owned || a->ipc_import)
-    return CUDA_ERROR_INVALID_VALUE;
-  int fd = a->ipc_fd;
+  int fd = a.ipc_fd;
   if (fd < 0) {
-    fd = share(*a);
+    auto now = Registry::instance().find(a.base);  // another thread may have shared it meanwhile
+    fd = now && now->id == a.id ? now->ipc_fd : -1;
+  }
+  if (fd < 0) {
+    fd = share(a);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    reg.update(a->base, [fd](Allocation& x) { x.ipc_fd = fd; });
+    Registry::instance().update(a.base, [fd](Allocation& x) { x.ipc_fd = fd; });
   }
   struct stat st {};
   if (fstat(fd, &st) != 0) return CUDA_ERROR_UNKNOWN;
-  Wire w{};
-  std::memcpy(w.magic, kMagic, sizeof kMagic);
-  w.dev = st.st_dev;
-  w.ino = st.st_ino;
-  w.size = a->size;
-  w.pid = getpid();
-  w.fd = fd;
-  std::memset(out, 0, sizeof *out);
-  std::memcpy(out->reserved, &w, sizeof w);
+  *w = Wire{};
+  std::memcpy(w->magic, kMagic, sizeof kMagic);
+  w->dev = st.st_dev;
+  w->ino = st.st_ino;
+  w->size = a.size;
+  w->pid = getpid();
+  w->fd = fd;
   return CUDA_SUCCESS;
 }
 
-CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out) {
-  Wire w;
-  std::memcpy(&w, h.reserved, sizeof w);
-  if (std::memcmp(w.magic, kMagic, sizeof kMagic) != 0 || w.size == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (w.pid == getpid()) return CUDA_ERROR_INVALID_CONTEXT;  // as the driver: never in the exporting process
-  Context* owner = c->owner;
-  std::lock_guard<std::mutex> g(g_import_mu);
-  for (auto it = g_imports.begin(); it != g_imports.end(); ++it) {
-    if (it->ctx != owner || it->pid != w.pid || it->dev != w.dev || it->ino != w.ino) continue;
-    if (!still_mapped(*it)) {
-      g_imports.erase(it);
-      break;
-    }
-    ++it->opens;
-    *out = it->base;
-    return CUDA_SUCCESS;
-  }
+// Maps the memory file `w` names, laid out as a device allocation (pages,
+// then a guard) so that its release is release_backing's, and registers
+// it for context `owner` (and pool `pool`, for a pool's pointer).
+CUresult map_wire(const Wire& w, Context* owner, MemPool* pool, uintptr_t* base, uint64_t* id) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/fd/%d", w.pid, w.fd);
   const int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -130,8 +120,6 @@ CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out) {
     close(fd);
     return CUDA_ERROR_INVALID_VALUE;
   }
-  // Laid out as a device allocation (pages, then a guard), so that its
-  // release is release_backing's.
   void* region = mmap(nullptr, pages + kGuard, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   const bool mapped = region != MAP_FAILED &&
                       mmap(region, pages, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED;
@@ -145,10 +133,54 @@ CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out) {
   a.size = w.size;
   a.kind = MemKind::kDevice;
   a.ctx = owner;
+  a.pool = pool;
   a.ipc_import = true;
-  const uint64_t id = Registry::instance().add(a);
-  g_imports.push_back({owner, w.pid, w.dev, w.ino, a.base, id, 1});
-  *out = a.base;
+  if (pool) pool->on_alloc(a.size);
+  *id = Registry::instance().add(a);
+  *base = a.base;
+  return CUDA_SUCCESS;
+}
+
+// The wire form in a handle's 64 bytes; false for bytes that are no handle.
+bool read_wire(const void* bytes, Wire* w) {
+  std::memcpy(w, bytes, sizeof *w);
+  return std::memcmp(w->magic, kMagic, sizeof kMagic) == 0 && w->size != 0;
+}
+
+}  // namespace
+
+CUresult ipc_export(uintptr_t dptr, CUipcMemHandle* out) {
+  auto a = Registry::instance().find(dptr);
+  if (!a || a->kind != MemKind::kDevice || a->pool || a->vmm || a->module_owned || a->graph_owned || a->ipc_import)
+    return CUDA_ERROR_INVALID_VALUE;
+  Wire w;
+  if (CUresult r = export_allocation(*a, &w)) return r;
+  std::memset(out, 0, sizeof *out);
+  std::memcpy(out->reserved, &w, sizeof w);
+  return CUDA_SUCCESS;
+}
+
+CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out) {
+  Wire w;
+  if (!read_wire(h.reserved, &w)) return CUDA_ERROR_INVALID_VALUE;
+  if (w.pid == getpid()) return CUDA_ERROR_INVALID_CONTEXT;  // as the driver: never in the exporting process
+  Context* owner = c->owner;
+  std::lock_guard<std::mutex> g(g_import_mu);
+  for (auto it = g_imports.begin(); it != g_imports.end(); ++it) {
+    if (it->ctx != owner || it->pid != w.pid || it->dev != w.dev || it->ino != w.ino) continue;
+    if (!still_mapped(*it)) {
+      g_imports.erase(it);
+      break;
+    }
+    ++it->opens;
+    *out = it->base;
+    return CUDA_SUCCESS;
+  }
+  uintptr_t base = 0;
+  uint64_t id = 0;
+  if (CUresult r = map_wire(w, owner, nullptr, &base, &id)) return r;
+  g_imports.push_back({owner, w.pid, w.dev, w.ino, base, id, 1});
+  *out = base;
   return CUDA_SUCCESS;
 }
 
@@ -168,6 +200,60 @@ CUresult ipc_close(Context* c, uintptr_t dptr) {
   auto a = Registry::instance().find(dptr);
   if (a && a->base == dptr && a->id == id) release_allocation(*a);
   return CUDA_SUCCESS;
+}
+
+namespace {
+constexpr char kPoolMagic[8] = {'c', 'u', 'c', 'p', 'u', 'I', 'P', 'P'};
+// What a pool's shareable handle (a memory file) holds: its process.
+struct PoolRecord {
+  char magic[8];
+  int32_t pid;
+  int32_t device;  // the pool's device ordinal
+};
+}  // namespace
+
+CUresult ipc_pool_export(int device, int* fd_out) {
+  const int fd = memfd_create("cucpu-ipc-pool", MFD_CLOEXEC);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  PoolRecord rec{};
+  std::memcpy(rec.magic, kPoolMagic, sizeof kPoolMagic);
+  rec.pid = getpid();
+  rec.device = device;
+  if (pwrite(fd, &rec, sizeof rec, 0) != static_cast<ssize_t>(sizeof rec)) {
+    close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *fd_out = fd;
+  return CUDA_SUCCESS;
+}
+
+CUresult ipc_pool_import(int fd, int32_t* exporter, int32_t* device) {
+  PoolRecord rec{};
+  if (fd < 0 || pread(fd, &rec, sizeof rec, 0) != static_cast<ssize_t>(sizeof rec) ||
+      std::memcmp(rec.magic, kPoolMagic, sizeof kPoolMagic) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  *exporter = rec.pid;
+  *device = rec.device;
+  return CUDA_SUCCESS;
+}
+
+CUresult ipc_pool_export_pointer(uintptr_t ptr, CUmemPoolPtrExportData* out) {
+  auto a = Registry::instance().find(ptr);
+  if (!a || !a->pool || a->ipc_import || a->free_pending ||
+      a->pool->props.handleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    return CUDA_ERROR_INVALID_VALUE;
+  Wire w;
+  if (CUresult r = export_allocation(*a, &w)) return r;
+  std::memset(out, 0, sizeof *out);
+  std::memcpy(out->reserved, &w, sizeof w);
+  return CUDA_SUCCESS;
+}
+
+CUresult ipc_pool_import_pointer(Context* c, MemPool* pool, const CUmemPoolPtrExportData& data, uintptr_t* out) {
+  Wire w;
+  if (!read_wire(data.reserved, &w) || w.pid != pool->exporter) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t id = 0;
+  return map_wire(w, c->owner, pool, out, &id);
 }
 
 }  // namespace cucpu

@@ -29,6 +29,7 @@ namespace cucpu {
 
 class Context;
 class Event;
+class MemPool;
 class Op;
 class Stream;
 
@@ -44,6 +45,23 @@ CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out);
 // Undoes one ipc_open of the mapping based at `dptr` in `c`, unmapping it
 // with the last (after the work already enqueued is done).
 CUresult ipc_close(Context* c, uintptr_t dptr);
+
+// Pools shared between processes (a pool made with
+// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR): its shareable handle is a
+// memory file naming this process; its allocations travel as memory
+// handles do, in CUmemPoolPtrExportData, and are mapped into the importer's
+// pool, from which cuMemFree or cuMemFreeAsync unmaps them.
+// A new descriptor of a pool handle of this process, for a pool of `device`.
+CUresult ipc_pool_export(int device, int* fd_out);
+// The exporting process and device of a pool handle `fd` (INVALID_VALUE
+// for a descriptor that is none).
+CUresult ipc_pool_import(int fd, int32_t* exporter, int32_t* device);
+// The export data of pool allocation `ptr` (INVALID_VALUE unless its pool
+// is shareable).
+CUresult ipc_pool_export_pointer(uintptr_t ptr, CUmemPoolPtrExportData* out);
+// Maps the allocation `data` names into imported pool `pool` (which must
+// be the exporter's).
+CUresult ipc_pool_import_pointer(Context* c, MemPool* pool, const CUmemPoolPtrExportData& data, uintptr_t* out);
 
 // Gives a new interprocess event its words. OUT_OF_MEMORY when no memory
 // file can be made.

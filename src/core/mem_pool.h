@@ -24,6 +24,10 @@ class MemPool {
   Device* const device;
   const CUmemPoolProps props;
   const bool is_default;  // a device's default pool cannot be destroyed
+  // An imported pool (core/ipc.h): the exporting process; 0 for a pool of
+  // this process. Set before the pool's handle is published. Imported
+  // pools make no allocations; their memory is imported pointers.
+  int32_t exporter = 0;
 
   // Usage, counted by allocations from this pool and their frees.
   void on_alloc(size_t n);

@@ -176,6 +176,108 @@ CONF_TEST(IpcEventHandlesRefuseOtherEvents) {
   ASSERT_CU(cuEventDestroy(ipc));
 }
 
+// The child of the pool test: imports the pool from descriptor `fd_text`
+// and the allocation `hex` names, reads the parent's bytes, writes its own,
+// and frees the import.
+int ipc_pool_child(const char* fd_text, const char* hex, const char* bytes_text) {
+  const size_t bytes = std::strtoull(bytes_text, nullptr, 10);
+  CUdevice d;
+  CUcontext c;
+  if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c)) return 1;
+  CUmemoryPool pool = nullptr;
+  const intptr_t fd = std::atoi(fd_text);
+  if (cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(fd), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0))
+    return 2;
+  CUmemPoolPtrExportData data{};
+  const CUipcMemHandle h = handle_of(hex);
+  std::memcpy(data.reserved, h.reserved, sizeof data.reserved);
+  CUdeviceptr p = 0;
+  if (cuMemPoolImportPointer(&p, pool, &data)) return 3;
+  std::vector<unsigned char> got(bytes);
+  if (cuMemcpyDtoH(got.data(), p, bytes)) return 4;
+  for (unsigned char b : got)
+    if (b != kParentByte) return 5;
+  CUdeviceptr more = 0;
+  if (cuMemAllocFromPoolAsync(&more, 64, pool, nullptr) != CUDA_ERROR_INVALID_VALUE) return 6;  // imported: no allocations
+  if (cuMemsetD8(p, kChildByte, bytes) || cuCtxSynchronize()) return 7;
+  if (cuMemFree(p)) return 8;
+  if (cuMemPoolDestroy(pool)) return 9;
+  return 0;
+}
+
+CONF_TEST(IpcPoolSharesAnAllocationWithAnotherProcess) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = 0;
+  CUmemoryPool pool = nullptr;
+  ASSERT_CU(cuMemPoolCreate(&pool, &props));
+  const size_t bytes = (1 << 16) + 100;
+  CUdeviceptr p = 0;
+  ASSERT_CU(cuMemAllocFromPoolAsync(&p, bytes, pool, nullptr));
+  ASSERT_CU(cuMemsetD8Async(p, kParentByte, bytes, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+  int fd = -1;
+  ASSERT_CU(cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CUmemPoolPtrExportData data{};
+  ASSERT_CU(cuMemPoolExportPointer(&data, p));
+  // The child inherits a copy of the descriptor (dup clears close-on-exec).
+  const int inherited = dup(fd);
+  CUipcMemHandle as_mem{};
+  std::memcpy(as_mem.reserved, data.reserved, sizeof as_mem.reserved);
+  std::string fd_text = std::to_string(inherited), hex = hex_of(as_mem), n = std::to_string(bytes);
+  char exe[] = "/proc/self/exe";
+  char mode[] = "--ipc-pool-child";
+  char* argv[] = {exe, mode, fd_text.data(), hex.data(), n.data(), nullptr};
+  pid_t pid;
+  int status = -1;
+  if (posix_spawn(&pid, exe, nullptr, nullptr, argv, environ) == 0 && waitpid(pid, &status, 0) == pid &&
+      WIFEXITED(status))
+    status = WEXITSTATUS(status);
+  close(inherited);
+  close(fd);
+  conf::info_value("ipc_pool_child_status", status);
+  EXPECT_TRUE(status == 0);
+  std::vector<unsigned char> got(bytes);
+  ASSERT_CU(cuMemcpyDtoH(got.data(), p, bytes));
+  size_t child_bytes = 0;
+  for (unsigned char b : got) child_bytes += b == kChildByte;
+  EXPECT_TRUE(child_bytes == bytes);
+  ASSERT_CU(cuMemFreeAsync(p, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+  ASSERT_CU(cuMemPoolDestroy(pool));
+}
+
+CONF_TEST(IpcPoolCallsRefusePoolsThatAreNotShared) {
+  CUmemoryPool plain = nullptr;
+  CUdevice d;
+  ASSERT_CU(cuDeviceGet(&d, 0));
+  ASSERT_CU(cuDeviceGetDefaultMemPool(&plain, d));
+  CUdeviceptr p = 0;
+  ASSERT_CU(cuMemAllocFromPoolAsync(&p, 256, plain, nullptr));
+  CUmemPoolPtrExportData data{};
+  CUresult r = cuMemPoolExportPointer(&data, p);
+  conf::info("pool_export_pointer_of_plain_pool", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  int fd = -1;
+  r = cuMemPoolExportToShareableHandle(&fd, plain, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  conf::info("pool_export_of_plain_pool", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  CUdeviceptr q = 0;
+  r = cuMemPoolImportPointer(&q, plain, &data);
+  conf::info("pool_import_pointer_into_plain_pool", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  CUmemoryPool imported = nullptr;
+  r = cuMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{-1}),
+                                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  conf::info("pool_import_of_no_descriptor", r);
+  EXPECT_TRUE(r != CUDA_SUCCESS);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemPoolExportPointer(nullptr, p));
+  ASSERT_CU(cuMemFreeAsync(p, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+}
+
 CONF_TEST(IpcMemHandleSharesAnAllocationWithAnotherProcess) {
   const size_t bytes = (1 << 20) + 100;
   CUdeviceptr p = 0;

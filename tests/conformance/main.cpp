@@ -7,11 +7,13 @@
 // The child processes of the IPC tests (ipc.cpp).
 int ipc_child(const char* hex, const char* bytes);
 int ipc_event_child(const char* hex, const char* pipe_fd);
+int ipc_pool_child(const char* fd, const char* hex, const char* bytes);
 
 // usage: cucpu_conformance [SUBSTRING] | --list | --exact NAME
 int main(int argc, char** argv) {
   if (argc > 3 && std::strcmp(argv[1], "--ipc-child") == 0) return ipc_child(argv[2], argv[3]);
   if (argc > 3 && std::strcmp(argv[1], "--ipc-event-child") == 0) return ipc_event_child(argv[2], argv[3]);
+  if (argc > 4 && std::strcmp(argv[1], "--ipc-pool-child") == 0) return ipc_pool_child(argv[2], argv[3], argv[4]);
   if (argc > 1 && std::strcmp(argv[1], "--list") == 0) {
     for (const auto& t : conf::registry()) std::printf("%s\n", t.name);
     return 0;
