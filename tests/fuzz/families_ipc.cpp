@@ -1,9 +1,12 @@
 // Call family: interprocess handles, within the one process the fuzzer
 // has: an allocation's handle (asked twice, perturbed, opened here, which
 // is refused), an interprocess event's handle opened here as a second
-// event, records, waits and queries through both, and stale handles.
+// event, records, waits and queries through both, a shareable pool and an
+// allocation of it imported here, and stale handles.
 // Everything it makes is gone when it returns.
 #include "harness.h"
+
+#include <unistd.h>
 
 namespace fz {
 
@@ -70,8 +73,52 @@ void ipc_event(Reader& r) {
   API(cuIpcGetEventHandle, &h, e);  // destroyed
 }
 
+// A shareable pool: its descriptor imported here, an allocation's export
+// data (perturbed) imported into it and freed, then stale calls.
+void ipc_pool(Reader& r) {
+  sem_release_all();  // the synchronizes below wait for held work
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = r.one_in(8) ? static_cast<CUmemAllocationHandleType>(r.flags(0xf))
+                                  : CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  CUmemoryPool pool = nullptr;
+  if (API(cuMemPoolCreate, &pool, &props) != CUDA_SUCCESS) return;
+  CUdeviceptr p = 0;
+  API(cuMemAllocFromPoolAsync, &p, size_t{1} + r.below(4096), pool, static_cast<CUstream>(nullptr));
+  int fd = -1;
+  API(cuMemPoolExportToShareableHandle, maybe(r, &fd), pool,
+      r.one_in(8) ? as_enum<CUmemAllocationHandleType>(r.enum_range(0, 9)) : CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+      r.one_in(8) ? r.u64() : 0ull);
+  CUmemPoolPtrExportData data{};
+  API(cuMemPoolExportPointer, maybe(r, &data), r.one_in(8) ? static_cast<CUdeviceptr>(r.u64()) : p);
+  perturb(r, data);
+  CUmemoryPool imported = nullptr;
+  const intptr_t os = r.one_in(8) ? static_cast<intptr_t>(static_cast<int>(r.u32())) : fd;
+  if (API(cuMemPoolImportFromShareableHandle, maybe(r, &imported), reinterpret_cast<void*>(os),
+          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0ull) == CUDA_SUCCESS) {
+    CUdeviceptr q = 0;
+    if (API(cuMemPoolImportPointer, maybe(r, &q), r.one_in(8) ? pool : imported, maybe(r, &data)) == CUDA_SUCCESS)
+      API(cuMemFree_v2, q);
+    CUdeviceptr none = 0;
+    API(cuMemAllocFromPoolAsync, &none, size_t{64}, imported, static_cast<CUstream>(nullptr));
+    API(cuMemPoolDestroy, imported);
+  }
+  if (fd >= 0) close(fd);
+  if (p) API(cuMemFreeAsync, p, static_cast<CUstream>(nullptr));
+  API(cuCtxSynchronize);
+  API(cuMemPoolDestroy, pool);
+  API(cuMemPoolExportPointer, &data, p);  // freed
+}
+
 }  // namespace
 
-void fam_ipc(Reader& r) { r.one_in(2) ? ipc_memory(r) : ipc_event(r); }
+void fam_ipc(Reader& r) {
+  switch (r.below(3)) {
+    case 0: ipc_memory(r); break;
+    case 1: ipc_event(r); break;
+    default: ipc_pool(r); break;
+  }
+}
 
 }  // namespace fz
