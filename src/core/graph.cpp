@@ -35,10 +35,8 @@ bool graph_within(const Graph* g, const Graph* ancestor) {
 Graph::Graph(Context* ctx, uint64_t ctx_id) : ctx(ctx), ctx_id(ctx_id), id(g_next_graph_id.fetch_add(1)) {}
 
 Graph::~Graph() {
-  for (Node* n : nodes_) {
-    rt().nodes.kill(n);
-    rt().nodes.release(n);
-  }
+  rt().nodes.release_all(nodes_.data(), nodes_.size());
+  rt().nodes.give_back_cached(node_slots_);
 }
 
 Graph* new_graph(Context* ctx) { return rt().graphs.create(ctx, ctx->id); }
@@ -49,7 +47,7 @@ void destroy_graph(Graph* g) {
 }
 
 Node* Graph::add(ParamsFill fill, const Node* const* deps, size_t n, const CUgraphEdgeData* edge) {
-  Node* node = rt().nodes.create(this, fill, next_node_id_++);
+  Node* node = rt().nodes.create_cached(node_slots_, this, fill, next_node_id_++);
   node->position = static_cast<uint32_t>(nodes_.size());
   nodes_.push_back(node);
   for (size_t i = 0; i < n; ++i) link(const_cast<Node*>(deps[i]), node, edge ? &edge[i] : nullptr);

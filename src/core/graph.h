@@ -18,6 +18,7 @@
 #include "core/module.h"
 #include "core/user_object.h"
 #include "base/small_vec.h"
+#include "core/handle_pool.h"
 
 namespace cucpu {
 
@@ -203,6 +204,9 @@ class Graph {
  private:
   void link(Node* from, Node* to, const CUgraphEdgeData* e);
   std::vector<Node*> nodes_;
+  // Node slots taken ahead from the runtime's pool (one lock for many adds);
+  // given back with the graph.
+  HandlePool<Node>::SlotCache node_slots_;
   uint64_t next_node_id_ = 0;
   bool may_have_cycle_ = false;  // some add_edge since the graph was made
 };

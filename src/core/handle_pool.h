@@ -89,6 +89,51 @@ class HandlePool {
     return obj;
   }
 
+  // Slots taken ahead by one owner that makes many objects in a row and
+  // frees them together (a graph's nodes), so that the pool's lock is taken
+  // once per kCachedSlots creates rather than once each. Not thread-safe:
+  // its owner's. The owner hands back what it did not use (give_back_cached)
+  // before it goes.
+  static constexpr unsigned kCachedSlots = 16;
+  struct SlotCache {
+    void* slots[kCachedSlots];
+    unsigned n = 0;
+  };
+  template <class... A>
+  T* create_cached(SlotCache& cache, A&&... args) {
+    if (cache.n == 0) refill(cache);
+    Slot* s = static_cast<Slot*>(cache.slots[--cache.n]);
+    T* obj;
+    try {
+      obj = new (s->storage) T(std::forward<A>(args)...);
+    } catch (...) {
+      cache.slots[cache.n++] = s;
+      throw;
+    }
+    s->epitaph.store(0, std::memory_order_relaxed);
+    s->cookie.store(kLive, std::memory_order_release);
+    return obj;
+  }
+  void give_back_cached(SlotCache& cache) {
+    if (cache.n == 0) return;
+    for (unsigned i = 0; i < cache.n; ++i) set_next_free(static_cast<Slot*>(cache.slots[i]), nullptr);
+    SpinLockGuard lock(mu_);
+    for (unsigned i = 0; i < cache.n; ++i) append_free(static_cast<Slot*>(cache.slots[i]));
+    cache.n = 0;
+  }
+  // Kills and destroys `n` objects and recycles their slots under one
+  // taking of the lock.
+  void release_all(T* const* objs, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      Slot* s = slot_of(objs[i]);
+      s->cookie.store(kDead, std::memory_order_release);
+      objs[i]->~T();
+      set_next_free(s, nullptr);
+    }
+    SpinLockGuard lock(mu_);
+    for (size_t i = 0; i < n; ++i) append_free(slot_of(objs[i]));
+  }
+
   // Marks the handle dead; the object stays constructed until release().
   void kill(T* obj) { slot_of(obj)->cookie.store(kDead, std::memory_order_release); }
   // kill() by exactly one of several threads destroying one handle at once:
@@ -165,6 +210,22 @@ class HandlePool {
 
   Slot* take_slot() {
     SpinLockGuard lock(mu_);
+    Slot* s = take_slot_locked();
+    if (!s) throw std::bad_alloc();
+    return s;
+  }
+  // Fills `cache` with up to kCachedSlots slots (at least one, or bad_alloc).
+  void refill(SlotCache& cache) {
+    SpinLockGuard lock(mu_);
+    while (cache.n < kCachedSlots) {
+      Slot* s = take_slot_locked();
+      if (!s) break;
+      cache.slots[cache.n++] = s;
+    }
+    if (cache.n == 0) throw std::bad_alloc();
+  }
+  // Null when none is left. Under mu_.
+  Slot* take_slot_locked() {
     if (free_count_ > quarantine_ || (used_ == capacity_ && free_head_)) {
       Slot* s = free_head_;
       free_head_ = next_free(s);
@@ -172,12 +233,16 @@ class HandlePool {
       --free_count_;
       return s;
     }
-    if (used_ == capacity_) throw std::bad_alloc();
+    if (used_ == capacity_) return nullptr;
     return &slots_[used_++];
   }
   void give_back(Slot* s) {
     set_next_free(s, nullptr);
     SpinLockGuard lock(mu_);
+    append_free(s);
+  }
+  // Under mu_; s's link is null.
+  void append_free(Slot* s) {
     if (free_tail_) set_next_free(free_tail_, s);
     else free_head_ = s;
     free_tail_ = s;
