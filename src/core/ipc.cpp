@@ -30,7 +30,8 @@ struct Wire {
   int32_t pid;
   int32_t fd;
 };
-static_assert(sizeof(Wire) <= sizeof(CUipcMemHandle), "a handle holds the wire form");
+static_assert(sizeof(Wire) <= sizeof(CUipcMemHandle) && sizeof(CUipcMemHandle) == sizeof(CUmemPoolPtrExportData),
+              "a handle and a pool's export data hold the wire form");
 
 // One context's mapping of another process's allocation.
 struct Import {
@@ -80,9 +81,9 @@ bool still_mapped(const Import& i) {
 
 namespace {
 
-// The wire form of allocation `a`, moved into a memory file first if it
-// was never exported.
-CUresult export_allocation(const Allocation& a, Wire* w) {
+// Writes the wire form of allocation `a` into a handle's 64 bytes, moving
+// the allocation into a memory file first if it was never exported.
+CUresult export_allocation(const Allocation& a, void* handle_bytes) {
   std::lock_guard<std::mutex> g(g_export_mu);
   int fd = a.ipc_fd;
   if (fd < 0) {
@@ -96,13 +97,15 @@ CUresult export_allocation(const Allocation& a, Wire* w) {
   }
   struct stat st {};
   if (fstat(fd, &st) != 0) return CUDA_ERROR_UNKNOWN;
-  *w = Wire{};
-  std::memcpy(w->magic, kMagic, sizeof kMagic);
-  w->dev = st.st_dev;
-  w->ino = st.st_ino;
-  w->size = a.size;
-  w->pid = getpid();
-  w->fd = fd;
+  Wire w{};
+  std::memcpy(w.magic, kMagic, sizeof kMagic);
+  w.dev = st.st_dev;
+  w.ino = st.st_ino;
+  w.size = a.size;
+  w.pid = getpid();
+  w.fd = fd;
+  std::memset(handle_bytes, 0, sizeof(CUipcMemHandle));
+  std::memcpy(handle_bytes, &w, sizeof w);
   return CUDA_SUCCESS;
 }
 
@@ -153,11 +156,7 @@ CUresult ipc_export(uintptr_t dptr, CUipcMemHandle* out) {
   auto a = Registry::instance().find(dptr);
   if (!a || a->kind != MemKind::kDevice || a->pool || a->vmm || a->module_owned || a->graph_owned || a->ipc_import)
     return CUDA_ERROR_INVALID_VALUE;
-  Wire w;
-  if (CUresult r = export_allocation(*a, &w)) return r;
-  std::memset(out, 0, sizeof *out);
-  std::memcpy(out->reserved, &w, sizeof w);
-  return CUDA_SUCCESS;
+  return export_allocation(*a, out->reserved);
 }
 
 CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out) {
@@ -242,11 +241,7 @@ CUresult ipc_pool_export_pointer(uintptr_t ptr, CUmemPoolPtrExportData* out) {
   if (!a || !a->pool || a->ipc_import || a->free_pending ||
       a->pool->props.handleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
     return CUDA_ERROR_INVALID_VALUE;
-  Wire w;
-  if (CUresult r = export_allocation(*a, &w)) return r;
-  std::memset(out, 0, sizeof *out);
-  std::memcpy(out->reserved, &w, sizeof w);
-  return CUDA_SUCCESS;
+  return export_allocation(*a, out->reserved);
 }
 
 CUresult ipc_pool_import_pointer(Context* c, MemPool* pool, const CUmemPoolPtrExportData& data, uintptr_t* out) {

@@ -34,6 +34,15 @@ CUipcMemHandle handle_of(const char* hex) {
   return h;
 }
 
+// Whether every one of the n bytes at p is v.
+bool all_bytes_are(CUdeviceptr p, size_t n, unsigned char v) {
+  std::vector<unsigned char> got(n);
+  if (cuMemcpyDtoH(got.data(), p, n) != CUDA_SUCCESS) return false;
+  for (unsigned char b : got)
+    if (b != v) return false;
+  return true;
+}
+
 // Runs the child and gives its exit status (-1: it did not exit).
 int run_child(const CUipcMemHandle& h, size_t bytes) {
   std::string hex = hex_of(h), n = std::to_string(bytes);
@@ -64,10 +73,7 @@ int ipc_child(const char* hex, const char* bytes_text) {
   if (r != CUDA_SUCCESS) return 14;
   if (cuIpcOpenMemHandle(&again, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) || again != p) return 2;
   if (cuIpcCloseMemHandle(again)) return 3;
-  std::vector<unsigned char> got(bytes);
-  if (cuMemcpyDtoH(got.data(), p, bytes)) return 4;
-  for (unsigned char b : got)
-    if (b != kParentByte) return 5;
+  if (!all_bytes_are(p, bytes, kParentByte)) return 5;
   if (cuMemFree(p) != CUDA_ERROR_INVALID_VALUE) return 6;  // an import goes by cuIpcCloseMemHandle
   if (cuMemsetD8(p, kChildByte, bytes) || cuCtxSynchronize()) return 7;
   if (cuIpcCloseMemHandle(p)) return 8;
@@ -193,10 +199,7 @@ int ipc_pool_child(const char* fd_text, const char* hex, const char* bytes_text)
   std::memcpy(data.reserved, h.reserved, sizeof data.reserved);
   CUdeviceptr p = 0;
   if (cuMemPoolImportPointer(&p, pool, &data)) return 3;
-  std::vector<unsigned char> got(bytes);
-  if (cuMemcpyDtoH(got.data(), p, bytes)) return 4;
-  for (unsigned char b : got)
-    if (b != kParentByte) return 5;
+  if (!all_bytes_are(p, bytes, kParentByte)) return 5;
   CUdeviceptr more = 0;
   if (cuMemAllocFromPoolAsync(&more, 64, pool, nullptr) != CUDA_ERROR_INVALID_VALUE) return 6;  // imported: no allocations
   if (cuMemsetD8(p, kChildByte, bytes) || cuCtxSynchronize()) return 7;
@@ -239,11 +242,7 @@ CONF_TEST(IpcPoolSharesAnAllocationWithAnotherProcess) {
   close(fd);
   conf::info_value("ipc_pool_child_status", status);
   EXPECT_TRUE(status == 0);
-  std::vector<unsigned char> got(bytes);
-  ASSERT_CU(cuMemcpyDtoH(got.data(), p, bytes));
-  size_t child_bytes = 0;
-  for (unsigned char b : got) child_bytes += b == kChildByte;
-  EXPECT_TRUE(child_bytes == bytes);
+  EXPECT_TRUE(all_bytes_are(p, bytes, kChildByte));
   ASSERT_CU(cuMemFreeAsync(p, nullptr));
   ASSERT_CU(cuCtxSynchronize());
   ASSERT_CU(cuMemPoolDestroy(pool));
@@ -291,11 +290,7 @@ CONF_TEST(IpcMemHandleSharesAnAllocationWithAnotherProcess) {
   const int status = run_child(h, bytes);
   conf::info_value("ipc_child_status", status);
   EXPECT_TRUE(status == 0);
-  std::vector<unsigned char> got(bytes);
-  ASSERT_CU(cuMemcpyDtoH(got.data(), p, bytes));
-  size_t child_bytes = 0;
-  for (unsigned char b : got) child_bytes += b == kChildByte;
-  EXPECT_TRUE(child_bytes == bytes);
+  EXPECT_TRUE(all_bytes_are(p, bytes, kChildByte));
   // The exporter's own process may not open it.
   CUdeviceptr q = 0;
   CUresult r = cuIpcOpenMemHandle(&q, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
