@@ -100,9 +100,11 @@ uint64_t required_cluster(const FuncSettings& s) {
   return uint64_t(s.cluster[0]) * uint64_t(s.cluster[1]) * uint64_t(s.cluster[2]);
 }
 
-// The function and the config's block shape, checked as a launch's.
-CUresult cluster_query(CUfunction func, const CUlaunchConfig* config, Function** f, const ptx::Kernel** k) {
-  if (!config || !func) return CUDA_ERROR_INVALID_VALUE;  // driver 580: a null function too
+// A cluster query's output, function and config's block shape, checked as
+// a launch's.
+CUresult cluster_query(const int* out, CUfunction func, const CUlaunchConfig* config, Function** f,
+                       const ptx::Kernel** k) {
+  if (!out || !config || !func) return CUDA_ERROR_INVALID_VALUE;  // driver 580: a null function too
   if (config->numAttrs && !config->attrs) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = api::loaded_function(func, f, k)) return r;
   const uint64_t threads = uint64_t(config->blockDimX) * config->blockDimY * config->blockDimZ;
@@ -111,10 +113,9 @@ CUresult cluster_query(CUfunction func, const CUlaunchConfig* config, Function**
 }
 
 CUresult max_potential_cluster_size(int* size, CUfunction func, const CUlaunchConfig* config) {
-  if (!size) return CUDA_ERROR_INVALID_VALUE;
   Function* f;
   const ptx::Kernel* k;
-  if (CUresult r = cluster_query(func, config, &f, &k)) return r;
+  if (CUresult r = cluster_query(size, func, config, &f, &k)) return r;
   const uint64_t required = required_cluster(f->settings());
   if (required > 1) say_clusters_once("cuOccupancyMaxPotentialClusterSize");
   *size = required ? static_cast<int>(required) : 1;
@@ -122,10 +123,9 @@ CUresult max_potential_cluster_size(int* size, CUfunction func, const CUlaunchCo
 }
 
 CUresult max_active_clusters(int* num, CUfunction func, const CUlaunchConfig* config) {
-  if (!num) return CUDA_ERROR_INVALID_VALUE;
   Function* f;
   const ptx::Kernel* k;
-  if (CUresult r = cluster_query(func, config, &f, &k)) return r;
+  if (CUresult r = cluster_query(num, func, config, &f, &k)) return r;
   const FuncSettings s = f->settings();
   uint64_t cluster = required_cluster(s);
   for (unsigned i = 0; i < config->numAttrs; ++i) {

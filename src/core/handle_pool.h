@@ -77,16 +77,12 @@ class HandlePool {
   template <class... A>
   T* create(A&&... args) {
     Slot* s = take_slot();
-    T* obj;
     try {
-      obj = new (s->storage) T(std::forward<A>(args)...);
+      return construct(s, std::forward<A>(args)...);
     } catch (...) {
       give_back(s);
       throw;
     }
-    s->epitaph.store(0, std::memory_order_relaxed);
-    s->cookie.store(kLive, std::memory_order_release);
-    return obj;
   }
 
   // Slots taken ahead by one owner that makes many objects in a row and
@@ -103,16 +99,12 @@ class HandlePool {
   T* create_cached(SlotCache& cache, A&&... args) {
     if (cache.n == 0) refill(cache);
     Slot* s = static_cast<Slot*>(cache.slots[--cache.n]);
-    T* obj;
     try {
-      obj = new (s->storage) T(std::forward<A>(args)...);
+      return construct(s, std::forward<A>(args)...);
     } catch (...) {
       cache.slots[cache.n++] = s;
       throw;
     }
-    s->epitaph.store(0, std::memory_order_relaxed);
-    s->cookie.store(kLive, std::memory_order_release);
-    return obj;
   }
   void give_back_cached(SlotCache& cache) {
     if (cache.n == 0) return;
@@ -144,12 +136,7 @@ class HandlePool {
   }
 
   // Destroys the object and recycles its slot. Call once, after kill().
-  void release(T* obj) {
-    Slot* s = slot_of(obj);
-    s->cookie.store(kDead, std::memory_order_release);
-    obj->~T();
-    give_back(s);
-  }
+  void release(T* obj) { release_all(&obj, 1); }
 
   // Leaves `word` (nonzero) for stale handles of obj to read once it is
   // dead, until its slot is reused.
@@ -199,6 +186,15 @@ class HandlePool {
     const uintptr_t off = addr - reinterpret_cast<uintptr_t>(slots_) - offsetof(Slot, storage);
     if (off >= bytes_ || off % sizeof(Slot) != 0) return nullptr;
     return reinterpret_cast<const Slot*>(addr - offsetof(Slot, storage));
+  }
+
+  // Builds an object in `s` and makes its handle live.
+  template <class... A>
+  T* construct(Slot* s, A&&... args) {
+    T* obj = new (s->storage) T(std::forward<A>(args)...);
+    s->epitaph.store(0, std::memory_order_relaxed);
+    s->cookie.store(kLive, std::memory_order_release);
+    return obj;
   }
 
   static Slot* slot_of(T* obj) {

@@ -1,15 +1,14 @@
 #include "core/ipc.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
+#include "base/memory_file.h"
 #include "core/allocation.h"
 #include "core/allocator.h"
 #include "core/context.h"
@@ -61,10 +60,10 @@ bool write_all(int fd, const void* p, size_t n) {
 // address; the descriptor, or -1.
 int share(const Allocation& a) {
   const size_t pages = backing_pages(a.size);
-  const int fd = memfd_create("cucpu-ipc", MFD_CLOEXEC);
+  const int fd = make_memory_file("cucpu-ipc", pages);
   if (fd < 0) return -1;
   void* base = reinterpret_cast<void*>(a.base);
-  if (ftruncate(fd, static_cast<off_t>(pages)) != 0 || !write_all(fd, base, pages) ||
+  if (!write_all(fd, base, pages) ||
       mmap(base, pages, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
     close(fd);
     return -1;
@@ -81,19 +80,19 @@ bool still_mapped(const Import& i) {
 
 namespace {
 
-// Writes the wire form of allocation `a` into a handle's 64 bytes, moving
-// the allocation into a memory file first if it was never exported.
-CUresult export_allocation(const Allocation& a, void* handle_bytes) {
+// Writes into a handle's 64 bytes the wire form of the allocation holding
+// `p`, if `exportable` accepts it (else INVALID_VALUE), moving it into a
+// memory file first if it was never exported.
+template <class Exportable>
+CUresult export_allocation(uintptr_t p, Exportable exportable, void* handle_bytes) {
   std::lock_guard<std::mutex> g(g_export_mu);
-  int fd = a.ipc_fd;
+  auto a = Registry::instance().find(p);
+  if (!a || a->ipc_import || !exportable(*a)) return CUDA_ERROR_INVALID_VALUE;
+  int fd = a->ipc_fd;
   if (fd < 0) {
-    auto now = Registry::instance().find(a.base);  // another thread may have shared it meanwhile
-    fd = now && now->id == a.id ? now->ipc_fd : -1;
-  }
-  if (fd < 0) {
-    fd = share(a);
+    fd = share(*a);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    Registry::instance().update(a.base, [fd](Allocation& x) { x.ipc_fd = fd; });
+    Registry::instance().update(a->base, [fd](Allocation& x) { x.ipc_fd = fd; });
   }
   struct stat st {};
   if (fstat(fd, &st) != 0) return CUDA_ERROR_UNKNOWN;
@@ -101,7 +100,7 @@ CUresult export_allocation(const Allocation& a, void* handle_bytes) {
   std::memcpy(w.magic, kMagic, sizeof kMagic);
   w.dev = st.st_dev;
   w.ino = st.st_ino;
-  w.size = a.size;
+  w.size = a->size;
   w.pid = getpid();
   w.fd = fd;
   std::memset(handle_bytes, 0, sizeof(CUipcMemHandle));
@@ -113,16 +112,9 @@ CUresult export_allocation(const Allocation& a, void* handle_bytes) {
 // then a guard) so that its release is release_backing's, and registers
 // it for context `owner` (and pool `pool`, for a pool's pointer).
 CUresult map_wire(const Wire& w, Context* owner, MemPool* pool, uintptr_t* base, uint64_t* id) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", w.pid, w.fd);
-  const int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return CUDA_ERROR_INVALID_VALUE;  // the exporter is gone, or freed the allocation (driver 580)
   const size_t pages = backing_pages(w.size);
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || st.st_dev != w.dev || st.st_ino != w.ino || static_cast<size_t>(st.st_size) < pages) {
-    close(fd);
-    return CUDA_ERROR_INVALID_VALUE;
-  }
+  const int fd = open_peer_file(w.pid, w.fd, w.dev, w.ino, pages);
+  if (fd < 0) return CUDA_ERROR_INVALID_VALUE;  // the exporter is gone, or freed the allocation (driver 580)
   void* region = mmap(nullptr, pages + kGuard, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   const bool mapped = region != MAP_FAILED &&
                       mmap(region, pages, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED;
@@ -153,10 +145,10 @@ bool read_wire(const void* bytes, Wire* w) {
 }  // namespace
 
 CUresult ipc_export(uintptr_t dptr, CUipcMemHandle* out) {
-  auto a = Registry::instance().find(dptr);
-  if (!a || a->kind != MemKind::kDevice || a->pool || a->vmm || a->module_owned || a->graph_owned || a->ipc_import)
-    return CUDA_ERROR_INVALID_VALUE;
-  return export_allocation(*a, out->reserved);
+  auto plain_device_memory = [](const Allocation& a) {
+    return a.kind == MemKind::kDevice && !a.pool && !a.vmm && !a.module_owned && !a.graph_owned;
+  };
+  return export_allocation(dptr, plain_device_memory, out->reserved);
 }
 
 CUresult ipc_open(Context* c, const CUipcMemHandle& h, uintptr_t* out) {
@@ -212,7 +204,7 @@ struct PoolRecord {
 }  // namespace
 
 CUresult ipc_pool_export(int device, int* fd_out) {
-  const int fd = memfd_create("cucpu-ipc-pool", MFD_CLOEXEC);
+  const int fd = make_memory_file("cucpu-ipc-pool", 0);
   if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
   PoolRecord rec{};
   std::memcpy(rec.magic, kPoolMagic, sizeof kPoolMagic);
@@ -237,11 +229,10 @@ CUresult ipc_pool_import(int fd, int32_t* exporter, int32_t* device) {
 }
 
 CUresult ipc_pool_export_pointer(uintptr_t ptr, CUmemPoolPtrExportData* out) {
-  auto a = Registry::instance().find(ptr);
-  if (!a || !a->pool || a->ipc_import || a->free_pending ||
-      a->pool->props.handleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
-    return CUDA_ERROR_INVALID_VALUE;
-  return export_allocation(*a, out->reserved);
+  auto of_a_shareable_pool = [](const Allocation& a) {
+    return a.pool && !a.free_pending && a.pool->props.handleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  };
+  return export_allocation(ptr, of_a_shareable_pool, out->reserved);
 }
 
 CUresult ipc_pool_import_pointer(Context* c, MemPool* pool, const CUmemPoolPtrExportData& data, uintptr_t* out) {

@@ -1,15 +1,14 @@
 // Interprocess events (core/ipc.h): their words, handles, records and waits.
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <thread>
 
+#include "base/memory_file.h"
 #include "core/allocator.h"
 #include "core/context.h"
 #include "core/event.h"
@@ -65,10 +64,10 @@ class IpcEventDoneOp final : public Op {
 }  // namespace
 
 CUresult ipc_event_share(Event* e) {
-  const int fd = memfd_create("cucpu-ipc-event", MFD_CLOEXEC);
+  const int fd = make_memory_file("cucpu-ipc-event", kPage);
   if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
-  std::shared_ptr<IpcEventWords> words;
-  if (ftruncate(fd, kPage) != 0 || !(words = map_words(fd))) {
+  std::shared_ptr<IpcEventWords> words = map_words(fd);
+  if (!words) {
     close(fd);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -96,14 +95,10 @@ CUresult ipc_event_open(Context* c, const CUipcEventHandle& h, CUevent* out) {
   Wire w;
   std::memcpy(&w, h.reserved, sizeof w);
   if (std::memcmp(w.magic, kMagic, sizeof kMagic) != 0) return CUDA_ERROR_INVALID_VALUE;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", w.pid, w.fd);
-  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  const int fd = open_peer_file(w.pid, w.fd, w.dev, w.ino, kPage);
   if (fd < 0) return CUDA_ERROR_INVALID_HANDLE;  // its process is gone, or destroyed the event
-  struct stat st {};
-  std::shared_ptr<IpcEventWords> words;
-  if (fstat(fd, &st) != 0 || st.st_dev != w.dev || st.st_ino != w.ino || st.st_size < static_cast<off_t>(kPage) ||
-      !(words = map_words(fd))) {
+  std::shared_ptr<IpcEventWords> words = map_words(fd);
+  if (!words) {
     close(fd);
     return CUDA_ERROR_INVALID_HANDLE;
   }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/checked_math.h"
+#include "base/memory_file.h"
 #include "core/allocation.h"
 #include "core/check.h"
 
@@ -159,12 +160,8 @@ CUresult create(size_t size, const CUmemAllocationProp& prop, size_t device_tota
     const size_t used = reg.device_bytes();
     if (size > device_total - (used < device_total ? used : device_total)) return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  const int fd = memfd_create("cucpu-vmm", MFD_CLOEXEC);
+  const int fd = make_memory_file("cucpu-vmm", size);
   if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    close(fd);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
   auto m = std::make_shared<Physical>();
   m->fd = fd;
   m->size = size;
